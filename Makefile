@@ -1,0 +1,64 @@
+# twinlearn developer commands. `make demo` and `make test` set everything up
+# on a fresh machine (a virtual environment in .venv, a CMake build in build/).
+#
+#   make demo       build, install into .venv, run examples/quickstart.py
+#   make test       CPU (and, with nvcc, CUDA) build + ctest + pytest: what CI runs
+#   make test-gpu   the same on a GPU machine with the system python3, offline;
+#                   GPU tests must run there (TWINLEARN_REQUIRE_GPU=1)
+#   make bench      the benchmark harness (quick suite)
+
+PYTHON ?= python3
+VENV   ?= .venv
+VPY    := $(VENV)/bin/python
+JOBS   ?= $(shell nproc)
+CUDA   ?= AUTO
+GEN    := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
+GTEST_SRC := $(wildcard $(CURDIR)/.deps/googletest/CMakeLists.txt)
+GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/googletest,)
+PYTEST_ARGS ?=
+
+.PHONY: venv build test test-gpu demo bench format clean _build _test
+
+$(VENV)/.stamp: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.stamp
+
+# _build / _test take PY (the interpreter) and BUILD (the CMake build folder).
+_build:
+	cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=Release -DTWINLEARN_CUDA=$(CUDA) \
+	  -DTWINLEARN_BUILD_TESTS=ON -DPython_EXECUTABLE=$(shell command -v $(PY) || echo $(PY)) $(GTEST_FLAG)
+	cmake --build $(BUILD) -j $(JOBS)
+
+_test: _build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	PYTHONPATH=$(CURDIR)/python $(PY) -m pytest -q $(PYTEST_ARGS) tests \
+	  --doctest-modules python/twinlearn --ignore=python/twinlearn/__main__.py \
+	  --ignore=python/twinlearn/identity/__main__.py
+
+build: venv
+	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
+
+test: venv
+	$(MAKE) _test PY=$(abspath $(VPY)) BUILD=build/dev
+
+test-gpu:
+	TWINLEARN_REQUIRE_GPU=1 $(MAKE) _test PY=$(PYTHON) BUILD=build/gpu CUDA=ON \
+	  PYTEST_ARGS="$(PYTEST_ARGS)"
+
+demo: venv
+	$(VPY) -m pip install -q --no-build-isolation --no-deps .
+	cd examples && ../$(VPY) quickstart.py
+
+bench: venv
+	$(MAKE) build
+	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(VPY) -m bench --suite quick
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
+
+clean:
+	rm -rf build python/twinlearn/_core.* python/twinlearn/_cuda.*

@@ -1,0 +1,17 @@
+// StandardScaler's elementwise kernels. Fitting uses tl::column_stats.
+#pragma once
+#include "twinlearn/core/array.hpp"
+#include "twinlearn/core/context.hpp"
+
+namespace tl {
+
+// out = (X - mean) / scale, or with inverse=true out = X * scale + mean,
+// each step computed in double and rounded to T. mean and scale are host arrays of
+// X.cols entries, either may be nullptr (skip that step). X and out have the
+// same shape; each may be on the host or on the context's device. out may
+// alias X.
+template <class T>
+void standard_scaler_apply(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
+                           MatrixView<T> out, bool inverse);
+
+}  // namespace tl

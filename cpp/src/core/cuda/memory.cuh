@@ -1,0 +1,92 @@
+// Device memory: a caching allocator over cudaMalloc (never managed memory),
+// RAII buffers, and host<->device staging for views.
+//
+// The cache keeps freed blocks per device, binned by rounded size, and hands
+// them out again; when cudaMalloc fails it frees the cache and retries once,
+// then raises tl::OutOfMemory naming the size asked for and the memory free.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "core/cuda/check.cuh"
+#include "twinlearn/core/array.hpp"
+
+namespace tl::detail {
+
+void* device_alloc(std::size_t bytes, int device);
+void device_free(void* p, std::size_t bytes, int device) noexcept;
+
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t n, int device) : n_(n), device_(device) {
+    if (n_) p_ = static_cast<T*>(device_alloc(n_ * sizeof(T), device_));
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (p_) device_free(p_, n_ * sizeof(T), device_);
+  }
+  T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    std::swap(device_, o.device_);
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+  int device_ = 0;
+};
+
+// Selects the context's device for the current thread for the guard's life.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    TL_CUDA_CHECK(cudaGetDevice(&prev_));
+    if (prev_ != device) TL_CUDA_CHECK(cudaSetDevice(device));
+    restore_ = prev_ != device;
+  }
+  ~DeviceGuard() {
+    if (restore_) cudaSetDevice(prev_);
+  }
+
+ private:
+  int prev_ = 0;
+  bool restore_ = false;
+};
+
+// A contiguous device copy of a (possibly host, possibly strided) matrix, or
+// the matrix itself when it already is a contiguous device array.
+template <class T>
+struct StagedMatrix {
+  DeviceBuffer<T> owned;
+  MatrixView<const T> view;
+};
+
+template <class T>
+StagedMatrix<T> stage_to_device(const Context& ctx, MatrixView<const T> m) {
+  StagedMatrix<T> s;
+  if (m.device.is_cuda() && m.is_c_contiguous()) {
+    s.view = m;
+    return s;
+  }
+  TL_REQUIRE(m.is_c_contiguous(), ValueError, "the CUDA backend needs C-contiguous arrays");
+  const int dev = ctx.device().id;
+  s.owned = DeviceBuffer<T>(static_cast<std::size_t>(m.size()), dev);
+  TL_CUDA_CHECK(cudaMemcpyAsync(s.owned.data(), m.data, sizeof(T) * m.size(), cudaMemcpyHostToDevice, tl_stream(ctx)));
+  s.view = MatrixView<const T>(s.owned.data(), m.rows, m.cols, ctx.device());
+  return s;
+}
+
+}  // namespace tl::detail

@@ -1,0 +1,53 @@
+// Runtime queries: forwarded to the CUDA backend when this module has one.
+#include "twinlearn/core/runtime.hpp"
+
+#if TWINLEARN_WITH_CUDA
+#include "core/cuda/runtime_cuda.hpp"
+#endif
+
+namespace tl {
+
+CudaStatus cuda_status() {
+#if TWINLEARN_WITH_CUDA
+  return detail::cuda_status_impl();
+#else
+  CudaStatus s;
+  s.error = "this module was built without CUDA";
+  return s;
+#endif
+}
+
+std::vector<GpuInfo> cuda_devices() {
+#if TWINLEARN_WITH_CUDA
+  return detail::cuda_devices_impl();
+#else
+  return {};
+#endif
+}
+
+void cuda_synchronize(const Context& ctx) {
+#if TWINLEARN_WITH_CUDA
+  if (ctx.is_cuda()) detail::cuda_synchronize_impl(ctx);
+#else
+  (void)ctx;
+#endif
+}
+
+AllocatorStats allocator_stats(int device) {
+#if TWINLEARN_WITH_CUDA
+  return detail::allocator_stats_impl(device);
+#else
+  (void)device;
+  return {};
+#endif
+}
+
+void allocator_release_cached(int device) {
+#if TWINLEARN_WITH_CUDA
+  detail::allocator_release_cached_impl(device);
+#else
+  (void)device;
+#endif
+}
+
+}  // namespace tl

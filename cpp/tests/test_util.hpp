@@ -1,0 +1,48 @@
+// Helpers shared by the C++ tests.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "twinlearn/core/runtime.hpp"
+
+namespace tltest {
+
+// True when a CUDA device is usable. Without one, CUDA tests skip, unless
+// TWINLEARN_REQUIRE_GPU=1 (make test-gpu), where they fail instead.
+inline bool gpu_or_skip_reason(std::string* why) {
+  tl::CudaStatus s = tl::cuda_status();
+  if (s.device_count > 0) return true;
+  *why = s.compiled ? "no usable GPU: " + s.error : "built without CUDA";
+  return false;
+}
+
+#define TL_REQUIRE_GPU_OR_SKIP()                                                       \
+  do {                                                                                 \
+    std::string why_;                                                                  \
+    if (!::tltest::gpu_or_skip_reason(&why_)) {                                        \
+      const char* req_ = std::getenv("TWINLEARN_REQUIRE_GPU");                         \
+      if (req_ && std::string(req_) == "1") FAIL() << "GPU required but " << why_;     \
+      GTEST_SKIP() << why_;                                                            \
+    }                                                                                  \
+  } while (0)
+
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// Data with a huge dynamic range: sequential and tree orders give different sums.
+inline std::vector<double> hostile_column(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = nd(rng) * (rng() % 4 == 0 ? 1e8 : 1.0);
+  return v;
+}
+
+}  // namespace tltest

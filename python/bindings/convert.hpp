@@ -1,0 +1,73 @@
+// Array conversion for the bindings: nanobind ndarrays (NumPy through the
+// buffer protocol; CuPy, PyTorch and anything else through DLPack) become
+// typed views. No data is copied here: dtype and layout conversion is the
+// Python layer's job (twinlearn/_array.py), which calls in with float32 or
+// float64 arrays only.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <type_traits>
+
+#include "twinlearn/core/array.hpp"
+#include "twinlearn/core/error.hpp"
+
+namespace tlb {
+
+namespace nb = nanobind;
+using Arr = nb::ndarray<>;
+
+inline tl::Device device_of(const Arr& a, const char* name) {
+  const int dt = a.device_type();
+  if (dt == nb::device::cpu::value || dt == nb::device::cuda_host::value) return tl::Device{};
+  if (dt == nb::device::cuda::value || dt == nb::device::cuda_managed::value)
+    return tl::Device{tl::DeviceKind::CUDA, a.device_id()};
+  throw tl::TypeError(std::string(name) + ": arrays on this device type are not supported (DLPack device type " +
+                      std::to_string(dt) + ")");
+}
+
+enum class Kind { F32, F64, Other };
+inline Kind kind_of(const Arr& a) {
+  if (a.dtype() == nb::dtype<float>()) return Kind::F32;
+  if (a.dtype() == nb::dtype<double>()) return Kind::F64;
+  return Kind::Other;
+}
+
+template <class T>
+void check_dtype(const Arr& a, const char* name) {
+  if (a.dtype() != nb::dtype<T>())
+    throw tl::TypeError(std::string(name) + ": expected a " + tl::to_string(tl::dtype_of<T>::value) + " array");
+}
+
+template <class T>
+tl::MatrixView<T> as_matrix(const Arr& a, const char* name) {
+  check_dtype<std::remove_const_t<T>>(a, name);
+  if (a.ndim() != 2 && a.ndim() != 1)
+    throw tl::ValueError(std::string(name) + ": expected a 1-D or 2-D array, got " + std::to_string(a.ndim()) + "-D");
+  const std::int64_t rows = static_cast<std::int64_t>(a.shape(0));
+  const std::int64_t cols = a.ndim() == 2 ? static_cast<std::int64_t>(a.shape(1)) : 1;
+  const std::int64_t rs = a.stride(0);
+  const std::int64_t cs = a.ndim() == 2 ? a.stride(1) : 1;
+  return tl::MatrixView<T>(static_cast<T*>(a.data()), rows, cols, rs, cs, device_of(a, name));
+}
+
+template <class T>
+tl::VectorView<T> as_vector(const Arr& a, const char* name) {
+  check_dtype<std::remove_const_t<T>>(a, name);
+  if (a.ndim() != 1) throw tl::ValueError(std::string(name) + ": expected a 1-D array");
+  return tl::VectorView<T>(static_cast<T*>(a.data()), static_cast<std::int64_t>(a.shape(0)), a.stride(0),
+                           device_of(a, name));
+}
+
+// Calls fn(T{}) with T = float or double according to the array's dtype.
+template <class Fn>
+decltype(auto) by_float_dtype(const Arr& a, const char* name, Fn&& fn) {
+  switch (kind_of(a)) {
+    case Kind::F32: return fn(float{});
+    case Kind::F64: return fn(double{});
+    default: break;
+  }
+  throw tl::TypeError(std::string(name) + ": expected a float32 or float64 array");
+}
+
+}  // namespace tlb

@@ -1,0 +1,149 @@
+"""Process-wide configuration: device, numeric mode and CPU thread count.
+
+The starting values come from the environment at import time
+(``TWINLEARN_DEVICE``, ``TWINLEARN_NUMERIC_MODE``, ``TWINLEARN_NUM_THREADS``);
+``set_*`` functions change them for the process and :func:`config_context`
+changes them for a ``with`` block (per thread, like scikit-learn's own
+configuration).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextlib import contextmanager
+
+NUMERIC_MODES = ("fast", "deterministic", "identical")
+_MODE_RANK = {m: i for i, m in enumerate(NUMERIC_MODES)}
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,6})$")
+
+ENV_VARS = {
+    "TWINLEARN_DEVICE": "default device: auto | cpu | cuda | cuda:N",
+    "TWINLEARN_NUMERIC_MODE": "default numeric mode: fast | deterministic | identical",
+    "TWINLEARN_NUM_THREADS": "threads for the CPU backend (0 = all cores)",
+    "TWINLEARN_IDENTITY_TRACE": "file to which estimators append their identity trace",
+    "TWINLEARN_ACCEL": "1 = install the scikit-learn accelerator at interpreter start",
+    "TWINLEARN_REQUIRE_GPU": "1 = GPU tests fail instead of skipping when no GPU is usable",
+}
+
+
+def check_device(device, name="device"):
+    """Validate a device string; returns it normalised ('cuda' -> 'cuda:0')."""
+    if not isinstance(device, str) or not _DEVICE_RE.match(device):
+        raise ValueError(
+            f"{name} must be 'auto', 'cpu', 'cuda' or 'cuda:N' (N a GPU ordinal); got {device!r}"
+        )
+    return "cuda:0" if device == "cuda" else device
+
+
+def check_numeric_mode(mode, name="numeric_mode"):
+    if mode not in NUMERIC_MODES:
+        raise ValueError(
+            f"{name} must be one of 'fast', 'deterministic', 'identical'; got {mode!r}"
+        )
+    return mode
+
+
+def check_n_threads(n, name="n_threads"):
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{name} must be a non-negative integer (0 = all cores); got {n!r}")
+    return n
+
+
+def mode_satisfies(delivered: str, requested: str) -> bool:
+    """True when a result computed in `delivered` mode honours a `requested` mode."""
+    return _MODE_RANK[delivered] >= _MODE_RANK[requested]
+
+
+def _from_env():
+    cfg = {"device": "auto", "numeric_mode": "deterministic", "n_threads": 0}
+    if "TWINLEARN_DEVICE" in os.environ:
+        cfg["device"] = check_device(os.environ["TWINLEARN_DEVICE"], "TWINLEARN_DEVICE")
+    if "TWINLEARN_NUMERIC_MODE" in os.environ:
+        cfg["numeric_mode"] = check_numeric_mode(
+            os.environ["TWINLEARN_NUMERIC_MODE"], "TWINLEARN_NUMERIC_MODE"
+        )
+    if "TWINLEARN_NUM_THREADS" in os.environ:
+        raw = os.environ["TWINLEARN_NUM_THREADS"]
+        try:
+            n = int(raw)
+        except ValueError:
+            n = -1
+        cfg["n_threads"] = check_n_threads(n, f"TWINLEARN_NUM_THREADS ({raw!r})")
+    return cfg
+
+
+_global_config = _from_env()
+_local = threading.local()
+
+
+def _get_threadlocal():
+    if not hasattr(_local, "config"):
+        _local.config = dict(_global_config)
+    return _local.config
+
+
+def get_config() -> dict:
+    """The configuration in force in this thread, as a new dict."""
+    return dict(_get_threadlocal())
+
+
+def set_device(device: str) -> None:
+    """Default device for estimators whose ``device`` is None:
+    'auto' (the first GPU when one is usable, else the CPU), 'cpu', 'cuda' or 'cuda:N'."""
+    d = check_device(device)
+    _global_config["device"] = d
+    _get_threadlocal()["device"] = d
+
+
+def get_device() -> str:
+    return _get_threadlocal()["device"]
+
+
+def set_numeric_mode(mode: str) -> None:
+    """Default numeric mode for estimators whose ``numeric_mode`` is None."""
+    m = check_numeric_mode(mode)
+    _global_config["numeric_mode"] = m
+    _get_threadlocal()["numeric_mode"] = m
+
+
+def get_numeric_mode() -> str:
+    return _get_threadlocal()["numeric_mode"]
+
+
+def set_n_threads(n: int) -> None:
+    """Threads used by the CPU backend (0 = all cores)."""
+    n = check_n_threads(n)
+    _global_config["n_threads"] = n
+    _get_threadlocal()["n_threads"] = n
+
+
+def get_n_threads() -> int:
+    return _get_threadlocal()["n_threads"]
+
+
+@contextmanager
+def config_context(*, device=None, numeric_mode=None, n_threads=None):
+    """Temporarily change the configuration of this thread.
+
+    >>> import twinlearn
+    >>> with twinlearn.config_context(numeric_mode="identical"):
+    ...     twinlearn.get_numeric_mode()
+    'identical'
+    """
+    cfg = _get_threadlocal()
+    old = dict(cfg)
+    new = {}
+    if device is not None:
+        new["device"] = check_device(device)
+    if numeric_mode is not None:
+        new["numeric_mode"] = check_numeric_mode(numeric_mode)
+    if n_threads is not None:
+        new["n_threads"] = check_n_threads(n_threads)
+    cfg.update(new)
+    try:
+        yield
+    finally:
+        cfg.clear()
+        cfg.update(old)

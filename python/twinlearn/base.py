@@ -1,0 +1,77 @@
+"""Behaviour shared by every twinlearn estimator: the ``device`` and
+``numeric_mode`` parameters, backend selection and ``numeric_mode_used()``."""
+
+from __future__ import annotations
+
+from sklearn.utils.validation import check_is_fitted
+
+from . import _array, _backend
+from ._config import (
+    check_device,
+    check_numeric_mode,
+    get_device,
+    get_n_threads,
+    get_numeric_mode,
+    mode_satisfies,
+)
+
+#: Constraints of the parameters every estimator has. Checked by
+#: TwinlearnEstimatorMixin._tl_validate_params (scikit-learn's declarative
+#: constraints cannot express 'cuda:N').
+TL_PARAMETER_CONSTRAINTS = {"device": "no_validation", "numeric_mode": "no_validation"}
+
+
+class TwinlearnEstimatorMixin:
+    """Mixin giving an estimator the ``device`` and ``numeric_mode`` parameters.
+
+    device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}
+        None follows :func:`twinlearn.get_device`. 'auto' runs where a device
+        input array lives, else on the first usable GPU, else on the CPU.
+    numeric_mode : {None, 'fast', 'deterministic', 'identical'}
+        None follows :func:`twinlearn.get_numeric_mode`. See docs/NUMERICS.md.
+    """
+
+    def _tl_validate_params(self):
+        name = type(self).__name__
+        if self.device is not None:
+            check_device(self.device, f"The 'device' parameter of {name}")
+        if self.numeric_mode is not None:
+            check_numeric_mode(self.numeric_mode, f"The 'numeric_mode' parameter of {name}")
+
+    def _tl_requested_mode(self) -> str:
+        return self.numeric_mode if self.numeric_mode is not None else get_numeric_mode()
+
+    def _tl_device(self, X=None) -> str:
+        dev = check_device(self.device if self.device is not None else get_device())
+        if dev == "auto":
+            if X is not None and _array.is_device_array(X):
+                return _array.device_of(X)
+            return "cuda:0" if _backend.cuda_available() else "cpu"
+        return dev
+
+    def _tl_context(self, device: str, X=None, seed: int = 0):
+        """(backend module, Context) for running on `device`."""
+        mod = _backend.module_for(device)
+        stream = 0
+        if X is not None and _array.is_device_array(X) and _array.device_of(X) == device:
+            stream = _array.current_stream(X)
+        ctx = mod.Context(device, get_n_threads(), self._tl_requested_mode(), int(seed), stream)
+        return mod, ctx
+
+    def _tl_record_fit(self, device: str, delivered: str):
+        requested = self._tl_requested_mode()
+        if not mode_satisfies(delivered, requested):  # a bug, never a user error
+            raise RuntimeError(
+                f"{type(self).__name__} delivered numeric mode {delivered!r} for a {requested!r} request"
+            )
+        self._tl_fit_info = {"device": device, "requested": requested, "delivered": delivered}
+
+    def numeric_mode_used(self) -> str:
+        """The numeric mode the last fit delivered (at least the one requested)."""
+        check_is_fitted(self)
+        return self._tl_fit_info["delivered"]
+
+    def device_used(self) -> str:
+        """The device the last fit ran on ('cpu' or 'cuda:N')."""
+        check_is_fitted(self)
+        return self._tl_fit_info["device"]

@@ -1,0 +1,5 @@
+"""Preprocessing estimators."""
+
+from ._data import StandardScaler
+
+__all__ = ["StandardScaler"]

@@ -1,0 +1,286 @@
+"""StandardScaler on the CPU and CUDA backends."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .. import _array, identity
+from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+
+_FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def _merge_stats(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
+    """Chan et al.'s merge of two (weight, mean, M2) summaries, in the same
+    operand order as the backends' canonical tree (a = earlier data)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = w_a + w_b
+        delta = mean_b - mean_a
+        mean = mean_a + delta * (w_b / w)
+        m2 = (m2_a + m2_b) + (delta * delta) * ((w_a * w_b) / w)
+    mean = np.where(w_a == 0, mean_b, np.where(w_b == 0, mean_a, mean))
+    m2 = np.where(w_a == 0, m2_b, np.where(w_b == 0, m2_a, m2))
+    return w, mean, m2
+
+
+def _constant_features(var, mean, n_samples):
+    """Features whose variance is indistinguishable from zero at float64 precision."""
+    eps = np.finfo(np.float64).eps
+    upper = n_samples * eps * var + (n_samples * mean * eps) ** 2
+    return var <= upper
+
+
+class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Standardize features by removing the mean and scaling to unit variance.
+
+    scikit-learn's :class:`sklearn.preprocessing.StandardScaler`, on the CPU
+    backend or a GPU. The statistics use the canonical column reduction
+    (docs/NUMERICS.md), so every numeric mode delivers ``identical``: the same
+    bits on the CPU and on any GPU, for any thread count. NaN entries are
+    ignored when fitting and kept by transform, as in scikit-learn.
+
+    Parameters
+    ----------
+    copy : bool, default=True
+        If False, transform NumPy input in place where possible.
+    with_mean : bool, default=True
+        Center the data before scaling.
+    with_std : bool, default=True
+        Scale the data to unit variance.
+    device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
+        Where to compute; None follows :func:`twinlearn.get_device`.
+    numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
+        The numeric contract asked for; None follows
+        :func:`twinlearn.get_numeric_mode`.
+
+    Attributes
+    ----------
+    scale_ : ndarray of shape (n_features,) or None
+    mean_ : ndarray of shape (n_features,) or None
+    var_ : ndarray of shape (n_features,) or None
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+    n_samples_seen_ : int or ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from twinlearn import StandardScaler
+    >>> X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    >>> scaler = StandardScaler(device="cpu").fit(X)
+    >>> scaler.mean_
+    array([0.5, 0.5])
+    >>> scaler.transform([[2.0, 2.0]])
+    array([[3., 3.]])
+    """
+
+    _parameter_constraints: dict = {
+        "copy": ["boolean"],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        **TL_PARAMETER_CONSTRAINTS,
+    }
+
+    def __init__(self, *, copy=True, with_mean=True, with_std=True, device=None, numeric_mode=None):
+        self.copy = copy
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _reset(self):
+        for attr in ("scale_", "n_samples_seen_", "mean_", "var_", "_tl_w", "_tl_mean", "_tl_m2"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Compute the mean and standard deviation of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NumPy arrays, or CuPy / PyTorch / DLPack device arrays.
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        self._reset()
+        return self.partial_fit(X, y, sample_weight)
+
+    # -- input handling ------------------------------------------------------
+    def _check_input(self, X, device, *, reset, copy=False, for_fit=False):
+        """X as a float array the backend for `device` accepts."""
+        if _array.is_device_array(X):
+            if device == "cpu":
+                return self._check_input(_array.to_numpy(X), device, reset=reset, copy=copy, for_fit=for_fit)
+            X = _array.as_device_matrix(X, "X")
+            n, d = X.shape
+            if n < 1:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                    f"required by {type(self).__name__}."
+                )
+            if d < 1:
+                raise ValueError(
+                    f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                    f"required by {type(self).__name__}."
+                )
+            if reset:
+                self.n_features_in_ = d
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+            elif d != self.n_features_in_:
+                raise ValueError(
+                    f"X has {d} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            if not for_fit and _array.device_any(X, "inf"):
+                raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
+            if copy:
+                X = X.copy() if _array.kind(X) != "torch" else X.clone()
+            return X
+        return validate_data(
+            self,
+            X,
+            accept_sparse=False,
+            dtype=_FLOAT_DTYPES,
+            ensure_all_finite="allow-nan",
+            reset=reset,
+            order="C",
+            copy=copy,
+            force_writeable=not for_fit,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Update the mean and standard deviation with a batch X (Chan et al.'s merge).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        self._tl_validate_params()
+        first_call = not hasattr(self, "n_samples_seen_")
+        device = self._tl_device(X)
+        X = self._check_input(X, device, reset=first_call, for_fit=True)
+        sw = None
+        if sample_weight is not None:
+            if _array.is_device_array(X):
+                sw = _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False) \
+                    if _array.is_device_array(sample_weight) else \
+                    _array.from_numpy_like(X, _check_sample_weight(
+                        _array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=X.dtype))
+                if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
+                    raise ValueError(
+                        f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!"
+                    )
+                if sw.dtype != X.dtype:
+                    sw = sw.astype(X.dtype)
+            else:
+                sw = np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=X.dtype))
+        mod, ctx = self._tl_context(device, X)
+        stats = np.asarray(mod.column_stats(ctx, X, sw))
+        identity.record("StandardScaler.partial_fit.column_stats", stats)
+        w_b, mean_b, m2_b, n_b, ninf = stats
+        if ninf.any():
+            raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
+        # As scikit-learn >= 1.6: a float64 count of the non-NaN entries, or
+        # their summed weights.
+        count_b = w_b if sample_weight is not None else n_b
+
+        if first_call:
+            w, mean, m2 = w_b, mean_b, m2_b
+            seen = count_b
+        else:
+            prev_seen = np.broadcast_to(np.asarray(self.n_samples_seen_), w_b.shape)
+            w, mean, m2 = _merge_stats(self._tl_w, self._tl_mean, self._tl_m2, w_b, mean_b, m2_b)
+            seen = prev_seen.astype(np.float64) + count_b
+        self._tl_w, self._tl_mean, self._tl_m2 = w, mean, m2
+
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_out = np.where(w > 0, mean, np.nan)
+            var_out = np.where(w > 0, m2 / w, np.nan)
+        self.n_samples_seen_ = seen[0] if seen.size and np.all(seen == seen[0]) else seen
+        if not self.with_mean and not self.with_std:
+            self.mean_ = None
+            self.var_ = None
+        else:
+            self.mean_ = mean_out
+            self.var_ = var_out if self.with_std else None
+        if self.with_std:
+            scale = np.sqrt(self.var_)
+            scale[_constant_features(self.var_, self.mean_, self.n_samples_seen_)] = 1.0
+            self.scale_ = scale
+            identity.record("StandardScaler.scale_", self.scale_)
+        else:
+            self.scale_ = None
+        if self.mean_ is not None:
+            identity.record("StandardScaler.mean_", self.mean_)
+        self._tl_record_fit(device, "identical")
+        return self
+
+    def _apply(self, X, copy, inverse):
+        check_is_fitted(self)
+        copy = copy if copy is not None else self.copy
+        device = self._tl_device(X)
+        orig = X
+        if _array.is_device_array(X) and device == "cpu":
+            X = _array.to_numpy(X)
+            copy = True
+        X = self._check_input(X, device, reset=False, copy=copy)
+        mean = np.ascontiguousarray(self.mean_, dtype=np.float64) if self.with_mean else None
+        scale = np.ascontiguousarray(self.scale_, dtype=np.float64) if self.with_std else None
+        mod, ctx = self._tl_context(device, X)
+        mod.standard_scaler_apply(ctx, X, mean, scale, X, inverse)
+        identity.record("StandardScaler.inverse_transform" if inverse else "StandardScaler.transform", X)
+        if _array.is_device_array(orig) and not _array.is_device_array(X):
+            return _array.from_numpy_like(orig, X)
+        return X
+
+    def transform(self, X, copy=None):
+        """Perform standardization by centering and scaling.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        copy : bool, default=None
+            Copy the input X or not; None uses the ``copy`` parameter.
+
+        Returns
+        -------
+        X_tr : array of shape (n_samples, n_features), the caller's array type
+        """
+        return self._apply(X, copy, inverse=False)
+
+    def inverse_transform(self, X, copy=None):
+        """Scale back the data to the original representation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        copy : bool, default=None
+
+        Returns
+        -------
+        X_original : array of shape (n_samples, n_features), the caller's array type
+        """
+        return self._apply(X, copy, inverse=True)
