@@ -79,6 +79,10 @@ void init_core(nb::module_& m) {
     return d;
   }, nb::arg("device") = 0);
   m.def("allocator_release_cached", &tl::allocator_release_cached, nb::arg("device") = 0);
+  m.def("_device_alloc_probe", [](int device, std::size_t bytes) {
+    nb::gil_scoped_release release;
+    tl::device_alloc_probe(device, bytes);
+  });
 
   // column_stats(ctx, X, w=None) -> (weight_sum, mean, m2, n_finite, n_inf), each of shape (cols,)
   m.def(

@@ -8,7 +8,7 @@ namespace nb = nanobind;
 using namespace tlb;
 
 namespace {
-const double* host_params(const std::optional<nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>& a,
+const double* host_params(const std::optional<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>& a,
                           std::int64_t cols, const char* name) {
   if (!a) return nullptr;
   if (static_cast<std::int64_t>(a->shape(0)) != cols)
@@ -19,11 +19,11 @@ const double* host_params(const std::optional<nb::ndarray<double, nb::ndim<1>, n
 }  // namespace
 
 void init_preprocessing(nb::module_& m) {
-  using HostVec = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  using HostVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
   // standard_scaler_apply(ctx, X, mean, scale, out, inverse): out = (X - mean) / scale, or the inverse.
   m.def(
       "standard_scaler_apply",
-      [](const tl::Context& ctx, Arr X, std::optional<HostVec> mean, std::optional<HostVec> scale, Arr out,
+      [](const tl::Context& ctx, Arr X, std::optional<HostVec> mean, std::optional<HostVec> scale, ArrW out,
          bool inverse) {
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);

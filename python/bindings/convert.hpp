@@ -15,9 +15,11 @@
 namespace tlb {
 
 namespace nb = nanobind;
-using Arr = nb::ndarray<>;
+using Arr = nb::ndarray<nb::ro>;  // inputs: read-only arrays accepted
+using ArrW = nb::ndarray<>;       // outputs: must be writable
 
-inline tl::Device device_of(const Arr& a, const char* name) {
+template <class A>
+tl::Device device_of(const A& a, const char* name) {
   const int dt = a.device_type();
   if (dt == nb::device::cpu::value || dt == nb::device::cuda_host::value) return tl::Device{};
   if (dt == nb::device::cuda::value || dt == nb::device::cuda_managed::value)
@@ -27,20 +29,22 @@ inline tl::Device device_of(const Arr& a, const char* name) {
 }
 
 enum class Kind { F32, F64, Other };
-inline Kind kind_of(const Arr& a) {
+template <class A>
+Kind kind_of(const A& a) {
   if (a.dtype() == nb::dtype<float>()) return Kind::F32;
   if (a.dtype() == nb::dtype<double>()) return Kind::F64;
   return Kind::Other;
 }
 
-template <class T>
-void check_dtype(const Arr& a, const char* name) {
+template <class T, class A>
+void check_dtype(const A& a, const char* name) {
   if (a.dtype() != nb::dtype<T>())
     throw tl::TypeError(std::string(name) + ": expected a " + tl::to_string(tl::dtype_of<T>::value) + " array");
 }
 
-template <class T>
-tl::MatrixView<T> as_matrix(const Arr& a, const char* name) {
+// A view of a 1-D or 2-D array; T is const for inputs (Arr), non-const for outputs (ArrW).
+template <class T, class A>
+tl::MatrixView<T> as_matrix(const A& a, const char* name) {
   check_dtype<std::remove_const_t<T>>(a, name);
   if (a.ndim() != 2 && a.ndim() != 1)
     throw tl::ValueError(std::string(name) + ": expected a 1-D or 2-D array, got " + std::to_string(a.ndim()) + "-D");
@@ -48,20 +52,21 @@ tl::MatrixView<T> as_matrix(const Arr& a, const char* name) {
   const std::int64_t cols = a.ndim() == 2 ? static_cast<std::int64_t>(a.shape(1)) : 1;
   const std::int64_t rs = a.stride(0);
   const std::int64_t cs = a.ndim() == 2 ? a.stride(1) : 1;
-  return tl::MatrixView<T>(static_cast<T*>(a.data()), rows, cols, rs, cs, device_of(a, name));
-}
-
-template <class T>
-tl::VectorView<T> as_vector(const Arr& a, const char* name) {
-  check_dtype<std::remove_const_t<T>>(a, name);
-  if (a.ndim() != 1) throw tl::ValueError(std::string(name) + ": expected a 1-D array");
-  return tl::VectorView<T>(static_cast<T*>(a.data()), static_cast<std::int64_t>(a.shape(0)), a.stride(0),
+  return tl::MatrixView<T>(static_cast<T*>(const_cast<void*>(static_cast<const void*>(a.data()))), rows, cols, rs, cs,
                            device_of(a, name));
 }
 
+template <class T, class A>
+tl::VectorView<T> as_vector(const A& a, const char* name) {
+  check_dtype<std::remove_const_t<T>>(a, name);
+  if (a.ndim() != 1) throw tl::ValueError(std::string(name) + ": expected a 1-D array");
+  return tl::VectorView<T>(static_cast<T*>(const_cast<void*>(static_cast<const void*>(a.data()))),
+                           static_cast<std::int64_t>(a.shape(0)), a.stride(0), device_of(a, name));
+}
+
 // Calls fn(T{}) with T = float or double according to the array's dtype.
-template <class Fn>
-decltype(auto) by_float_dtype(const Arr& a, const char* name, Fn&& fn) {
+template <class A, class Fn>
+decltype(auto) by_float_dtype(const A& a, const char* name, Fn&& fn) {
   switch (kind_of(a)) {
     case Kind::F32: return fn(float{});
     case Kind::F64: return fn(double{});

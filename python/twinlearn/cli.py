@@ -108,7 +108,8 @@ def _fmt_bytes(b):
     return f"{b / 2**30:.1f} GiB"
 
 
-def print_doctor(rep: dict, out=sys.stdout) -> None:
+def print_doctor(rep: dict, out=None) -> None:
+    out = out if out is not None else sys.stdout
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"twinlearn {rep['twinlearn']}  (Python {rep['python']}, NumPy {rep['numpy']}, "
       f"scikit-learn {rep['scikit-learn']})")

@@ -1,5 +1,6 @@
 // Runtime queries: forwarded to the CUDA backend when this module has one.
 #include "twinlearn/core/runtime.hpp"
+#include "twinlearn/core/error.hpp"
 
 #if TWINLEARN_WITH_CUDA
 #include "core/cuda/runtime_cuda.hpp"
@@ -47,6 +48,16 @@ void allocator_release_cached(int device) {
   detail::allocator_release_cached_impl(device);
 #else
   (void)device;
+#endif
+}
+
+void device_alloc_probe(int device, std::size_t bytes) {
+#if TWINLEARN_WITH_CUDA
+  detail::device_alloc_probe_impl(device, bytes);
+#else
+  (void)device;
+  (void)bytes;
+  throw NotAvailable("twinlearn was built without CUDA: the CUDA backend is not available in this module");
 #endif
 }
 

@@ -50,6 +50,7 @@ def record(tag: str, array) -> None:
 
 
 def read(path):
+    path = os.fspath(path)
     rows = []
     with open(path) as f:
         for line in f:
@@ -79,8 +80,8 @@ def classify(a, b) -> dict:
         out["kind"] = "values differ" if out["n_diff"] else "same"
         return out
     af, bf = a.ravel(), b.ravel()
-    same_bits = _ordered_int(af) == _ordered_int(bf)
-    diff = ~same_bits
+    utype = np.uint32 if a.dtype == np.float32 else np.uint64
+    diff = af.view(utype) != bf.view(utype)
     out["n_diff"] = int(diff.sum())
     if not out["n_diff"]:
         out["kind"] = "same"
@@ -113,6 +114,7 @@ def classify(a, b) -> dict:
 
 def diff(path_a, path_b) -> dict | None:
     """The first stage where two traces part, classified; None when they agree."""
+    path_a, path_b = os.fspath(path_a), os.fspath(path_b)
     ta, tb = read(path_a), read(path_b)
     for i, (ra, rb) in enumerate(itertools.zip_longest(ta, tb)):
         if ra is None or rb is None:

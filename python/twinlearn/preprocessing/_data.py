@@ -204,8 +204,14 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         if ninf.any():
             raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
         # As scikit-learn >= 1.6: a float64 count of the non-NaN entries, or
-        # their summed weights.
-        count_b = w_b if sample_weight is not None else n_b
+        # their summed weights; when nothing is computed, the plain count of
+        # non-NaN entries (weights ignored) in int64, or in X's dtype when
+        # weights were given.
+        stats_needed = self.with_mean or self.with_std
+        if stats_needed:
+            count_b = w_b if sample_weight is not None else n_b
+        else:
+            count_b = n_b.astype(X.dtype if sample_weight is not None else np.int64)
 
         if first_call:
             w, mean, m2 = w_b, mean_b, m2_b
@@ -213,7 +219,7 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         else:
             prev_seen = np.broadcast_to(np.asarray(self.n_samples_seen_), w_b.shape)
             w, mean, m2 = _merge_stats(self._tl_w, self._tl_mean, self._tl_m2, w_b, mean_b, m2_b)
-            seen = prev_seen.astype(np.float64) + count_b
+            seen = prev_seen.astype(count_b.dtype) + count_b
         self._tl_w, self._tl_mean, self._tl_m2 = w, mean, m2
 
         with np.errstate(invalid="ignore", divide="ignore"):

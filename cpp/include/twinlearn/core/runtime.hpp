@@ -44,5 +44,8 @@ void cuda_synchronize(const Context& ctx);
 AllocatorStats allocator_stats(int device);
 // Returns the cached (free) blocks of a device to the driver.
 void allocator_release_cached(int device);
+// Allocates `bytes` on `device` through the caching allocator and frees them
+// again (diagnostics and tests of the out-of-memory path).
+void device_alloc_probe(int device, std::size_t bytes);
 
 }  // namespace tl

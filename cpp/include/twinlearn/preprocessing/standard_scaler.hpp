@@ -6,7 +6,8 @@
 namespace tl {
 
 // out = (X - mean) / scale, or with inverse=true out = X * scale + mean,
-// each step computed in double and rounded to T. mean and scale are host arrays of
+// with mean and scale rounded to T and each step one IEEE operation in T
+// (scikit-learn's arithmetic). mean and scale are host arrays of
 // X.cols entries, either may be nullptr (skip that step). X and out have the
 // same shape; each may be on the host or on the context's device. out may
 // alias X.

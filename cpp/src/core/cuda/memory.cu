@@ -117,4 +117,8 @@ void allocator_release_cached_impl(int device) {
   a.release_locked(a.pool(device));
 }
 
+void device_alloc_probe_impl(int device, std::size_t bytes) {
+  DeviceBuffer<unsigned char> b(bytes, device);
+}
+
 }  // namespace tl::detail

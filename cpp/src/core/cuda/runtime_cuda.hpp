@@ -8,4 +8,5 @@ std::vector<GpuInfo> cuda_devices_impl();
 void cuda_synchronize_impl(const Context& ctx);
 AllocatorStats allocator_stats_impl(int device);
 void allocator_release_cached_impl(int device);
+void device_alloc_probe_impl(int device, std::size_t bytes);
 }  // namespace tl::detail

@@ -1,7 +1,7 @@
-// Elementwise StandardScaler math shared by both backends. Each step is done
-// in double and rounded to T, as NumPy does for scikit-learn's in-place
-// `X -= mean_; X /= scale_` on a float32 X, so results match scikit-learn's
-// bit for bit.
+// Elementwise StandardScaler math shared by both backends. As scikit-learn's
+// `X -= mean_.astype(X.dtype); X /= scale_.astype(X.dtype)`: the parameters
+// are rounded to T and each step is one IEEE operation in T, so results match
+// scikit-learn's bit for bit given the same parameters.
 #pragma once
 #include "twinlearn/core/numerics.hpp"
 #include "twinlearn/preprocessing/standard_scaler.hpp"
@@ -13,11 +13,11 @@ TL_HD T scaler_apply_one(T x, const double* mean, const double* scale, std::int6
   using namespace tl::num;
   T v = x;
   if (!inverse) {
-    if (mean) v = static_cast<T>(sub(static_cast<double>(v), mean[j]));
-    if (scale) v = static_cast<T>(div(static_cast<double>(v), scale[j]));
+    if (mean) v = sub(v, static_cast<T>(mean[j]));
+    if (scale) v = div(v, static_cast<T>(scale[j]));
   } else {
-    if (scale) v = static_cast<T>(mul(static_cast<double>(v), scale[j]));
-    if (mean) v = static_cast<T>(add(static_cast<double>(v), mean[j]));
+    if (scale) v = mul(v, static_cast<T>(scale[j]));
+    if (mean) v = add(v, static_cast<T>(mean[j]));
   }
   return v;
 }
