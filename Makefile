@@ -33,11 +33,14 @@ _build:
 	  -DTWINLEARN_BUILD_TESTS=ON -DPython_EXECUTABLE=$(shell command -v $(PY) || echo $(PY)) $(GTEST_FLAG)
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Both suites run even when the first fails, so one run shows every failure.
 _test: _build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@rc=0; \
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
 	PYTHONPATH=$(CURDIR)/python $(PY) -m pytest -q $(PYTEST_ARGS) tests \
 	  --doctest-modules python/twinlearn --ignore=python/twinlearn/__main__.py \
-	  --ignore=python/twinlearn/identity/__main__.py
+	  --ignore=python/twinlearn/identity/__main__.py || rc=1; \
+	exit $$rc
 
 build: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev

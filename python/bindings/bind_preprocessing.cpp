@@ -20,19 +20,20 @@ const double* host_params(const std::optional<nb::ndarray<const double, nb::ndim
 
 void init_preprocessing(nb::module_& m) {
   using HostVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-  // standard_scaler_apply(ctx, X, mean, scale, out, inverse): out = (X - mean) / scale, or the inverse.
+  // standard_scaler_apply(ctx, X, mean, scale, out, inverse) -> number of infinite entries in X;
+  // out = (X - mean) / scale, or the inverse.
   m.def(
       "standard_scaler_apply",
       [](const tl::Context& ctx, Arr X, std::optional<HostVec> mean, std::optional<HostVec> scale, ArrW out,
          bool inverse) {
-        by_float_dtype(X, "X", [&](auto tag) {
+        return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           auto ov = as_matrix<T>(out, "out");
           const double* mp = host_params(mean, xv.cols, "mean");
           const double* sp = host_params(scale, xv.cols, "scale");
           nb::gil_scoped_release release;
-          tl::standard_scaler_apply<T>(ctx, xv, mp, sp, ov, inverse);
+          return tl::standard_scaler_apply<T>(ctx, xv, mp, sp, ov, inverse);
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("mean").none(), nb::arg("scale").none(), nb::arg("out"),

@@ -10,6 +10,7 @@ from .. import _array, identity
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
+_INF_MESSAGE = "Input X contains infinity or a value too large for dtype('float64')."
 
 
 def _merge_stats(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -120,23 +121,22 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         return self.partial_fit(X, y, sample_weight)
 
     # -- input handling ------------------------------------------------------
-    def _check_input(self, X, device, *, reset, copy=False, for_fit=False):
-        """X as a float array the backend for `device` accepts."""
+    def _check_input(self, X, device, *, reset):
+        """X as a float array the backend for `device` accepts (not copied).
+
+        Infinities are not looked for here: the kernels count them in the same
+        pass that does the work, and the caller raises."""
         if _array.is_device_array(X):
             if device == "cpu":
-                return self._check_input(_array.to_numpy(X), device, reset=reset, copy=copy, for_fit=for_fit)
+                return self._check_input(_array.to_numpy(X), device, reset=reset)
             X = _array.as_device_matrix(X, "X")
             n, d = X.shape
-            if n < 1:
-                raise ValueError(
-                    f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                    f"required by {type(self).__name__}."
-                )
-            if d < 1:
-                raise ValueError(
-                    f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                    f"required by {type(self).__name__}."
-                )
+            for count, what in ((n, "sample"), (d, "feature")):
+                if count < 1:
+                    raise ValueError(
+                        f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                        f"required by {type(self).__name__}."
+                    )
             if reset:
                 self.n_features_in_ = d
                 if hasattr(self, "feature_names_in_"):
@@ -146,21 +146,9 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
                     f"X has {d} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input."
                 )
-            if not for_fit and _array.device_any(X, "inf"):
-                raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
-            if copy:
-                X = X.copy() if _array.kind(X) != "torch" else X.clone()
             return X
         return validate_data(
-            self,
-            X,
-            accept_sparse=False,
-            dtype=_FLOAT_DTYPES,
-            ensure_all_finite="allow-nan",
-            reset=reset,
-            order="C",
-            copy=copy,
-            force_writeable=not for_fit,
+            self, X, accept_sparse=False, dtype=_FLOAT_DTYPES, ensure_all_finite=False, reset=reset, order="C"
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -181,7 +169,7 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         self._tl_validate_params()
         first_call = not hasattr(self, "n_samples_seen_")
         device = self._tl_device(X)
-        X = self._check_input(X, device, reset=first_call, for_fit=True)
+        X = self._check_input(X, device, reset=first_call)
         sw = None
         if sample_weight is not None:
             if _array.is_device_array(X):
@@ -202,7 +190,7 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         identity.record("StandardScaler.partial_fit.column_stats", stats)
         w_b, mean_b, m2_b, n_b, ninf = stats
         if ninf.any():
-            raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
+            raise ValueError(_INF_MESSAGE)
         # As scikit-learn >= 1.6: a float64 count of the non-NaN entries, or
         # their summed weights; when nothing is computed, the plain count of
         # non-NaN entries (weights ignored) in int64, or in X's dtype when
@@ -246,21 +234,24 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
 
     def _apply(self, X, copy, inverse):
         check_is_fitted(self)
-        copy = copy if copy is not None else self.copy
+        copy = self.copy if copy is None else copy
         device = self._tl_device(X)
         orig = X
         if _array.is_device_array(X) and device == "cpu":
             X = _array.to_numpy(X)
-            copy = True
-        X = self._check_input(X, device, reset=False, copy=copy)
+        X_checked = self._check_input(X, device, reset=False)
+        # Write in place only when asked to and the input itself is usable.
+        in_place = not copy and X_checked is X and (not isinstance(X, np.ndarray) or X.flags.writeable)
+        out = X_checked if in_place else _array.empty_like_kind(X_checked, X_checked.shape, X_checked.dtype)
         mean = np.ascontiguousarray(self.mean_, dtype=np.float64) if self.with_mean else None
         scale = np.ascontiguousarray(self.scale_, dtype=np.float64) if self.with_std else None
-        mod, ctx = self._tl_context(device, X)
-        mod.standard_scaler_apply(ctx, X, mean, scale, X, inverse)
-        identity.record("StandardScaler.inverse_transform" if inverse else "StandardScaler.transform", X)
-        if _array.is_device_array(orig) and not _array.is_device_array(X):
-            return _array.from_numpy_like(orig, X)
-        return X
+        mod, ctx = self._tl_context(device, X_checked)
+        if mod.standard_scaler_apply(ctx, X_checked, mean, scale, out, inverse):
+            raise ValueError(_INF_MESSAGE)
+        identity.record("StandardScaler.inverse_transform" if inverse else "StandardScaler.transform", out)
+        if _array.is_device_array(orig) and not _array.is_device_array(out):
+            return _array.from_numpy_like(orig, out)
+        return out
 
     def transform(self, X, copy=None):
         """Perform standardization by centering and scaling.

@@ -104,10 +104,35 @@ TL_HD double sqrt(double a) {
 #endif
 }
 
+// NaN results. x86 propagates an input NaN's payload while CUDA returns its
+// own canonical NaN, so on identical paths every NaN that reaches an output
+// is replaced by the canonical quiet NaN: positive, payload zero (the bits of
+// NumPy's np.nan), on both backends.
+TL_HD float quiet_nan(float) {
+#if defined(__CUDA_ARCH__)
+  return __int_as_float(0x7fc00000);
+#else
+  return __builtin_nanf("");
+#endif
+}
+TL_HD double quiet_nan(double) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(0x7ff8000000000000LL);
+#else
+  return __builtin_nan("");
+#endif
+}
+
 // Classification helpers that do not depend on the compiler's NaN handling.
 TL_HD bool is_nan(float a) { return a != a; }
 TL_HD bool is_nan(double a) { return a != a; }
 TL_HD bool is_inf(float a) { return a == a && (a - a) != (a - a); }
 TL_HD bool is_inf(double a) { return a == a && (a - a) != (a - a); }
+
+// x, with any NaN replaced by the canonical quiet NaN.
+template <class T>
+TL_HD T canonical(T x) {
+  return is_nan(x) ? quiet_nan(x) : x;
+}
 
 }  // namespace tl::num

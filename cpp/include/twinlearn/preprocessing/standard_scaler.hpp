@@ -10,9 +10,10 @@ namespace tl {
 // (scikit-learn's arithmetic). mean and scale are host arrays of
 // X.cols entries, either may be nullptr (skip that step). X and out have the
 // same shape; each may be on the host or on the context's device. out may
-// alias X.
+// alias X. Returns the number of infinite entries of X (their outputs are
+// computed like any other; callers that refuse infinities raise).
 template <class T>
-void standard_scaler_apply(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
+std::int64_t standard_scaler_apply(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
                            MatrixView<T> out, bool inverse);
 
 }  // namespace tl

@@ -19,14 +19,14 @@ TL_HD T scaler_apply_one(T x, const double* mean, const double* scale, std::int6
     if (scale) v = mul(v, static_cast<T>(scale[j]));
     if (mean) v = add(v, static_cast<T>(mean[j]));
   }
-  return v;
+  return canonical(v);
 }
 
 template <class T>
-void standard_scaler_apply_cpu(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
-                               MatrixView<T> out, bool inverse);
+std::int64_t standard_scaler_apply_cpu(const Context& ctx, MatrixView<const T> X, const double* mean,
+                                       const double* scale, MatrixView<T> out, bool inverse);
 template <class T>
-void standard_scaler_apply_cuda(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
+std::int64_t standard_scaler_apply_cuda(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
                                 MatrixView<T> out, bool inverse);
 
 }  // namespace tl::detail

@@ -1,32 +1,47 @@
+#include <algorithm>
+
 #include "core/cuda/memory.cuh"
 #include "preprocessing/standard_scaler/standard_scaler_common.hpp"
 
 namespace tl::detail {
 namespace {
 
-// Grid-stride loop over the rows*cols elements of a C-contiguous matrix; one
-// element per thread per step, consecutive threads on consecutive elements.
+// Block b handles rows [b*rows_per_block, ...) of a C-contiguous matrix; its
+// threads walk the columns of each row (thread t: columns t, t+blockDim, ...),
+// so a warp touches consecutive addresses. No integer division per element.
+// Infinite inputs are counted with one atomicAdd per block that saw any.
 template <class T>
-__global__ void scaler_apply_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t n, std::int64_t cols,
-                                    const double* __restrict__ mean, const double* __restrict__ scale, bool inverse) {
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    y[e] = scaler_apply_one(x[e], mean, scale, e % cols, inverse);
+__global__ void scaler_apply_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t rows, std::int64_t cols,
+                                    std::int64_t rows_per_block, const double* __restrict__ mean,
+                                    const double* __restrict__ scale, bool inverse,
+                                    unsigned long long* __restrict__ n_inf) {
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * rows_per_block;
+  const std::int64_t r1 = min(rows, r0 + rows_per_block);
+  unsigned long long local_inf = 0;
+  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    for (std::int64_t i = r0; i < r1; ++i) {
+      const T v = x[i * cols + j];
+      local_inf += num::is_inf(v);
+      y[i * cols + j] = scaler_apply_one(v, mean, scale, j, inverse);
+    }
   }
+  if (local_inf) atomicAdd(n_inf, local_inf);
 }
 
 }  // namespace
 
 template <class T>
-void standard_scaler_apply_cuda(const Context& ctx, MatrixView<const T> X, const double* mean, const double* scale,
-                                MatrixView<T> out, bool inverse) {
+std::int64_t standard_scaler_apply_cuda(const Context& ctx, MatrixView<const T> X, const double* mean,
+                                        const double* scale, MatrixView<T> out, bool inverse) {
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
   TL_REQUIRE(out.is_c_contiguous(), ValueError, "StandardScaler: output must be C-contiguous");
   auto xs = stage_to_device(ctx, X);
-  const std::int64_t cols = X.cols, n = X.size();
+  const std::int64_t rows = X.rows, cols = X.cols, n = X.size();
   DeviceBuffer<double> params(static_cast<std::size_t>(2 * cols), dev);
+  DeviceBuffer<unsigned long long> n_inf(1, dev);
+  TL_CUDA_CHECK(cudaMemsetAsync(n_inf.data(), 0, sizeof(unsigned long long), stream));
   if (mean) TL_CUDA_CHECK(cudaMemcpyAsync(params.data(), mean, sizeof(double) * cols, cudaMemcpyHostToDevice, stream));
   if (scale)
     TL_CUDA_CHECK(cudaMemcpyAsync(params.data() + cols, scale, sizeof(double) * cols, cudaMemcpyHostToDevice, stream));
@@ -38,19 +53,25 @@ void standard_scaler_apply_cuda(const Context& ctx, MatrixView<const T> X, const
   }
   int sms = 0;
   TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const int block = 256;
-  const std::int64_t want = (n + block - 1) / block;
-  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, static_cast<std::int64_t>(sms) * 16));
-  scaler_apply_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, y, n, cols, mean ? params.data() : nullptr,
-                                                     scale ? params.data() + cols : nullptr, inverse);
+  const int block = static_cast<int>(std::min<std::int64_t>(256, (cols + 31) / 32 * 32));
+  // Enough blocks to fill the GPU several times over; the split changes no result.
+  const std::int64_t target_blocks = static_cast<std::int64_t>(sms) * 32;
+  const std::int64_t rows_per_block = std::max<std::int64_t>(1, (rows + target_blocks - 1) / target_blocks);
+  const unsigned grid = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+  scaler_apply_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, y, rows, cols, rows_per_block,
+                                                     mean ? params.data() : nullptr,
+                                                     scale ? params.data() + cols : nullptr, inverse, n_inf.data());
   TL_CUDA_CHECK_LAUNCH("scaler_apply_kernel");
   if (out.on_host()) TL_CUDA_CHECK(cudaMemcpyAsync(out.data, y, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
+  unsigned long long h_inf = 0;
+  TL_CUDA_CHECK(cudaMemcpyAsync(&h_inf, n_inf.data(), sizeof(h_inf), cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::int64_t>(h_inf);
 }
 
-template void standard_scaler_apply_cuda<float>(const Context&, MatrixView<const float>, const double*,
-                                                const double*, MatrixView<float>, bool);
-template void standard_scaler_apply_cuda<double>(const Context&, MatrixView<const double>, const double*,
-                                                 const double*, MatrixView<double>, bool);
+template std::int64_t standard_scaler_apply_cuda<float>(const Context&, MatrixView<const float>, const double*,
+                                                        const double*, MatrixView<float>, bool);
+template std::int64_t standard_scaler_apply_cuda<double>(const Context&, MatrixView<const double>, const double*,
+                                                         const double*, MatrixView<double>, bool);
 
 }  // namespace tl::detail
