@@ -26,7 +26,7 @@ def hostile(n=5003, dtype=np.float64, seed=1):
     X = rng.standard_normal((n, 6)) * np.array([tiny, 1.0, big, 1e4, 1.0, 1.0])
     X[rng.random(n) < 0.3, 1] *= 1e12
     X[::7, 0] = den
-    X[3, 3] = -0.0
+    X[min(3, n - 1), 3] = -0.0
     X[rng.random(n) < 0.01, 4] = np.nan
     X[:, 5] = 3.0
     return X.astype(dtype)

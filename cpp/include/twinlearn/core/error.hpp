@@ -3,9 +3,10 @@
 //   ValueError -> ValueError, TypeError -> TypeError, OutOfMemory -> MemoryError,
 //   CudaError / NotAvailable / anything else -> RuntimeError.
 #pragma once
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace tl {
 
@@ -27,11 +28,30 @@ struct NotAvailable : std::runtime_error {
 };
 
 namespace detail {
+// Message building without iostreams (no locale state on error paths).
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, const char* v) { s += v; }
+inline void append(std::string& s, char v) { s += v; }
+template <class T>
+void append(std::string& s, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    s += v ? "true" : "false";
+  } else if constexpr (std::is_integral_v<T>) {
+    s += std::to_string(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(v));
+    s += buf;
+  } else {
+    static_assert(std::is_convertible_v<T, std::string>, "unsupported message part");
+    s += std::string(v);
+  }
+}
 template <class... Args>
 std::string concat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string s;
+  (append(s, args), ...);
+  return s;
 }
 }  // namespace detail
 

@@ -22,7 +22,17 @@ __global__ void chunk_partials_kernel(const T* __restrict__ X, const T* __restri
   const std::int64_t r0 = c * kColStatsChunk;
   const std::int64_t r1 = min(rows, r0 + kColStatsChunk);
   ChunkAcc acc;
-  for (std::int64_t i = r0; i < r1; ++i) {
+  constexpr int U = 8;  // loads in flight per thread before they are accumulated (in row order)
+  std::int64_t i = r0;
+  for (; i + U <= r1; i += U) {
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = X[(i + u) * cols + j];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      colstats_detail::push(acc, static_cast<double>(v[u]), w ? static_cast<double>(w[i + u]) : 1.0);
+  }
+  for (; i < r1; ++i) {
     const double wi = w ? static_cast<double>(w[i]) : 1.0;
     colstats_detail::push(acc, static_cast<double>(X[i * cols + j]), wi);
   }

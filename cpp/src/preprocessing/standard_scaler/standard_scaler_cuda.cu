@@ -10,16 +10,30 @@ namespace {
 // threads walk the columns of each row (thread t: columns t, t+blockDim, ...),
 // so a warp touches consecutive addresses. No integer division per element.
 // Infinite inputs are counted with one atomicAdd per block that saw any.
+// x and y may be the same array (in-place): each element is read before the
+// same thread writes it, so they are not declared __restrict__.
 template <class T>
-__global__ void scaler_apply_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t rows, std::int64_t cols,
+__global__ void scaler_apply_kernel(const T* x, T* y, std::int64_t rows, std::int64_t cols,
                                     std::int64_t rows_per_block, const double* __restrict__ mean,
                                     const double* __restrict__ scale, bool inverse,
                                     unsigned long long* __restrict__ n_inf) {
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * rows_per_block;
   const std::int64_t r1 = min(rows, r0 + rows_per_block);
   unsigned long long local_inf = 0;
+  constexpr int U = 4;  // rows in flight per thread: loads issued before the stores
   for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    for (std::int64_t i = r0; i < r1; ++i) {
+    std::int64_t i = r0;
+    for (; i + U <= r1; i += U) {
+      T v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = x[(i + u) * cols + j];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        local_inf += num::is_inf(v[u]);
+        y[(i + u) * cols + j] = scaler_apply_one(v[u], mean, scale, j, inverse);
+      }
+    }
+    for (; i < r1; ++i) {
       const T v = x[i * cols + j];
       local_inf += num::is_inf(v);
       y[i * cols + j] = scaler_apply_one(v, mean, scale, j, inverse);
