@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from . import environment, report
@@ -134,7 +135,9 @@ def main(argv=None) -> int:
     )
     log(f"bench: {len(chosen)} workload(s), suite {cfg.suite}, sizes {cfg.sizes}, device {cfg.device}")
     load_at_start = environment.load_average()
+    t0 = time.perf_counter()
     results, sweeps = Runner(cfg, Progress(enabled=not args.quiet)).run(chosen)
+    elapsed = time.perf_counter() - t0
 
     env = environment.collect(device, load_at_start)
     result = {
@@ -152,6 +155,7 @@ def main(argv=None) -> int:
             "only": args.only,
         },
         "environment": env,
+        "elapsed_s": elapsed,
         "workloads": results,
         "sweeps": sweeps,
         "plots": {},
@@ -164,4 +168,5 @@ def main(argv=None) -> int:
     log(f"wrote {json_path}")
     if not args.quiet:
         print(report.console_summary(result))
+        print(f"ran in {report.fmt_time(elapsed)}")
     return 0

@@ -228,7 +228,7 @@ def _peer_contender(peer: Peer, device: str, device_input: str | None) -> Conten
     base.build = lambda inst: peer.build(inst.peer_args())
     if peer.note is not None:
         base.note = lambda inst: peer.note(inst.peer_args())
-    base.memory = (kind,) if kind in ("torch", "cupy") else ()
+    base.memory = ("torch",) if kind == "torch" else ()  # other libraries allocate through their own pools
     if kind == "torch" and device == "cpu":
         base.threads = lambda: importlib.import_module("torch").get_num_threads()
     return base

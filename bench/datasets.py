@@ -74,6 +74,11 @@ def blobs(scale: Scale, seed: int, dtype) -> Dataset:
     return Dataset(data)
 
 
+def _split(X, y, n: int) -> Dataset:
+    """The first n rows for training, the rest held out."""
+    return Dataset({"X": X[:n], "y": y[:n], "X_test": X[n:], "y_test": y[n:]})
+
+
 def regression(scale: Scale, seed: int, dtype) -> Dataset:
     """y = X w + 3 + noise (noise at a tenth of the signal), with a held-out set."""
     rng = np.random.default_rng(seed)
@@ -83,7 +88,7 @@ def regression(scale: Scale, seed: int, dtype) -> Dataset:
     y = X @ w
     y += _normal(rng, y.shape, dtype) * dtype_cast(0.1 * np.sqrt(scale.cols), dtype)
     y += dtype_cast(3.0, dtype)
-    return Dataset({"X": X[: scale.rows], "y": y[: scale.rows], "X_test": X[scale.rows :], "y_test": y[scale.rows :]})
+    return _split(X, y, scale.rows)
 
 
 def classification(scale: Scale, seed: int, dtype) -> Dataset:
@@ -99,7 +104,7 @@ def classification(scale: Scale, seed: int, dtype) -> Dataset:
         logit += 1.5 * np.sin(2.0 * X[:, 0] * X[:, 1]) + 1.0 * (np.abs(X[:, 2]) > 1.0) - 0.8 * (X[:, 3] > 0.5)
     logit *= 3.0
     y = (logit + rng.logistic(size=logit.shape) > 0).astype(np.int32)
-    return Dataset({"X": X[: scale.rows], "y": y[: scale.rows], "X_test": X[scale.rows :], "y_test": y[scale.rows :]})
+    return _split(X, y, scale.rows)
 
 
 def low_rank(scale: Scale, seed: int, dtype) -> Dataset:

@@ -115,9 +115,9 @@ def nvidia_smi() -> dict | None:
         return None
     out = {}
     query = _run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
-    if query:
-        name, driver, mem = [s.strip() for s in query.splitlines()[0].split(",")]
-        out.update(name=name, driver_version=driver, memory_total=mem)
+    fields = [s.strip() for s in query.splitlines()[0].rsplit(",", 2)] if query else []
+    if len(fields) == 3:
+        out.update(name=fields[0], driver_version=fields[1], memory_total=fields[2])
     banner = _run(["nvidia-smi"])
     m = re.search(r"CUDA Version:\s*([\d.]+)", banner or "")
     if m:
@@ -141,8 +141,8 @@ def device_record(device: str) -> dict:
             "gpus": info["gpus"],
             "n_threads": twinlearn.get_n_threads(),
         }
-    except ImportError as exc:
-        rec["twinlearn"] = {"error": str(exc)}
+    except Exception as exc:  # the record must not lose a finished run
+        rec["twinlearn"] = {"error": f"{type(exc).__name__}: {exc}"}
     if device != "cpu":
         rec["nvidia_smi"] = nvidia_smi()
         gpus = (rec["twinlearn"] or {}).get("gpus") or []

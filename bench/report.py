@@ -195,6 +195,8 @@ def _run_section(result: dict, json_name: str) -> list[str]:
     lib_text = ", ".join(f"{k} {v}" for k, v in libs.items() if v)
     s = result["settings"]
     suite = f"{result['suite']} (sizes: {s['sizes']}), {s['repeats']} timed runs after a warm-up"
+    if result.get("elapsed_s") is not None:
+        suite += f"; whole run {fmt_time(result['elapsed_s'])}"
     if s.get("device_input"):
         suite += f", data on the device as {s['device_input']} arrays"
     rows = [

@@ -118,7 +118,7 @@ def _quality(inst: Instance, est, outputs: dict, inputs: _Inputs) -> dict:
         return {"quality": {}, "quality_error": f"{type(exc).__name__}: {exc}"}
 
 
-def measure(contender: Contender, inst: Instance | None, cfg: RunConfig, sync, with_quality=True) -> dict:
+def measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality=True) -> dict:
     """The record of one contender on one workload instance; never raises."""
     rec = contender.describe()
     if not contender.ready:
@@ -191,7 +191,7 @@ def workload_record(wl: Workload, scale) -> dict:
 
 
 def _instance(wl: Workload, scale, cfg: RunConfig, rec: dict) -> Instance | None:
-    """Makes the data; on failure marks every contender of `rec` as errored."""
+    """The workload's data at `scale`; on failure None, with the reason in `rec`."""
     t0 = time.perf_counter()
     try:
         data = datasets.load(wl.data, scale, wl.seed, wl.dtype)
