@@ -26,12 +26,12 @@ STATUSES = {"ok", "absent", "not implemented", "not available", "skipped", "erro
 CONTENDER_KEYS = {"name", "library", "role", "input", "numeric_mode", "version", "status", "reason"}
 OK_KEYS = {"times_s", "runs_s", "total_s", "first_run_s", "repeats", "single_run", "memory"}
 WORKLOAD_KEYS = {"name", "title", "kind", "shape", "dtype", "steps", "metric", "contenders"}
-SMOKE = ["--suite", "smoke", "--device", "cpu", "--no-plots", "--quiet"]
+SMOKE = ["--suite", "smoke", "--no-plots", "--quiet"]
 
 
-def run_bench(tmp_path: Path, *args: str, name="result") -> tuple[dict, Path, Path]:
+def run_bench(tmp_path: Path, *args: str, name="result", device="cpu") -> tuple[dict, Path, Path]:
     out, md = tmp_path / f"{name}.json", tmp_path / f"{name}.md"
-    assert cli.main([*SMOKE, "--out", str(out), "--markdown", str(md), *args]) == 0
+    assert cli.main([*SMOKE, "--device", device, "--out", str(out), "--markdown", str(md), *args]) == 0
     return json.loads(out.read_text()), out, md
 
 
@@ -44,9 +44,9 @@ def records(result: dict, workload: str) -> dict:
     return by_name(w["contenders"])
 
 
-def check_schema(result: dict):
+def check_schema(result: dict, device="cpu"):
     assert result["schema"] == report.SCHEMA_VERSION
-    assert result["device"] == "cpu"
+    assert result["device"] == device
     env = result["environment"]
     for key in ("date", "git", "device", "cpu", "libraries", "thread_pools", "device_slug"):
         assert key in env
@@ -216,9 +216,36 @@ def test_accelerated_scikit_learn(monkeypatch, tmp_path):
     assert accel["speedup_vs"]["scikit-learn"] > 0
 
 
+@pytest.mark.gpu
+def test_smoke_on_the_gpu(tmp_path):
+    result, _, md = run_bench(tmp_path, "--only", "standard_scaler,kmeans", device="cuda")
+    check_schema(result, device="cuda:0")
+    env = result["environment"]
+    assert env["device"]["name"] and env["device"]["twinlearn"]["cuda_available"]
+    kind = result["settings"]["device_input"]
+    assert kind in ("cupy", "torch")
+    recs = records(result, "standard_scaler")
+    for mode in ("fast", "deterministic", "identical"):
+        for inp in (kind, "numpy"):
+            r = recs[f"twinlearn {mode} ({inp})"]
+            assert r["status"] == "ok", r
+            assert r["device_used"] == "cuda:0"
+            assert r["quality"]["max_abs_error"] < 1e-5
+            assert "twinlearn" in r["memory"]["device_peak_bytes"]
+            assert r["speedup_vs"]["scikit-learn"] > 0
+    if recs["torch"]["status"] != "absent":
+        assert recs["torch"]["status"] == "ok", recs["torch"]
+        assert recs["torch"]["input"] == "torch"
+        assert recs["torch"]["quality"]["max_abs_error"] < 1e-4
+        assert "torch" in recs["torch"]["memory"]["device_peak_bytes"]
+        torch_kmeans = records(result, "kmeans")["torch"]
+        assert torch_kmeans["status"] == "ok", torch_kmeans
+    assert "device memory" in md.read_text()
+
+
 def test_unknown_workload_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
-        cli.main([*SMOKE, "--only", "no_such_workload"])
+        cli.main([*SMOKE, "--device", "cpu", "--only", "no_such_workload"])
     assert "unknown workload" in capsys.readouterr().err
 
 
