@@ -5,7 +5,9 @@
 #   make test       CPU (and, with nvcc, CUDA) build + ctest + pytest: what CI runs
 #   make test-gpu   the same on a GPU machine with the system python3, offline;
 #                   GPU tests must run there (TWINLEARN_REQUIRE_GPU=1)
-#   make bench      the benchmark harness (quick suite)
+#   make bench      the benchmark harness, quick suite: results in bench/results/,
+#                   the table in docs/BENCHMARKS.md (BENCH_ARGS="--suite full" ...)
+#   make bench-gpu  the same on a GPU machine with the system python3, offline
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -16,8 +18,9 @@ GEN    := $(shell command -v ninja >/dev/null 2>&1 && echo -G Ninja)
 GTEST_SRC := $(wildcard $(CURDIR)/.deps/googletest/CMakeLists.txt)
 GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/googletest,)
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
-.PHONY: venv build test test-gpu demo bench format clean _build _test
+.PHONY: venv build test test-gpu demo bench bench-gpu format clean _build _test
 
 $(VENV)/.stamp: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +61,11 @@ demo: venv
 
 bench: venv
 	$(MAKE) build
-	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(VPY) -m bench --suite quick
+	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(VPY) -m bench --suite quick $(BENCH_ARGS)
+
+bench-gpu:
+	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
+	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(PYTHON) -m bench --suite quick --device cuda $(BENCH_ARGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')

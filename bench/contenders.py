@@ -1,0 +1,270 @@
+"""Who runs in a workload: twinlearn in each numeric mode, with data on the
+device and NumPy in / NumPy out; scikit-learn (and its variants); peers from
+other libraries. Every contender carries a status: 'ready', or why it does not
+run ('absent', 'not implemented', 'not available', 'skipped', 'error').
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .arrays import torch_cuda_usable
+from .registry import Peer, PeerArgs, Scale, Workload
+
+READY = "ready"
+OK = "ok"
+ABSENT = "absent"  # the library is not importable
+NOT_IMPLEMENTED = "not implemented"  # twinlearn has no such estimator yet
+NOT_AVAILABLE = "not available"  # present but cannot run here (needs a GPU, no accelerator...)
+SKIPPED = "skipped"
+ERROR = "error"
+
+NUMERIC_MODES = ("fast", "deterministic", "identical")
+
+
+@dataclass
+class Instance:
+    """A workload at one size, with its host data, on a device."""
+
+    workload: Workload
+    scale: Scale
+    data: Any
+    device: str
+
+    def params(self, library: str | None = None) -> dict:
+        return self.workload.resolve_params(self.scale, self.data, library)
+
+    def peer_args(self) -> PeerArgs:
+        return PeerArgs(self.params(), self.scale, self.data, self.device)
+
+
+@dataclass
+class Contender:
+    name: str
+    library: str
+    role: str  # 'twinlearn', 'scikit-learn', 'peer', or for accel workloads 'plain' / 'accelerated'
+    input: str = "numpy"  # 'numpy', 'cupy' or 'torch'
+    numeric_mode: str | None = None
+    build: Callable[[Instance], Any] | None = None  # a fresh estimator for each run
+    context: Callable[[], AbstractContextManager] | None = None  # entered around all runs
+    status: str = READY
+    reason: str | None = None
+    note: Callable[[Instance], str | None] | None = None
+    version: str | None = None
+    memory: tuple[str, ...] = ()  # device allocators to read (bench.memory)
+    threads: Callable[[], int | None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.status == READY
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "library": self.library,
+            "role": self.role,
+            "input": self.input if self.ready else None,
+            "numeric_mode": self.numeric_mode,
+            "version": self.version,
+            "status": self.status,
+            "reason": self.reason,
+        }
+
+
+def contenders_for(workload: Workload, device: str, device_input: str | None) -> list[Contender]:
+    if workload.kind == "accel":
+        return _accel_contenders(workload, device)
+    out = _twinlearn_contenders(workload, device, device_input)
+    if workload.sklearn is not None:
+        out += _sklearn_contenders(workload)
+    out += [_peer_contender(p, device, device_input) for p in workload.peers]
+    return out
+
+
+# -- twinlearn ---------------------------------------------------------------
+
+
+def twinlearn_class(path: str | None):
+    """(class, None), or (None, (status, reason)) when it cannot be had."""
+    if path is None:
+        return None, (NOT_IMPLEMENTED, "twinlearn has no counterpart")
+    module, _, name = path.rpartition(".")
+    full = f"twinlearn.{module}" if module else "twinlearn"
+    try:
+        mod = importlib.import_module(full)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing.startswith("twinlearn.") and (full == missing or full.startswith(missing + ".")):
+            return None, (NOT_IMPLEMENTED, f"{full} does not exist yet")
+        return None, (ERROR, f"twinlearn could not be imported: {exc}")
+    except ImportError as exc:
+        return None, (ERROR, f"twinlearn could not be imported: {exc}")
+    cls = getattr(mod, name, None)
+    if cls is None:
+        return None, (NOT_IMPLEMENTED, f"twinlearn.{path} does not exist yet")
+    return cls, None
+
+
+def _twinlearn_threads(device: str):
+    def threads():
+        if device != "cpu":
+            return None
+        import twinlearn
+
+        return twinlearn.get_n_threads() or _cpu_count()
+
+    return threads
+
+
+def _twinlearn_contenders(workload: Workload, device: str, device_input: str | None) -> list[Contender]:
+    cls, problem = twinlearn_class(workload.estimator)
+    if problem is not None:
+        status, reason = problem
+        return [Contender("twinlearn", "twinlearn", "twinlearn", status=status, reason=reason)]
+    import twinlearn
+
+    kinds = ["numpy"] if device == "cpu" else [k for k in (device_input, "numpy") if k]
+    out = []
+    for mode in NUMERIC_MODES:
+        for kind in kinds:
+            out.append(Contender(
+                name=f"twinlearn {mode} ({kind})",
+                library="twinlearn",
+                role="twinlearn",
+                input=kind,
+                numeric_mode=mode,
+                build=lambda inst, mode=mode: cls(
+                    **inst.params("twinlearn"), device=inst.device, numeric_mode=mode
+                ),
+                version=twinlearn.__version__,
+                memory=("twinlearn",) if kind == "numpy" else ("twinlearn", kind),
+                threads=_twinlearn_threads(device),
+            ))
+    if device != "cpu" and device_input is None:
+        out.append(Contender(
+            "twinlearn (data on device)", "twinlearn", "twinlearn", status=NOT_AVAILABLE,
+            reason="neither CuPy nor PyTorch with CUDA is importable",
+        ))
+    return out
+
+
+# -- scikit-learn --------------------------------------------------------------
+
+
+def sklearn_factory(spec):
+    if callable(spec):
+        return spec
+    module, _, name = spec.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def sklearn_threads() -> int | None:
+    """The largest thread count among the OpenMP and BLAS pools scikit-learn uses."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    counts = [p.get("num_threads") or 0 for p in threadpool_info()]
+    return max(counts) if counts else None
+
+
+def _sklearn_contenders(workload: Workload) -> list[Contender]:
+    import sklearn
+
+    factory = sklearn_factory(workload.sklearn)
+    variants = {None: {}, **workload.sklearn_variants}
+    return [
+        Contender(
+            name="scikit-learn" if label is None else f"scikit-learn ({label})",
+            library="scikit-learn",
+            role="scikit-learn",
+            build=lambda inst, extra=extra: factory(**{**inst.params("sklearn"), **extra}),
+            version=sklearn.__version__,
+            threads=sklearn_threads,
+        )
+        for label, extra in variants.items()
+    ]
+
+
+# -- peers --------------------------------------------------------------------
+
+
+def _import_problem(module: str) -> str | None:
+    """None when `module` imports; else why not."""
+    if importlib.util.find_spec(module) is None:
+        return f"{module} is not installed"
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # a library can fail while loading its GPU runtime
+        return f"{module} failed to import: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _peer_contender(peer: Peer, device: str, device_input: str | None) -> Contender:
+    base = Contender(peer.name, peer.name, "peer")
+    problem = _import_problem(peer.module)
+    if problem is not None:
+        base.status, base.reason = ABSENT, problem
+        return base
+    base.version = getattr(importlib.import_module(peer.module), "__version__", None)
+    if peer.gpu_only and device == "cpu":
+        base.status, base.reason = NOT_AVAILABLE, "runs on a GPU only"
+        return base
+    kind = peer.input
+    if kind == "device":
+        kind = "numpy" if device == "cpu" else device_input
+        if kind is None:
+            base.status, base.reason = NOT_AVAILABLE, "neither CuPy nor PyTorch with CUDA is importable"
+            return base
+    if kind == "torch" and device != "cpu" and not torch_cuda_usable():
+        base.status, base.reason = NOT_AVAILABLE, "PyTorch cannot use the GPU"
+        return base
+    base.input = kind
+    base.build = lambda inst: peer.build(inst.peer_args())
+    if peer.note is not None:
+        base.note = lambda inst: peer.note(inst.peer_args())
+    base.memory = ("torch",) if kind == "torch" else ()  # other libraries allocate through their own pools
+    if kind == "torch" and device == "cpu":
+        base.threads = lambda: importlib.import_module("torch").get_num_threads()
+    return base
+
+
+# -- accelerated scikit-learn -------------------------------------------------
+
+
+def _accel_contenders(workload: Workload, device: str) -> list[Contender]:
+    import sklearn
+
+    factory = sklearn_factory(workload.sklearn)
+    plain = Contender(
+        "scikit-learn", "scikit-learn", "plain",
+        build=lambda inst: factory(**inst.params("sklearn")),
+        version=sklearn.__version__, threads=sklearn_threads,
+    )
+    accel = Contender("scikit-learn + twinlearn.accelerate", "twinlearn", "accelerated")
+    try:
+        import twinlearn
+    except ImportError as exc:
+        accel.status, accel.reason = ERROR, f"twinlearn could not be imported: {exc}"
+        twinlearn = None
+    accelerate = getattr(twinlearn, "accelerate", None)
+    if twinlearn is not None and accelerate is None:
+        accel.status, accel.reason = NOT_AVAILABLE, "twinlearn.accelerate does not exist in this build"
+    if not accel.ready:
+        plain.status, plain.reason = SKIPPED, "nothing to compare with: the accelerator is not available"
+        return [plain, accel]
+    accel.version = twinlearn.__version__
+    accel.build = lambda inst: accelerate(factory(**inst.params("sklearn")))
+    accel.context = lambda: twinlearn.config_context(device=device)
+    accel.memory = ("twinlearn",)
+    accel.threads = _twinlearn_threads(device)
+    return [plain, accel]
+
+
+def _cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -1,0 +1,343 @@
+"""Timing contenders and running suites.
+
+Each run builds a fresh estimator (untimed) and times every step with the GPU
+synchronized before and after the call. A first run warms up (kernel loading,
+allocator caches); then ``repeats`` runs are timed and their median reported.
+A contender whose first run takes at least ``single_run_above_s`` is not run
+again: its single, full-size run is the measurement, recorded as such (repeats
+= 1, includes first-call overhead). Nothing is ever extrapolated.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import traceback
+import warnings
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import datasets, metrics
+from .arrays import DeviceSync, release_device_memory, to_host, to_input
+from .contenders import ERROR, OK, SKIPPED, Contender, Instance, contenders_for
+from .memory import DeviceMemoryProbe, HostMemoryProbe
+from .registry import Workload
+
+
+@dataclass
+class RunConfig:
+    suite: str  # 'smoke', 'quick' or 'full'
+    device: str  # 'cpu' or 'cuda:0'
+    device_input: str | None  # 'cupy' / 'torch' for data on the device, None on the CPU
+    sizes: str  # which scale of each workload: 'smoke', 'cpu' or 'cuda'
+    repeats: int = 3
+    single_run_above_s: float = 2.0
+    sweep_cutoff_s: float = 30.0
+    sweep_max_rows: int | None = None
+
+
+class _Inputs:
+    """The host dataset converted, on first use, to one contender's input kind."""
+
+    def __init__(self, data, kind: str, device: str):
+        self._data, self._kind, self._device = data, kind, device
+        self._converted: dict = {}
+
+    def __getitem__(self, key):
+        if key not in self._converted:
+            self._converted[key] = to_input(self._data[key], self._kind, self._device)
+        return self._converted[key]
+
+
+def _trial(contender: Contender, inst: Instance, inputs: _Inputs, sync):
+    """One run of all steps on a fresh estimator: (seconds per step, outputs, estimator)."""
+    est = contender.build(inst)
+    seconds, outputs = {}, {}
+    for step in inst.workload.steps:
+        method = getattr(est, step.method)
+        args = [inputs[k] for k in step.args]
+        sync()
+        t0 = time.perf_counter()
+        out = method(*args)
+        sync()
+        seconds[step.method] = time.perf_counter() - t0
+        outputs[step.method] = None if out is est else out
+    return seconds, outputs, est
+
+
+def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality: bool) -> dict:
+    inputs = _Inputs(inst.data, contender.input, cfg.device)
+    for step in inst.workload.steps:  # move data before the memory probes start
+        for key in step.args:
+            inputs[key]
+    host = HostMemoryProbe().start()
+    device = DeviceMemoryProbe(cfg.device, contender.memory).start()
+
+    seconds, outputs, est = _trial(contender, inst, inputs, sync)
+    first = sum(seconds.values())
+    runs = {k: [v] for k, v in seconds.items()}
+    single = first >= cfg.single_run_above_s
+    if not single:
+        runs = {k: [] for k in seconds}
+        for _ in range(cfg.repeats):
+            outputs = est = None  # let the previous run's outputs go first
+            seconds, outputs, est = _trial(contender, inst, inputs, sync)
+            for k, v in seconds.items():
+                runs[k].append(v)
+    rec = {
+        "times_s": {k: statistics.median(v) for k, v in runs.items()},
+        "runs_s": runs,
+        "first_run_s": first,
+        "repeats": 1 if single else cfg.repeats,
+        "single_run": single,
+        "memory": {**host.stop(), **device.stop()},
+    }
+    rec["total_s"] = sum(rec["times_s"].values())
+    if contender.note is not None:
+        rec["note"] = contender.note(inst)
+    if contender.threads is not None:
+        rec["threads"] = contender.threads()
+    if contender.role == "twinlearn":
+        rec["numeric_mode_used"] = est.numeric_mode_used()
+        rec["device_used"] = est.device_used()
+    if with_quality and inst.workload.quality is not None:
+        rec.update(_quality(inst, est, outputs, inputs))
+    return rec
+
+
+def _quality(inst: Instance, est, outputs: dict, inputs: _Inputs) -> dict:
+    def call(method, *keys):
+        return to_host(getattr(est, method)(*[inputs[k] for k in keys]))
+
+    ev = metrics.Evaluation(inst.data, {k: to_host(v) for k, v in outputs.items()}, est, call)
+    try:
+        return {"quality": inst.workload.quality.fn(ev)}
+    except Exception as exc:
+        return {"quality": {}, "quality_error": f"{type(exc).__name__}: {exc}"}
+
+
+def measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality=True) -> dict:
+    """The record of one contender on one workload instance; never raises."""
+    rec = contender.describe()
+    if not contender.ready:
+        return rec
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with contender.context() if contender.context else nullcontext():
+                rec.update(_measure(contender, inst, cfg, sync, with_quality))
+            rec["status"] = OK
+        except Exception as exc:
+            rec["status"] = ERROR
+            rec["reason"] = f"{type(exc).__name__}: {exc}"
+            rec["traceback"] = traceback.format_exc(limit=-6)
+        finally:
+            release_device_memory(cfg.device)
+    messages = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    if messages:
+        rec["warnings"] = messages[:5]
+    return rec
+
+
+def add_speedups(records: list[dict]) -> None:
+    """Each twinlearn record gets ``speedup_vs``: peer time / twinlearn time,
+    for every peer that ran (for accel workloads: plain / accelerated)."""
+    ok = [r for r in records if r["status"] == OK]
+    ours = [r for r in ok if r["role"] in ("twinlearn", "accelerated")]
+    theirs = [r for r in ok if r["role"] not in ("twinlearn", "accelerated")]
+    for r in ours:
+        r["speedup_vs"] = {p["name"]: p["total_s"] / r["total_s"] for p in theirs if r["total_s"] > 0}
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return f"<array {'x'.join(map(str, value.shape))} {value.dtype}>"
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def _params_record(inst: Instance) -> dict:
+    wl = inst.workload
+    out = {"shared": inst.params()}
+    if wl.estimator is not None:
+        out["twinlearn"] = inst.params("twinlearn")
+    if wl.sklearn is not None:
+        out["scikit-learn"] = inst.params("sklearn")
+    return _jsonable(out)
+
+
+def workload_record(wl: Workload, scale) -> dict:
+    return {
+        "name": wl.name,
+        "title": wl.format_title(scale),
+        "kind": wl.kind,
+        "shape": _jsonable(scale.as_dict()),
+        "dtype": wl.dtype,
+        "steps": [s.method for s in wl.steps],
+        "metric": None if wl.quality is None else {
+            "name": wl.quality.primary,
+            "higher_is_better": wl.quality.higher_is_better,
+            "description": wl.quality.description,
+        },
+        "contenders": [],
+    }
+
+
+def _instance(wl: Workload, scale, cfg: RunConfig, rec: dict) -> Instance | None:
+    """The workload's data at `scale`; on failure None, with the reason in `rec`."""
+    t0 = time.perf_counter()
+    try:
+        data = datasets.load(wl.data, scale, wl.seed, wl.dtype)
+    except Exception as exc:
+        rec["data_error"] = f"{type(exc).__name__}: {exc}"
+        return None
+    rec["data_seconds"] = time.perf_counter() - t0
+    return Instance(wl, scale, data, cfg.device)
+
+
+class Runner:
+    def __init__(self, cfg: RunConfig, progress):
+        self.cfg = cfg
+        self.progress = progress
+        self.sync = DeviceSync(cfg.device)
+
+    # -- planning (for the progress total) -----------------------------------
+    def plan(self, workloads: list[Workload]):
+        """[(workload, scale, contenders, sweep rows)]"""
+        plan = []
+        for wl in workloads:
+            scale = wl.scales[self.cfg.sizes]
+            contenders = contenders_for(wl, self.cfg.device, self.cfg.device_input)
+            rows = sweep_rows(wl, scale, self.cfg) if self.cfg.suite == "full" and wl.sweep else []
+            plan.append((wl, scale, contenders, rows))
+        return plan
+
+    @staticmethod
+    def count(plan) -> int:
+        return sum(len(c) * (1 + len(rows)) for _, _, c, rows in plan)
+
+    # -- main table -------------------------------------------------------------
+    def run_workload(self, wl: Workload, scale, contenders: list[Contender]) -> dict:
+        rec = workload_record(wl, scale)
+        inst = None
+        if any(c.ready for c in contenders):
+            inst = _instance(wl, scale, self.cfg, rec)
+            if inst is not None:
+                rec["params"] = _params_record(inst)
+        for c in contenders:
+            self.progress.update(f"{wl.name}: {c.name}")
+            if inst is None and c.ready:
+                r = c.describe()
+                r.update(status=ERROR, reason=f"no data: {rec.get('data_error')}")
+            else:
+                r = measure(c, inst, self.cfg, self.sync)
+            rec["contenders"].append(r)
+        add_speedups(rec["contenders"])
+        return rec
+
+    # -- scaling sweep ----------------------------------------------------------
+    def run_sweep(self, wl: Workload, scale, contenders: list[Contender], rows: list[int]) -> dict:
+        """Time (no quality) against rows; a contender slower than the cutoff
+        at one size is skipped at the larger ones."""
+        sweep = {"workload": wl.name, "title": wl.format_title(scale, rows="N"), "cols": scale.cols, "points": []}
+        too_slow: dict[str, str] = {}
+        for n in rows:
+            point_scale = scale.with_rows(n)
+            point = {"rows": n, "contenders": []}
+            inst = _instance(wl, point_scale, self.cfg, point)
+            for c in contenders:
+                self.progress.update(f"{wl.name} sweep {n:,} rows: {c.name}")
+                r = c.describe()
+                if not c.ready:
+                    pass
+                elif inst is None:
+                    r.update(status=ERROR, reason=f"no data: {point.get('data_error')}")
+                elif c.name in too_slow:
+                    r.update(status=SKIPPED, reason=too_slow[c.name])
+                else:
+                    r = measure(c, inst, self.cfg, self.sync, with_quality=False)
+                    if r["status"] == OK and r["first_run_s"] > self.cfg.sweep_cutoff_s:
+                        too_slow[c.name] = (
+                            f"took {r['first_run_s']:.1f} s at {n:,} rows "
+                            f"(sweep limit {self.cfg.sweep_cutoff_s:g} s)"
+                        )
+                point["contenders"].append(r)
+            add_speedups(point["contenders"])
+            sweep["points"].append(point)
+            inst = None
+            datasets.clear_cache()
+        return sweep
+
+    def run(self, workloads: list[Workload]) -> tuple[list[dict], list[dict]]:
+        plan = self.plan(workloads)
+        self.progress.start(self.count(plan))
+        results, sweeps = [], []
+        try:
+            for wl, scale, contenders, _ in plan:
+                results.append(self.run_workload(wl, scale, contenders))
+            datasets.clear_cache()
+            for wl, scale, contenders, rows in plan:
+                if rows:
+                    sweeps.append(self.run_sweep(wl, scale, contenders, rows))
+        finally:
+            self.progress.close()
+            datasets.clear_cache()
+        return results, sweeps
+
+
+# -- sweep sizes ----------------------------------------------------------------
+
+
+def _host_available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _device_free_bytes(device: str) -> int:
+    import twinlearn
+
+    ordinal = int(device.split(":")[1])
+    for gpu in twinlearn.device_info()["gpus"]:
+        if gpu["id"] == ordinal:
+            return int(gpu["free_memory"])
+    raise RuntimeError(f"{device} is not visible")
+
+
+def memory_limit_rows(wl: Workload, scale, device: str) -> int:
+    """The most rows whose data fits a third of free host memory and half of
+    free device memory, at ``mem_factor`` bytes per byte of X."""
+    per_row = scale.cols * np.dtype(wl.dtype).itemsize * wl.mem_factor
+    budget = 0.3 * _host_available_bytes()
+    if device != "cpu":
+        budget = min(budget, 0.5 * _device_free_bytes(device))
+    return int(budget // per_row)
+
+
+def sweep_rows(wl: Workload, scale, cfg: RunConfig) -> list[int]:
+    """Rows doubling from a 64th of the workload's size (at least 1024) up to
+    the memory limit; on the CPU at most 8x the quick size."""
+    start = 1 << max(10, (max(scale.rows // 64, 1) - 1).bit_length())
+    limit = memory_limit_rows(wl, scale, cfg.device)
+    limit = min(limit, scale.rows * 8 if cfg.device == "cpu" else 1 << 27)
+    if cfg.sweep_max_rows:
+        limit = min(limit, cfg.sweep_max_rows)
+    rows, n = [], start
+    while n <= limit:
+        rows.append(n)
+        n *= 2
+    return rows

@@ -1,0 +1,316 @@
+"""The benchmark harness, on tiny sizes on the CPU: result schema, statuses
+(absent, not implemented, not available, error), Markdown regeneration,
+sweeps, the accelerated-scikit-learn hook, and the quality metrics."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench import cli, datasets, metrics, report, workloads  # noqa: E402,F401  (registers workloads)
+from bench.memory import HostMemoryProbe  # noqa: E402
+from bench.registry import (  # noqa: E402
+    FIT_TRANSFORM, REGISTRY, Peer, Scale, Workload, human_rows, register,
+)
+from bench.runner import add_speedups  # noqa: E402
+
+STATUSES = {"ok", "absent", "not implemented", "not available", "skipped", "error"}
+CONTENDER_KEYS = {"name", "library", "role", "input", "numeric_mode", "version", "status", "reason"}
+OK_KEYS = {"times_s", "runs_s", "total_s", "first_run_s", "repeats", "single_run", "memory"}
+WORKLOAD_KEYS = {"name", "title", "kind", "shape", "dtype", "steps", "metric", "contenders"}
+SMOKE = ["--suite", "smoke", "--no-plots", "--quiet"]
+
+
+def run_bench(tmp_path: Path, *args: str, name="result", device="cpu") -> tuple[dict, Path, Path]:
+    out, md = tmp_path / f"{name}.json", tmp_path / f"{name}.md"
+    assert cli.main([*SMOKE, "--device", device, "--out", str(out), "--markdown", str(md), *args]) == 0
+    return json.loads(out.read_text()), out, md
+
+
+def by_name(contenders: list[dict]) -> dict:
+    return {r["name"]: r for r in contenders}
+
+
+def records(result: dict, workload: str) -> dict:
+    (w,) = [w for w in result["workloads"] if w["name"] == workload]
+    return by_name(w["contenders"])
+
+
+def check_schema(result: dict, device="cpu"):
+    assert result["schema"] == report.SCHEMA_VERSION
+    assert result["device"] == device
+    env = result["environment"]
+    for key in ("date", "git", "device", "cpu", "libraries", "thread_pools", "device_slug"):
+        assert key in env
+    assert env["git"]["commit"]
+    assert env["libraries"]["scikit-learn"]
+    assert env["cpu"]["usable_cores"] >= 1
+    for w in result["workloads"]:
+        assert WORKLOAD_KEYS <= set(w)
+        for r in w["contenders"]:
+            assert CONTENDER_KEYS <= set(r), r
+            assert r["status"] in STATUSES, r
+            if r["status"] != "ok":
+                assert r["reason"], r
+                continue
+            assert OK_KEYS <= set(r), r
+            assert set(r["times_s"]) == set(w["steps"])
+            assert r["total_s"] == pytest.approx(sum(r["times_s"].values()))
+            assert all(len(v) == r["repeats"] for v in r["runs_s"].values())
+            assert r["memory"]["host_peak_bytes"] >= 0
+            if w["metric"] and "quality_error" not in r:
+                assert isinstance(r["quality"][w["metric"]["name"]], float)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One smoke run shared by the tests that only read its output."""
+    tmp = tmp_path_factory.mktemp("smoke")
+    return run_bench(tmp, "--only", "standard_scaler,kmeans,pca,accel_ridge", "--repeats", "2")
+
+
+def test_smoke_result_schema(smoke):
+    result, _, _ = smoke
+    check_schema(result)
+    assert [w["name"] for w in result["workloads"]] == ["standard_scaler", "kmeans", "pca", "accel_ridge"]
+    sk = records(result, "pca")
+    assert {"scikit-learn", "scikit-learn (randomized)", "scikit-learn (covariance_eigh)"} <= set(sk)
+    assert sk["scikit-learn"]["status"] == "ok"
+    assert sk["scikit-learn"]["repeats"] == 2
+    assert sk["scikit-learn"]["threads"] >= 1
+
+
+def test_twinlearn_modes_and_speedups(smoke):
+    result, _, _ = smoke
+    recs = records(result, "standard_scaler")
+    for mode in ("fast", "deterministic", "identical"):
+        r = recs[f"twinlearn {mode} (numpy)"]
+        assert r["status"] == "ok", r
+        assert r["numeric_mode"] == mode
+        assert r["numeric_mode_used"] == "identical"  # StandardScaler always delivers identical
+        assert r["device_used"] == "cpu"
+        assert r["quality"]["max_abs_error"] < 1e-5
+        assert r["speedup_vs"]["scikit-learn"] == pytest.approx(recs["scikit-learn"]["total_s"] / r["total_s"])
+
+
+def test_missing_estimator_is_not_implemented(smoke):
+    result, _, _ = smoke
+    recs = records(result, "kmeans")
+    # Until twinlearn.cluster.KMeans lands the record says so; afterwards it runs.
+    twinlearn = [r for r in recs.values() if r["library"] == "twinlearn"]
+    assert all(r["status"] in ("ok", "not implemented") for r in twinlearn)
+    assert recs["scikit-learn"]["status"] == "ok"
+    assert recs["scikit-learn"]["quality"]["n_iter"] <= 20
+
+
+def test_markdown_regenerates_from_json(smoke):
+    result, out, md = smoke
+    text = md.read_text()
+    assert text.startswith(report.GENERATED_MARK + "\n# Benchmarks")
+    assert "make bench" in text
+    assert result["environment"]["git"]["commit"][:12] in text or "unknown" in text
+    assert result["environment"]["timestamp"] in text
+    assert "This run used the CPU only" in text
+    for w in result["workloads"]:
+        assert f"### {w['title']}" in text
+    again = md.with_name("again.md")
+    assert cli.main(["--render", str(out), "--markdown", str(again), "--no-plots", "--quiet"]) == 0
+    assert again.read_text() == text
+
+
+def _failing_peer(args):
+    raise RuntimeError("peer exploded")
+
+
+@pytest.fixture
+def synthetic(monkeypatch):
+    """Workloads registered for one test: a twinlearn estimator that does not
+    exist (in an existing module and in a missing one) and peers that are
+    absent, GPU-only, or fail."""
+    def add(**changes):
+        fields = dict(
+            name="test_synthetic",
+            title="synthetic {rows} x {cols}",
+            data=datasets.gaussian,
+            scales={k: Scale(300, 4) for k in ("smoke", "cpu", "cuda")},
+            estimator="preprocessing.NoSuchScalerForTests",
+            sklearn="sklearn.preprocessing.StandardScaler",
+            steps=(FIT_TRANSFORM,),
+            quality=metrics.STANDARDIZED,
+            peers=(
+                Peer("Nowhere", "twinlearn_bench_no_such_module", _failing_peer),
+                Peer("GPU only", "numpy", _failing_peer, gpu_only=True),
+                Peer("Exploding", "numpy", _failing_peer),
+            ),
+        )
+        fields.update(changes)
+        wl = Workload(**fields)
+        monkeypatch.setitem(REGISTRY, wl.name, wl)
+        return wl
+
+    return add
+
+
+def test_absent_unimplemented_and_failing_contenders(synthetic, tmp_path):
+    synthetic()
+    synthetic(name="test_no_module", estimator="no_such_area_for_tests.Thing")
+    result, _, _ = run_bench(tmp_path, "--only", "test_synthetic,test_no_module", "--repeats", "1")
+    check_schema(result)
+    for name in ("test_synthetic", "test_no_module"):
+        recs = records(result, name)
+        assert recs["twinlearn"]["status"] == "not implemented"
+        assert recs["Nowhere"]["status"] == "absent"
+        assert "not installed" in recs["Nowhere"]["reason"]
+        assert recs["GPU only"]["status"] == "not available"
+        assert recs["Exploding"]["status"] == "error"
+        assert "peer exploded" in recs["Exploding"]["reason"]
+        assert recs["scikit-learn"]["status"] == "ok"
+
+
+def test_slow_first_run_is_the_only_run(tmp_path):
+    result, _, _ = run_bench(tmp_path, "--only", "standard_scaler", "--single-run-above", "0")
+    for r in records(result, "standard_scaler").values():
+        if r["status"] == "ok":
+            assert r["repeats"] == 1 and r["single_run"]
+            assert r["total_s"] == r["first_run_s"]
+
+
+def test_full_suite_sweeps_rows(tmp_path):
+    result, _, md = run_bench(
+        tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
+        "--sweep-max-rows", "4096", "--sweep-cutoff", "0", "--repeats", "1",
+    )
+    (sweep,) = result["sweeps"]
+    assert [p["rows"] for p in sweep["points"]] == [1024, 2048, 4096]
+    first, *later = sweep["points"]
+    assert by_name(first["contenders"])["scikit-learn"]["status"] == "ok"
+    for p in later:  # a cutoff of 0 s: everything that ran once is skipped afterwards
+        sk = by_name(p["contenders"])["scikit-learn"]
+        assert sk["status"] == "skipped" and "sweep limit" in sk["reason"]
+    assert "## Scaling" in md.read_text()
+
+
+def test_accelerated_scikit_learn(monkeypatch, tmp_path):
+    import twinlearn
+
+    monkeypatch.delattr(twinlearn, "accelerate", raising=False)
+    result, _, _ = run_bench(tmp_path, "--only", "accel_standard_scaler", name="without")
+    recs = records(result, "accel_standard_scaler")
+    assert recs["scikit-learn + twinlearn.accelerate"]["status"] == "not available"
+    assert recs["scikit-learn"]["status"] == "skipped"
+
+    # With an accelerator (here one that changes nothing) both arms run.
+    monkeypatch.setattr(twinlearn, "accelerate", lambda est: est, raising=False)
+    result, _, _ = run_bench(tmp_path, "--only", "accel_standard_scaler", "--repeats", "1", name="with")
+    recs = records(result, "accel_standard_scaler")
+    accel = recs["scikit-learn + twinlearn.accelerate"]
+    assert accel["status"] == "ok" and recs["scikit-learn"]["status"] == "ok"
+    assert accel["speedup_vs"]["scikit-learn"] > 0
+
+
+@pytest.mark.gpu
+def test_smoke_on_the_gpu(tmp_path):
+    result, _, md = run_bench(tmp_path, "--only", "standard_scaler,kmeans", device="cuda")
+    check_schema(result, device="cuda:0")
+    env = result["environment"]
+    assert env["device"]["name"] and env["device"]["twinlearn"]["cuda_available"]
+    kind = result["settings"]["device_input"]
+    assert kind in ("cupy", "torch")
+    recs = records(result, "standard_scaler")
+    for mode in ("fast", "deterministic", "identical"):
+        for inp in (kind, "numpy"):
+            r = recs[f"twinlearn {mode} ({inp})"]
+            assert r["status"] == "ok", r
+            assert r["device_used"] == "cuda:0"
+            assert r["quality"]["max_abs_error"] < 1e-5
+            assert "twinlearn" in r["memory"]["device_peak_bytes"]
+            assert r["speedup_vs"]["scikit-learn"] > 0
+    if recs["torch"]["status"] != "absent":
+        assert recs["torch"]["status"] == "ok", recs["torch"]
+        assert recs["torch"]["input"] == "torch"
+        assert recs["torch"]["quality"]["max_abs_error"] < 1e-4
+        assert "torch" in recs["torch"]["memory"]["device_peak_bytes"]
+        torch_kmeans = records(result, "kmeans")["torch"]
+        assert torch_kmeans["status"] == "ok", torch_kmeans
+    assert "device memory" in md.read_text()
+
+
+def test_unknown_workload_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        cli.main([*SMOKE, "--device", "cpu", "--only", "no_such_workload"])
+    assert "unknown workload" in capsys.readouterr().err
+
+
+# -- pieces ---------------------------------------------------------------------
+
+
+def _evaluation(data, outputs=None, model=None):
+    return metrics.Evaluation(data, outputs or {}, model, call=None)
+
+
+def test_scaler_metric_separates_right_from_wrong():
+    data = datasets.gaussian(Scale(500, 3), seed=1, dtype=np.float32)
+    X = data["X"].astype(np.float64)
+    right = (X - X.mean(0)) / X.std(0)
+    wrong = (X - X.mean(0)) / X.std(0, ddof=1)  # sample std: a different scaler
+    assert metrics.standardized_error(_evaluation(data, {"fit_transform": right}))["max_abs_error"] < 1e-12
+    assert metrics.standardized_error(_evaluation(data, {"fit_transform": wrong}))["max_abs_error"] > 1e-4
+
+
+def test_recall_and_inertia_separate():
+    data = datasets.blobs(Scale(400, 5, {"centers": 4, "n_queries": 20, "k": 4}), seed=2, dtype=np.float32)
+    d2 = ((data["Q"][:, None, :].astype(np.float64) - data["X"][None]) ** 2).sum(-1)
+    exact = np.argsort(d2, axis=1)[:, :10]
+    assert metrics.recall_at_k(_evaluation(data, {"kneighbors": (None, exact)}))["recall@10"] == 1.0
+    far = np.argsort(d2, axis=1)[:, -10:]
+    assert metrics.recall_at_k(_evaluation(data, {"kneighbors": (None, far)}))["recall@10"] == 0.0
+
+    class Model:
+        cluster_centers_ = data["init"]
+
+    at_init = metrics.inertia(_evaluation(data, model=Model()))["inertia"]
+    Model.cluster_centers_ = data["init"] + 10.0
+    assert metrics.inertia(_evaluation(data, model=Model()))["inertia"] > at_init
+
+
+def test_speedups_are_peer_over_twinlearn():
+    recs = [
+        {"name": "twinlearn fast (numpy)", "role": "twinlearn", "status": "ok", "total_s": 0.5},
+        {"name": "scikit-learn", "role": "scikit-learn", "status": "ok", "total_s": 2.0},
+        {"name": "torch", "role": "peer", "status": "absent"},
+    ]
+    add_speedups(recs)
+    assert recs[0]["speedup_vs"] == {"scikit-learn": 4.0}
+    assert "speedup_vs" not in recs[1]
+
+
+def test_host_memory_probe_sees_an_allocation():
+    probe = HostMemoryProbe().start()
+    block = np.ones(64 * 2**20 // 8)  # 64 MiB, touched
+    mem = probe.stop()
+    del block
+    if mem["host_method"] != "VmHWM above start RSS":
+        pytest.skip("the peak RSS counter cannot be reset here")
+    assert mem["host_peak_bytes"] >= 48 * 2**20
+
+
+def test_registry_rejects_duplicates_and_missing_scales():
+    wl = REGISTRY["standard_scaler"]
+    with pytest.raises(ValueError, match="twice"):
+        register(wl)
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="scale"):
+        register(replace(wl, name="test_no_scales", scales={"smoke": Scale(10, 2)}))
+
+
+def test_human_rows():
+    assert [human_rows(n) for n in (2_000_000, 200_000, 1_048_576, 64)] == ["2M", "200k", "1,048,576", "64"]
