@@ -17,11 +17,17 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
+from .cluster import KMeans
+from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .preprocessing import StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "KMeans",
+    "KNeighborsClassifier",
+    "KNeighborsRegressor",
+    "NearestNeighbors",
     "StandardScaler",
     "config_context",
     "device_info",
