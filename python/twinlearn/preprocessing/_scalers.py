@@ -209,6 +209,7 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         Xt : array of shape (n_samples, n_features), the caller's array type
         """
+        check_is_fitted(self)
         clip = (float(self.feature_range[0]), float(self.feature_range[1])) if self.clip else None
         return self._affine(X, None, mul=self.scale_, add=self.min_, clip=clip, tag="MinMaxScaler.transform")
 
@@ -223,6 +224,7 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         X_original : array of shape (n_samples, n_features), the caller's array type
         """
+        check_is_fitted(self)
         return self._affine(X, None, sub=self.min_, div=self.scale_, tag="MinMaxScaler.inverse_transform")
 
 
@@ -341,6 +343,7 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         X_tr : array of shape (n_samples, n_features), the caller's array type
         """
+        check_is_fitted(self)
         clip = (-1.0, 1.0) if self.clip else None
         return self._affine(X, None, div=self.scale_, clip=clip, tag="MaxAbsScaler.transform")
 
@@ -355,6 +358,7 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         X_original : array of shape (n_samples, n_features), the caller's array type
         """
+        check_is_fitted(self)
         return self._affine(X, None, mul=self.scale_, tag="MaxAbsScaler.inverse_transform")
 
 

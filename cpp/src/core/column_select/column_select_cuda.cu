@@ -20,17 +20,18 @@ constexpr std::int64_t kSelectBatchElems = std::int64_t(1) << 26;
 constexpr std::int64_t kLargeColumn = std::int64_t(1) << 15;
 constexpr int kTile = 32;
 
-// Tiled transpose of the column batch [c0, c0 + cb) into keys: a 32 x 32
-// tile of X per block (blockDim = 32 x 8), read row-wise and written
-// column-wise through shared memory, so both global accesses are coalesced.
-// keys[jj * rows + i] = to_key(X[i, c0 + jj]).
+// Tiled transpose of the column batch [c0, c0 + cb) into keys: one 32 x 32
+// tile of X per block (blockDim = 32 x 8; tiles numbered row-tile-major in a
+// 1-D grid, blockIdx.x = row_tile * col_tiles + col_tile), read row-wise and
+// written column-wise through shared memory, so both global accesses are
+// coalesced. keys[jj * rows + i] = to_key(X[i, c0 + jj]).
 template <class T>
 __global__ void transpose_keys_kernel(const T* __restrict__ X, std::int64_t rows, std::int64_t cols, std::int64_t c0,
-                                      std::int64_t cb, select_detail::key_t<T>* __restrict__ keys) {
+                                      std::int64_t cb, std::int64_t col_tiles, select_detail::key_t<T>* __restrict__ keys) {
   using K = select_detail::key_t<T>;
   __shared__ K tile[kTile][kTile + 1];
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
-  const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const std::int64_t i0 = (static_cast<std::int64_t>(blockIdx.x) / col_tiles) * kTile;
+  const std::int64_t j0 = (static_cast<std::int64_t>(blockIdx.x) % col_tiles) * kTile;
   for (int di = threadIdx.y; di < kTile; di += blockDim.y) {
     const std::int64_t i = i0 + di, jj = j0 + threadIdx.x;
     if (i < rows && jj < cb) tile[di][threadIdx.x] = select_detail::to_key(X[i * cols + c0 + jj]);
@@ -96,9 +97,9 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
     };
     for (std::int64_t c0 = 0; c0 < cols; c0 += cb_max) {
       const std::int64_t cb = std::min(cb_max, cols - c0);
-      dim3 tblock(kTile, 8);
-      dim3 tgrid(static_cast<unsigned>((cb + kTile - 1) / kTile), static_cast<unsigned>((rows + kTile - 1) / kTile));
-      transpose_keys_kernel<T><<<tgrid, tblock, 0, stream>>>(xs.view.data, rows, cols, c0, cb, keys_in.data());
+      const std::int64_t col_tiles = (cb + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
+      transpose_keys_kernel<T><<<static_cast<unsigned>(row_tiles * col_tiles), dim3(kTile, 8), 0, stream>>>(
+          xs.view.data, rows, cols, c0, cb, col_tiles, keys_in.data());
       TL_CUDA_CHECK_LAUNCH("transpose_keys_kernel");
       if (rows >= kLargeColumn || cb == 1) {
         std::size_t bytes = 0;
