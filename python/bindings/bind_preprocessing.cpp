@@ -90,7 +90,8 @@ void init_preprocessing(nb::module_& m) {
   // rank -1 gives NaN). ranks: int64 (k, cols), host.
   m.def(
       "column_select",
-      [](const tl::Context& ctx, RoArr X_, nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu, nb::ro> ranks) {
+      [](const tl::Context& ctx, RoArr X_,
+         nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu, nb::ro> ranks) {
         Arr X(X_);
         const std::int64_t cols = X.ndim() == 2 ? static_cast<std::int64_t>(X.shape(1)) : 1;
         if (static_cast<std::int64_t>(ranks.shape(1)) != cols)

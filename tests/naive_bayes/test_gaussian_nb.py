@@ -270,7 +270,7 @@ def test_numeric_mode_used_reports_identical(mode):
 
 
 @pytest.mark.gpu
-def test_cupy_input(device):
+def test_cupy_input():
     cp = pytest.importorskip("cupy")
     X, y = blobs(n=2000, dtype=np.float32, seed=18)
     w = np.random.default_rng(19).random(2000).astype(np.float32)

@@ -214,6 +214,18 @@ def test_partial_fit_nan_batches_like_sklearn(device, cls, skcls):
     assert ours.n_samples_seen_ == ref.n_samples_seen_
 
 
+@pytest.mark.parametrize("cls,skcls", [(MinMaxScaler, skp.MinMaxScaler), (MaxAbsScaler, skp.MaxAbsScaler)])
+def test_partial_fit_mixed_dtypes_like_sklearn(cls, skcls):
+    X = hostile(100, 3, np.float64, seed=17)
+    ours, ref = cls(device="cpu"), skcls()
+    for batch in (X[:50].astype(np.float32), X[50:]):
+        ours.partial_fit(batch)
+        ref.partial_fit(batch)
+    for name in fitted_attrs(ours):
+        assert_array_equal(getattr(ours, name), getattr(ref, name), err_msg=name)
+        assert getattr(ours, name).dtype == getattr(ref, name).dtype, name
+
+
 def test_partial_fit_rejects_feature_count_change():
     est = MinMaxScaler(device="cpu").partial_fit(np.ones((3, 2)))
     with pytest.raises(ValueError, match="features"):

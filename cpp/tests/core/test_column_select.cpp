@@ -37,7 +37,7 @@ std::vector<T> with_specials(std::int64_t rows, std::int64_t cols, std::uint64_t
   std::vector<T> x(base.begin(), base.end());
   for (std::size_t i = 0; i < x.size(); i += 9) x[i] = T(0) * T((i / 9) % 2 ? 1 : -1);  // +0 / -0
   for (std::size_t i = 4; i < x.size(); i += 13) x[i] = std::numeric_limits<T>::quiet_NaN();
-  for (std::size_t i = 6; i < x.size(); i += 29) x[i] = -std::numeric_limits<T>::quiet_NaN();  // negative NaN
+  for (std::size_t i = 6; i < x.size(); i += 29) x[i] = -std::numeric_limits<T>::quiet_NaN();      // negative NaN
   for (std::size_t i = 8; i < x.size(); i += 31) x[i] = T(std::round(static_cast<double>(x[i])));  // ties
   return x;
 }
@@ -70,7 +70,8 @@ TEST(ColumnSelect, MatchesSortedReference) {
     std::sort(keys.begin(), keys.end());
     for (std::size_t r = 0; r < ranks.size() / cols; ++r) {
       const std::int64_t q = ranks[r * cols + j];
-      const double want = q >= 0 ? tl::select_detail::from_key<double>(keys[q]) : std::numeric_limits<double>::quiet_NaN();
+      const double want =
+          q >= 0 ? tl::select_detail::from_key<double>(keys[q]) : std::numeric_limits<double>::quiet_NaN();
       const double have = got[r * cols + j];
       if (std::isnan(want))
         EXPECT_TRUE(std::isnan(have));
@@ -91,13 +92,13 @@ TEST(ColumnSelect, RejectsRanksOutOfRange) {
   std::vector<double> x = {1, 2, 3};
   std::vector<double> out(1);
   std::vector<std::int64_t> bad = {3};
-  EXPECT_THROW(tl::column_select<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), bad.data(), 1,
-                                         out.data()),
-               tl::ValueError);
+  EXPECT_THROW(
+      tl::column_select<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), bad.data(), 1, out.data()),
+      tl::ValueError);
   bad = {-2};
-  EXPECT_THROW(tl::column_select<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), bad.data(), 1,
-                                         out.data()),
-               tl::ValueError);
+  EXPECT_THROW(
+      tl::column_select<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), bad.data(), 1, out.data()),
+      tl::ValueError);
 }
 
 TEST(ColumnSelect, BitsDoNotDependOnThreadCount) {

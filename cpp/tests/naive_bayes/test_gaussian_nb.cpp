@@ -98,9 +98,9 @@ TEST(GaussianNBClassStats, RejectsBadLabels) {
   std::vector<double> x = {1, 2, 3};
   std::vector<tl::ColStat> out(2);
   std::vector<std::int64_t> y = {0, 2, 1};
-  EXPECT_THROW(tl::class_column_stats<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), {}, y.data(), 2,
-                                              out.data()),
-               tl::ValueError);
+  EXPECT_THROW(
+      tl::class_column_stats<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 1), {}, y.data(), 2, out.data()),
+      tl::ValueError);
 }
 
 TEST(GaussianNBJll, MatchesLaneOrderReference) {

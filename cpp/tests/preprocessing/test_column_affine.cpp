@@ -27,12 +27,12 @@ TEST(ColumnAffine, StepsInOrderThenClip) {
   s.clip_hi = 9;
   tl::column_affine_apply<float>(cpu(1), tl::MatrixView<const float>(x.data(), 3, 2), s,
                                  tl::MatrixView<float>(y.data(), 3, 2));
-  EXPECT_EQ(y[0], 0.5f);                        // (1-1)/2*10+0.5
-  EXPECT_EQ(y[1], -0.5f);                       // (2-2)/4*10-0.5
-  EXPECT_EQ(y[2], 9.0f);                        // 10.5 clipped
-  EXPECT_TRUE(std::isnan(y[3]));                // NaN kept
-  EXPECT_EQ(y[4], -20.0f);                      // -29.5 clipped
-  EXPECT_EQ(y[5], 9.0f);                        // 9.5 clipped
+  EXPECT_EQ(y[0], 0.5f);          // (1-1)/2*10+0.5
+  EXPECT_EQ(y[1], -0.5f);         // (2-2)/4*10-0.5
+  EXPECT_EQ(y[2], 9.0f);          // 10.5 clipped
+  EXPECT_TRUE(std::isnan(y[3]));  // NaN kept
+  EXPECT_EQ(y[4], -20.0f);        // -29.5 clipped
+  EXPECT_EQ(y[5], 9.0f);          // 9.5 clipped
 }
 
 // Each step is one rounding to T: for float input the result equals float
@@ -50,7 +50,8 @@ TEST(ColumnAffine, EachStepRoundsToT) {
   std::vector<float> y(1);
   tl::column_affine_apply<float>(cpu(1), tl::MatrixView<const float>(x.data(), 1, 1), s,
                                  tl::MatrixView<float>(y.data(), 1, 1));
-  const float stepwise = static_cast<float>(static_cast<double>(static_cast<float>(static_cast<double>(x0) * 3.0)) + 0.1);
+  const float stepwise =
+      static_cast<float>(static_cast<double>(static_cast<float>(static_cast<double>(x0) * 3.0)) + 0.1);
   const float fused_double = static_cast<float>(static_cast<double>(x0) * 3.0 + 0.1);
   EXPECT_TRUE(tltest::same_bits(y[0], stepwise));
   EXPECT_FALSE(tltest::same_bits(stepwise, fused_double)) << "fixture cannot separate per-step rounding";

@@ -179,13 +179,15 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         device = self._tl_device(X)
         X = check_X(self, X, device, reset=first_pass, for_fit=True)
         data_min, data_max, _, _ = _column_extrema(self, X, device, "MinMaxScaler.partial_fit.column_extrema")
-        dt = data_min.dtype
         if first_pass:
             self.n_samples_seen_ = X.shape[0]
         else:
-            data_min = _minimum(self.data_min_.astype(dt), data_min)
-            data_max = _maximum(self.data_max_.astype(dt), data_max)
+            # As np.minimum / np.maximum: the wider of the two dtypes.
+            dt = np.result_type(self.data_min_, data_min)
+            data_min = _minimum(self.data_min_.astype(dt), data_min.astype(dt))
+            data_max = _maximum(self.data_max_.astype(dt), data_max.astype(dt))
             self.n_samples_seen_ += X.shape[0]
+        dt = data_min.dtype
         lo, hi = np.asarray(feature_range[0], dtype=dt), np.asarray(feature_range[1], dtype=dt)
         data_range = data_max - data_min
         self.scale_ = (hi - lo) / zeros_to_one(data_range)
@@ -324,7 +326,8 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         if first_pass:
             self.n_samples_seen_ = X.shape[0]
         else:
-            max_abs = _maximum(self.max_abs_.astype(max_abs.dtype), max_abs)
+            dt = np.result_type(self.max_abs_, max_abs)
+            max_abs = _maximum(self.max_abs_.astype(dt), max_abs.astype(dt))
             self.n_samples_seen_ += X.shape[0]
         self.max_abs_ = max_abs
         self.scale_ = zeros_to_one(max_abs)

@@ -16,8 +16,8 @@ namespace tl {
 // w.data == nullptr means unit weights. X and w: host or the context's device.
 // out: n_classes * X.cols entries, host memory.
 template <class T>
-void class_column_stats(const Context& ctx, MatrixView<const T> X, VectorView<const T> w,
-                        const std::int64_t* labels, std::int64_t n_classes, ColStat* out);
+void class_column_stats(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const std::int64_t* labels,
+                        std::int64_t n_classes, ColStat* out);
 
 // The sample-dependent part of GaussianNB's joint log likelihood:
 //   out[i * C + c] = joint[c] + (nconst[c] - 0.5 * S[i, c]),

@@ -50,8 +50,8 @@ void column_extrema_cuda(const Context& ctx, MatrixView<const T> X, ColExtrema* 
   extrema_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
       xs.view.data, rows, cols, nchunks, partials.data());
   TL_CUDA_CHECK_LAUNCH("extrema_partials_kernel");
-  extrema_merge_kernel<<<static_cast<unsigned>((cols + block - 1) / block), block, 0, stream>>>(
-      partials.data(), cols, nchunks, res.data());
+  extrema_merge_kernel<<<static_cast<unsigned>((cols + block - 1) / block), block, 0, stream>>>(partials.data(), cols,
+                                                                                                nchunks, res.data());
   TL_CUDA_CHECK_LAUNCH("extrema_merge_kernel");
   TL_CUDA_CHECK(cudaMemcpyAsync(out, res.data(), sizeof(ColExtrema) * cols, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));

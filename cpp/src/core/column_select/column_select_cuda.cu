@@ -27,7 +27,8 @@ constexpr int kTile = 32;
 // coalesced. keys[jj * rows + i] = to_key(X[i, c0 + jj]).
 template <class T>
 __global__ void transpose_keys_kernel(const T* __restrict__ X, std::int64_t rows, std::int64_t cols, std::int64_t c0,
-                                      std::int64_t cb, std::int64_t col_tiles, select_detail::key_t<T>* __restrict__ keys) {
+                                      std::int64_t cb, std::int64_t col_tiles,
+                                      select_detail::key_t<T>* __restrict__ keys) {
   using K = select_detail::key_t<T>;
   __shared__ K tile[kTile][kTile + 1];
   const std::int64_t i0 = (static_cast<std::int64_t>(blockIdx.x) / col_tiles) * kTile;
@@ -66,12 +67,11 @@ __global__ void segment_offsets_kernel(int* __restrict__ offsets, std::int64_t n
 }  // namespace
 
 template <class T>
-void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::int64_t* ranks, std::int64_t k,
-                        T* out) {
+void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::int64_t* ranks, std::int64_t k, T* out) {
   using K = select_detail::key_t<T>;
   const std::int64_t rows = X.rows, cols = X.cols;
-  TL_REQUIRE(rows <= INT_MAX, ValueError, "column_select: the CUDA backend supports at most ", INT_MAX,
-             " rows, got ", rows);
+  TL_REQUIRE(rows <= INT_MAX, ValueError, "column_select: the CUDA backend supports at most ", INT_MAX, " rows, got ",
+             rows);
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
@@ -114,7 +114,7 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
         }
       } else {
         segment_offsets_kernel<<<static_cast<unsigned>((cb + 1 + 255) / 256), 256, 0, stream>>>(offsets.data(), cb,
-                                                                                                  rows);
+                                                                                                rows);
         TL_CUDA_CHECK_LAUNCH("segment_offsets_kernel");
         std::size_t bytes = 0;
         TL_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(
@@ -137,7 +137,7 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
 
 template void column_select_cuda<float>(const Context&, MatrixView<const float>, const std::int64_t*, std::int64_t,
                                         float*);
-template void column_select_cuda<double>(const Context&, MatrixView<const double>, const std::int64_t*,
-                                         std::int64_t, double*);
+template void column_select_cuda<double>(const Context&, MatrixView<const double>, const std::int64_t*, std::int64_t,
+                                         double*);
 
 }  // namespace tl::detail

@@ -3,8 +3,8 @@
 namespace tl {
 
 template <class T>
-void class_column_stats(const Context& ctx, MatrixView<const T> X, VectorView<const T> w,
-                        const std::int64_t* labels, std::int64_t n_classes, ColStat* out) {
+void class_column_stats(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const std::int64_t* labels,
+                        std::int64_t n_classes, ColStat* out) {
   TL_REQUIRE(X.rows >= 0 && X.cols >= 0, ValueError, "class_column_stats: negative shape");
   TL_REQUIRE(n_classes >= 1, ValueError, "class_column_stats: n_classes must be at least 1, got ", n_classes);
   TL_REQUIRE(labels != nullptr || X.rows == 0, ValueError, "class_column_stats: no labels");
@@ -15,8 +15,8 @@ void class_column_stats(const Context& ctx, MatrixView<const T> X, VectorView<co
     check_placement(ctx, w, "sample_weight");
   }
   for (std::int64_t i = 0; i < X.rows; ++i)
-    TL_REQUIRE(labels[i] >= 0 && labels[i] < n_classes, ValueError, "class_column_stats: label ", labels[i],
-               " of row ", i, " is outside [0, ", n_classes, ")");
+    TL_REQUIRE(labels[i] >= 0 && labels[i] < n_classes, ValueError, "class_column_stats: label ", labels[i], " of row ",
+               i, " is outside [0, ", n_classes, ")");
   if (X.cols == 0) return;
   const detail::ClassLayout layout = detail::make_class_layout(labels, X.rows, n_classes);
   if (layout.n_chunks == 0) {
@@ -56,7 +56,8 @@ ClassLayout make_class_layout(const std::int64_t* labels, std::int64_t rows, std
   L.n_chunks = L.chunk_base[n_classes];
   L.chunk_class.resize(static_cast<std::size_t>(L.n_chunks));
   for (std::int64_t c = 0; c < n_classes; ++c)
-    for (std::int64_t t = L.chunk_base[c]; t < L.chunk_base[c + 1]; ++t) L.chunk_class[t] = static_cast<std::int32_t>(c);
+    for (std::int64_t t = L.chunk_base[c]; t < L.chunk_base[c + 1]; ++t)
+      L.chunk_class[t] = static_cast<std::int32_t>(c);
   return L;
 }
 

@@ -33,8 +33,8 @@ TL_HD double jll_finish(double s, double joint, double nconst) {
 }
 
 template <class T>
-void class_column_stats_cpu(const Context& ctx, MatrixView<const T> X, VectorView<const T> w,
-                            const ClassLayout& layout, std::int64_t n_classes, ColStat* out);
+void class_column_stats_cpu(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const ClassLayout& layout,
+                            std::int64_t n_classes, ColStat* out);
 template <class T>
 void class_column_stats_cuda(const Context& ctx, MatrixView<const T> X, VectorView<const T> w,
                              const ClassLayout& layout, std::int64_t n_classes, ColStat* out);

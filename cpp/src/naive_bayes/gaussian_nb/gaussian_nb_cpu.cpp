@@ -8,8 +8,8 @@
 namespace tl::detail {
 
 template <class T>
-void class_column_stats_cpu(const Context& ctx, MatrixView<const T> X, VectorView<const T> w,
-                            const ClassLayout& layout, std::int64_t n_classes, ColStat* out) {
+void class_column_stats_cpu(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const ClassLayout& layout,
+                            std::int64_t n_classes, ColStat* out) {
   using namespace colstats_detail;
   TL_REQUIRE(X.on_host() && (!w.data || w.on_host()), ValueError, "the CPU backend needs host arrays");
   const std::int64_t cols = X.cols, nchunks = layout.n_chunks;

@@ -39,8 +39,8 @@ __global__ void class_partials_kernel(const T* __restrict__ X, const T* __restri
 // pairwise tree over that class's chunk partials, level by level, the
 // block's threads computing one level's merges in parallel (ping-pong).
 __global__ void class_tree_kernel(ColStat* __restrict__ a, ColStat* __restrict__ b,
-                                  const std::int64_t* __restrict__ chunk_base, std::int64_t cols,
-                                  std::int64_t nchunks, ColStat* __restrict__ out) {
+                                  const std::int64_t* __restrict__ chunk_base, std::int64_t cols, std::int64_t nchunks,
+                                  ColStat* __restrict__ out) {
   const std::int64_t e = blockIdx.x;
   const std::int64_t c = e / cols, j = e % cols;
   std::int64_t n = chunk_base[c + 1] - chunk_base[c];
@@ -82,8 +82,7 @@ __global__ void jll_kernel(const T* __restrict__ X, std::int64_t rows, std::int6
     const double* th = theta + c * cols;
     const double* va = var + c * cols;
     const double s = warp_lane_reduce(
-        cols, 0.0, [&](std::int64_t j) { return jll_term(static_cast<double>(xi[j]), th[j], va[j]); },
-        lane_ops::Add{});
+        cols, 0.0, [&](std::int64_t j) { return jll_term(static_cast<double>(xi[j]), th[j], va[j]); }, lane_ops::Add{});
     if (lane == 0) out[q] = jll_finish(s, joint[c], nconst[c]);
   }
 }
@@ -91,7 +90,8 @@ __global__ void jll_kernel(const T* __restrict__ X, std::int64_t rows, std::int6
 template <class V>
 DeviceBuffer<V> to_device(const std::vector<V>& v, int dev, cudaStream_t stream) {
   DeviceBuffer<V> d(v.size(), dev);
-  if (!v.empty()) TL_CUDA_CHECK(cudaMemcpyAsync(d.data(), v.data(), sizeof(V) * v.size(), cudaMemcpyHostToDevice, stream));
+  if (!v.empty())
+    TL_CUDA_CHECK(cudaMemcpyAsync(d.data(), v.data(), sizeof(V) * v.size(), cudaMemcpyHostToDevice, stream));
   return d;
 }
 
@@ -127,8 +127,7 @@ void class_column_stats_cuda(const Context& ctx, MatrixView<const T> X, VectorVi
   class_tree_kernel<<<static_cast<unsigned>(n_classes * cols), tblock, 0, stream>>>(
       pa.data(), pb.data(), chunk_base.data(), cols, nchunks, res.data());
   TL_CUDA_CHECK_LAUNCH("class_tree_kernel");
-  TL_CUDA_CHECK(
-      cudaMemcpyAsync(out, res.data(), sizeof(ColStat) * n_classes * cols, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaMemcpyAsync(out, res.data(), sizeof(ColStat) * n_classes * cols, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -162,8 +161,7 @@ void gaussian_nb_jll_cuda(const Context& ctx, MatrixView<const T> X, const doubl
   jll_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, rows, cols, n_classes, d_theta, d_var, d_joint, d_nconst,
                                             d_out.data());
   TL_CUDA_CHECK_LAUNCH("jll_kernel");
-  TL_CUDA_CHECK(
-      cudaMemcpyAsync(out, d_out.data(), sizeof(double) * rows * n_classes, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaMemcpyAsync(out, d_out.data(), sizeof(double) * rows * n_classes, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -33,7 +33,6 @@ TL_HD T affine_one(T x, const AffineParams& p, std::int64_t j) {
 template <class T>
 void column_affine_apply_cpu(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out);
 template <class T>
-void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps,
-                              MatrixView<T> out);
+void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out);
 
 }  // namespace tl::detail

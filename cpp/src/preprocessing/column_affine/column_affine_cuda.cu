@@ -11,8 +11,7 @@ namespace {
 // Grid-stride loop over the rows*cols elements of a C-contiguous matrix; one
 // element per thread per step, consecutive threads on consecutive elements.
 template <class T>
-__global__ void column_affine_kernel(const T* x, T* y, std::int64_t n, std::int64_t cols,
-                                     AffineParams p) {
+__global__ void column_affine_kernel(const T* x, T* y, std::int64_t n, std::int64_t cols, AffineParams p) {
   for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     y[e] = affine_one(x[e], p, e % cols);
@@ -22,8 +21,7 @@ __global__ void column_affine_kernel(const T* x, T* y, std::int64_t n, std::int6
 }  // namespace
 
 template <class T>
-void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps,
-                              MatrixView<T> out) {
+void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out) {
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
@@ -36,8 +34,8 @@ void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const C
   const double* devp[4] = {nullptr, nullptr, nullptr, nullptr};
   for (int s = 0; s < 4; ++s) {
     if (!host[s]) continue;
-    TL_CUDA_CHECK(cudaMemcpyAsync(params.data() + s * cols, host[s], sizeof(double) * cols, cudaMemcpyHostToDevice,
-                                  stream));
+    TL_CUDA_CHECK(
+        cudaMemcpyAsync(params.data() + s * cols, host[s], sizeof(double) * cols, cudaMemcpyHostToDevice, stream));
     devp[s] = params.data() + s * cols;
   }
   const AffineParams p{devp[0], devp[1], devp[2], devp[3], steps.clip, steps.clip_lo, steps.clip_hi};
