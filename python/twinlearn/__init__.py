@@ -17,11 +17,17 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
-from .preprocessing import StandardScaler
+from .naive_bayes import GaussianNB
+from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GaussianNB",
+    "MaxAbsScaler",
+    "MinMaxScaler",
+    "Normalizer",
+    "RobustScaler",
     "StandardScaler",
     "config_context",
     "device_info",
