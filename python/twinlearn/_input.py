@@ -22,7 +22,7 @@ def np_float_dtype(X):
     return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
 
 
-def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan):
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
     X = _array.as_device_matrix(X, "X")
     n, d = X.shape
     name = type(est).__name__
@@ -43,33 +43,42 @@ def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan):
     if not allow_nan and _array.device_any(X, "nan"):
         raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
     # With NaN allowed, a fit finds infinities in its own column reduction.
-    if (not allow_nan or not for_fit) and _array.device_any(X, "inf"):
+    if find_inf and (not allow_nan or not for_fit) and _array.device_any(X, "inf"):
         raise ValueError(INF_MESSAGE)
     if copy:
         X = X.copy() if _array.kind(X) != "torch" else X.clone()
     return X
 
 
-def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True):
+def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True):
     """X as a C-contiguous float32/float64 array the backend for `device` accepts.
 
     Device arrays are kept on their device when `device` is a GPU and copied
     to NumPy when it is the CPU. With ``for_fit=True`` and ``allow_nan=True``
     the caller must detect infinities in device arrays itself (its column
     reduction sees them anyway, which saves a pass over the data).
+    With ``find_inf=False`` infinities are never looked for here: the caller's
+    kernel counts them in the pass that does the work, and the caller raises.
     """
     if _array.is_device_array(X):
         if device == "cpu":
             return check_X(
-                est, _array.to_numpy(X), device, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan
+                est, _array.to_numpy(X), device, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
+                find_inf=find_inf,
             )
-        return _check_device_X(est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan)
+        return _check_device_X(
+            est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan, find_inf=find_inf
+        )
+    if not find_inf:
+        finite = False if allow_nan else True
+    else:
+        finite = "allow-nan" if allow_nan else True
     return validate_data(
         est,
         X,
         accept_sparse=False,
         dtype=FLOAT_DTYPES,
-        ensure_all_finite="allow-nan" if allow_nan else True,
+        ensure_all_finite=finite,
         reset=reset,
         order="C",
         copy=copy,
