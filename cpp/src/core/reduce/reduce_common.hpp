@@ -5,6 +5,8 @@
 //   identity()                        the partial of no elements
 //   push(acc, x, y, index)            one lane step (y unused unless kBinary)
 //   merge(a, b)                       two partials; a covers the earlier lanes
+//   kSelect                           true for exact selections (argmin/argmax),
+//                                     whose result no order can change
 // merge(a, identity()) must return a's exact bits, so that the GPU may pad a
 // tree level with identities where the CPU carries an odd element up.
 #pragma once
@@ -20,6 +22,7 @@ struct SumOp {
   using value_type = T;
   using acc_type = Acc;
   static constexpr bool kBinary = false;
+  static constexpr bool kSelect = false;
   // -0.0 + x == x for every x (+0.0 included): the identity of IEEE addition.
   static TL_HD Acc identity() { return Acc(-0.0); }
   static TL_HD void push(Acc& a, T x, T, std::int64_t) { a = num::add(a, static_cast<Acc>(x)); }
@@ -31,6 +34,7 @@ struct DotOp {
   using value_type = T;
   using acc_type = Acc;
   static constexpr bool kBinary = true;
+  static constexpr bool kSelect = false;
   static TL_HD Acc identity() { return Acc(-0.0); }
   static TL_HD void push(Acc& a, T x, T y, std::int64_t) {
     a = num::fma(static_cast<Acc>(x), static_cast<Acc>(y), a);
@@ -56,6 +60,10 @@ struct ArgOp {
   using value_type = T;
   using acc_type = ArgAcc<T>;
   static constexpr bool kBinary = false;
+  // An exact selection: its result is the best element under a total order,
+  // whatever order the elements are visited in.
+  static constexpr bool kSelect = true;
+  static constexpr bool kIsMax = kMax;
   static TL_HD ArgAcc<T> identity() { return ArgAcc<T>{T(0), -1}; }
   // True when b ranks before a (both are elements).
   static TL_HD bool before(T bv, std::int64_t bi, T av, std::int64_t ai) {
