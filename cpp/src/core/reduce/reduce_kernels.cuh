@@ -66,7 +66,9 @@ __device__ __forceinline__ typename Op::acc_type block_tree_256(typename Op::acc
 // Chunk partials of a vector x (and y for binary operations), n entries.
 // Mapping: one block per chunk (grid-stride over chunks); thread l is lane l
 // and reads x[2048c + l + 256s], s = 0..7, so each load instruction of a warp
-// touches 32 consecutive elements. partials[c] = the chunk's partial.
+// touches 32 consecutive elements. The loads of a block's next chunk are
+// issued before the current chunk's tree, so that memory traffic continues
+// through the tree's barriers. partials[c] = the chunk's partial.
 template <class Op>
 __global__ void __launch_bounds__(kThreads)
     vector_chunk_kernel(const typename Op::value_type* __restrict__ x, const typename Op::value_type* __restrict__ y,
@@ -75,27 +77,40 @@ __global__ void __launch_bounds__(kThreads)
   using Acc = typename Op::acc_type;
   __shared__ alignas(16) unsigned char raw[(kThreads / 32) * sizeof(Acc)];
   Acc* sh = reinterpret_cast<Acc*>(raw);
-  for (std::int64_t c = blockIdx.x; c < nchunks; c += gridDim.x) {
+  T xv[kReduceLaneLen], yv[kReduceLaneLen];
+  auto load = [&](std::int64_t c) {
     const std::int64_t base = c * kReduceChunk + threadIdx.x;
-    Acc a = Op::identity();
     if ((c + 1) * kReduceChunk <= n) {
-      T xv[kReduceLaneLen], yv[kReduceLaneLen];
 #pragma unroll
       for (int s = 0; s < kReduceLaneLen; ++s) {
         xv[s] = x[base + s * kReduceLanes];
         yv[s] = Op::kBinary ? y[base + s * kReduceLanes] : T(0);
       }
-#pragma unroll
-      for (int s = 0; s < kReduceLaneLen; ++s) Op::push(a, xv[s], yv[s], base + s * kReduceLanes);
     } else {
+#pragma unroll
       for (int s = 0; s < kReduceLaneLen; ++s) {
         const std::int64_t i = base + s * kReduceLanes;
-        if (i < n) Op::push(a, x[i], Op::kBinary ? y[i] : T(0), i);
+        xv[s] = i < n ? x[i] : T(0);
+        yv[s] = (Op::kBinary && i < n) ? y[i] : T(0);
       }
     }
+  };
+  std::int64_t c = blockIdx.x;
+  if (c < nchunks) load(c);
+  while (c < nchunks) {
+    const std::int64_t base = c * kReduceChunk + threadIdx.x;
+    Acc a = Op::identity();
+#pragma unroll
+    for (int s = 0; s < kReduceLaneLen; ++s) {
+      const std::int64_t i = base + s * kReduceLanes;
+      if (i < n) Op::push(a, xv[s], yv[s], i);
+    }
+    const std::int64_t next = c + gridDim.x;
+    if (next < nchunks) load(next);
     a = block_tree_256<Op>(a, sh);
     if (threadIdx.x == 0) partials[c] = a;
     __syncthreads();  // sh is reused by the next chunk
+    c = next;
   }
 }
 
