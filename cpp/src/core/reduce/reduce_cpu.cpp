@@ -27,7 +27,8 @@ void merge_tree(typename Op::acc_type* p, std::int64_t n, std::int64_t stride) {
 // argmin/argmax of one chunk, computed directly: the selection is exact, so
 // any scan that finds the best element under the total order of ArgOp (first
 // NaN; else the extreme value, lowest index on ties) gives the canonical
-// result. Three passes over a chunk that stays in cache, each vectorisable.
+// result. Two passes over a chunk that stays in cache (three when it holds a
+// NaN); the first is vectorisable.
 template <class Op, class Get>
 inline __attribute__((always_inline)) typename Op::acc_type select_scan(Get get, std::int64_t base,
                                                                         std::int64_t m) {
