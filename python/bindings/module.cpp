@@ -11,6 +11,7 @@ namespace nb = nanobind;
 void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
+void init_reduce(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -35,4 +36,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_core(m);
   init_preprocessing(m);
   init_naive_bayes(m);
+  init_reduce(m);
 }
