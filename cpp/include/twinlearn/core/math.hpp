@@ -375,6 +375,7 @@ template <class T> TL_HD T tanh_impl(T x) {
   const T a = fabs(x);
   if (a >= K<T>::tanh_one()) return copysign(T(1), x);
   if (a < T(0.55)) {
+    if (x == T(0)) return x;  // keeps the sign of zero
     const T z = mul(x, x);
     return fma(mul(x, z), tanh_p(z), x);
   }
@@ -613,13 +614,7 @@ TL_HD double erf_impl(double x) {
   if (is_nan(x)) return x;
   const double a = fabs(x);
   if (a >= 6.0) return copysign(1.0, x);
-  if (a < 1.0) {
-    // erf = x + x E(z), z = x^2 carried as z + ze: E(z + ze) ~ E(z) + ze E'(z).
-    const double z = mul(x, x);
-    const double ze = fma(x, x, -z);
-    const double d1 = fma(2.0 * 0x1.ce2f21a040d16p-4, z, -0x1.812746b0379bdp-2);  // E'(z), two terms
-    return fma(x, fma(ze, d1, erf_e(z)), x);
-  }
+  if (a < 1.0) return fma(x, erf_e(mul(x, x)), x);
   // erf = 1 - exp(-a^2) G(a), with a^2 carried exactly and G = erfc(a) exp(a^2).
   const double zh = mul(a, a);
   const double zl = fma(a, a, -zh);

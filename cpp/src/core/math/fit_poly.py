@@ -5,7 +5,7 @@ transcendentals use, rounds the coefficients to the target format and reports
 the weighted error of the rounded polynomial. The printed coefficient lists
 are what math.hpp holds; rerun to reproduce them:
 
-    python tools/fit_poly.py [name ...]
+    python cpp/src/core/math/fit_poly.py [name ...]
 
 Each fit approximates g(t) by sum_i c_i t^i (i = 0..deg) on [a, b] and
 minimises max |w(t) (g(t) - p(t))|.
