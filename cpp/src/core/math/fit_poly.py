@@ -1,8 +1,9 @@
 """Minimax polynomial fits for twinlearn/core/math.hpp (offline tool).
 
-Runs a linear Remez exchange in multiprecision (mpmath) for each polynomial the
-transcendentals use, rounds the coefficients to the target format and reports
-the weighted error of the rounded polynomial. The printed coefficient lists
+Needs mpmath (pip install mpmath). Runs a linear Remez exchange in
+multiprecision for each polynomial the transcendentals use, rounds the
+coefficients to the target format and reports the weighted error of the
+rounded polynomial. The printed coefficient lists
 are what math.hpp holds; rerun to reproduce them:
 
     python cpp/src/core/math/fit_poly.py [name ...]
