@@ -167,3 +167,25 @@ TEST(MathCuda, CudaLibmDiffersFromOurs) {
   EXPECT_GT(h[2], 0u) << "logf";
   EXPECT_GT(h[3], 0u) << "tanhf";
 }
+
+namespace {
+// One thread: the rule-3 fixture evaluated on the device.
+__global__ void fma_fixture_kernel(float* out) {
+  const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
+  out[0] = tl::num::fma(a, a, c);
+  out[1] = tl::num::add(tl::num::mul(a, a), c);
+}
+}  // namespace
+
+// Rule 3 on the device: the fused and the spelled-out forms give the same
+// bits as on the CPU and differ from each other on the fixture.
+TEST(MathCuda, FmaFixtureSeparatesOnDevice) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::detail::DeviceBuffer<float> d(2, 0);
+  fma_fixture_kernel<<<1, 1>>>(d.data());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  float h[2];
+  ASSERT_EQ(cudaMemcpy(h, d.data(), sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(h[0], 0x1p-24f);
+  EXPECT_EQ(h[1], 0.0f);
+}
