@@ -12,6 +12,7 @@ void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
+void init_numerics(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -37,4 +38,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_preprocessing(m);
   init_naive_bayes(m);
   init_reduce(m);
+  init_numerics(m);
 }
