@@ -18,16 +18,22 @@ from ._config import (
 )
 from ._info import device_info, vendor
 from .cluster import KMeans
+from .naive_bayes import GaussianNB
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
-from .preprocessing import StandardScaler
+from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GaussianNB",
     "KMeans",
     "KNeighborsClassifier",
     "KNeighborsRegressor",
+    "MaxAbsScaler",
+    "MinMaxScaler",
     "NearestNeighbors",
+    "Normalizer",
+    "RobustScaler",
     "StandardScaler",
     "config_context",
     "device_info",
