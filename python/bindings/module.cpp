@@ -10,14 +10,11 @@ namespace nb = nanobind;
 
 void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
-<<<<<<< HEAD
 void init_cluster(nb::module_& m);
 void init_neighbors(nb::module_& m);
-=======
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
->>>>>>> main
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -41,12 +38,9 @@ NB_MODULE(TL_MODULE_NAME, m) {
   });
   init_core(m);
   init_preprocessing(m);
-<<<<<<< HEAD
   init_cluster(m);
   init_neighbors(m);
-=======
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
->>>>>>> main
 }

@@ -12,7 +12,7 @@
 //    pairwise tree of core/tree.hpp over the cluster's chunks. No atomics.
 //  - inertia: per row sum_f (x_f - c_f)^2 (an fma chain), times w in float64,
 //    rows summed in chunks of kRowChunk rows and the pairwise tree.
-//  - k-means++ and random init draw from a counter-based generator (a pure
+//  - k-means++ and random init draw from the Philox generator (a pure
 //    function of seed, run and position), so both backends pick the same rows.
 #pragma once
 #include <cstdint>

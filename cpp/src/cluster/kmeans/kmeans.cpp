@@ -110,28 +110,31 @@ void plusplus(KMeansEngine<T>& e, std::int64_t k, std::uint64_t seed, std::uint6
   }
 }
 
-// k distinct rows: unweighted, the k smallest (draw, index) keys; weighted,
-// exponential clocks -log(u) / w (Efraimidis-Spirakis), rows of weight 0
-// never chosen.
+// k distinct rows: unweighted, the k smallest (rng::permutation_key, index);
+// weighted, the k smallest exponential clocks rng::weighted_key (-log(u) / w,
+// Efraimidis-Spirakis), rows of weight 0 never chosen.
 template <class T>
 void random_init(KMeansEngine<T>& e, std::int64_t k, std::uint64_t seed, std::uint64_t stream, T* centers) {
-  std::vector<std::pair<double, std::int64_t>> keys(static_cast<std::size_t>(e.n));
-  std::vector<T> w;
+  std::vector<std::pair<double, std::int64_t>> fkeys;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> ukeys;
+  std::vector<std::int64_t> chosen(static_cast<std::size_t>(k));
   if (e.weighted) {
-    w.resize(static_cast<std::size_t>(e.n));
+    std::vector<T> w(static_cast<std::size_t>(e.n));
     e.copy_weights(w.data());
-  }
-  for (std::int64_t i = 0; i < e.n; ++i) {
-    if (!e.weighted) {
-      keys[i] = {static_cast<double>(detail::draw_u64(seed, stream, i) >> 11), i};
-    } else {
-      const double u = static_cast<double>((detail::draw_u64(seed, stream, i) >> 11) + 1) * 0x1p-53;
+    fkeys.resize(static_cast<std::size_t>(e.n));
+    for (std::int64_t i = 0; i < e.n; ++i) {
       const double wi = static_cast<double>(w[i]);
-      keys[i] = {wi > 0 ? -std::log(u) / wi : HUGE_VAL, i};
+      fkeys[i] = {wi > 0 ? rng::weighted_key(seed, stream, static_cast<std::uint64_t>(i), wi) : HUGE_VAL, i};
     }
+    std::partial_sort(fkeys.begin(), fkeys.begin() + k, fkeys.end());
+    for (std::int64_t c = 0; c < k; ++c) chosen[c] = fkeys[c].second;
+  } else {
+    ukeys.resize(static_cast<std::size_t>(e.n));
+    for (std::int64_t i = 0; i < e.n; ++i) ukeys[i] = {rng::permutation_key(seed, stream, static_cast<std::uint64_t>(i)), i};
+    std::partial_sort(ukeys.begin(), ukeys.begin() + k, ukeys.end());
+    for (std::int64_t c = 0; c < k; ++c) chosen[c] = ukeys[c].second;
   }
-  std::partial_sort(keys.begin(), keys.begin() + k, keys.end());
-  for (std::int64_t c = 0; c < k; ++c) e.copy_row(keys[c].second, centers + c * e.d);
+  for (std::int64_t c = 0; c < k; ++c) e.copy_row(chosen[c], centers + c * e.d);
 }
 
 // scikit-learn's _relocate_empty_clusters_dense: each empty cluster (in

@@ -9,25 +9,15 @@
 
 #include "neighbors/distance/distance_common.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
+#include "twinlearn/core/rng.hpp"
 #include "twinlearn/core/tree.hpp"
 
 namespace tl::detail {
 
-// Counter-based draws for the initialisations: splitmix64 of (seed, stream,
-// position), a pure function of its arguments. All draws of KMeans go through
-// draw_u64 so the generator can be swapped in one place.
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-inline std::uint64_t draw_u64(std::uint64_t seed, std::uint64_t stream, std::uint64_t pos) {
-  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ pos);
-}
-// Uniform in [0, 1) with 53 random bits (exact).
+// Draws of the initialisations: the project's Philox generator
+// (core/rng.hpp), a pure function of (seed, stream, position).
 inline double draw_uniform(std::uint64_t seed, std::uint64_t stream, std::uint64_t pos) {
-  return static_cast<double>(draw_u64(seed, stream, pos) >> 11) * 0x1p-53;
+  return rng::uniform<double>(seed, stream, pos);
 }
 
 // The canonical sum of double partials: the pairwise tree (in place).

@@ -3,10 +3,11 @@
 // definitions). Everything here is TL_HD and spelled out with tl::num, so a
 // value is the same bits on both backends.
 #pragma once
-#include <cmath>
 #include <cstdint>
 
+#include "twinlearn/core/math.hpp"
 #include "twinlearn/core/numerics.hpp"
+#include "twinlearn/core/ties.hpp"
 #include "twinlearn/neighbors/distance.hpp"
 
 namespace tl::dist {
@@ -39,14 +40,11 @@ TL_HD T maxval(T a, T b) {
   return a < b ? b : a;
 }
 
-// x^p for x >= 0 (Minkowski with p other than 1, 2, inf).
+// x^p for x >= 0 (Minkowski with p other than 1, 2, inf): the project's pow
+// (core/math.hpp), the same bits on both backends.
 template <class T>
 TL_HD T lp_pow(T x, T p) {
-#if defined(__CUDA_ARCH__)
-  return ::pow(x, p);
-#else
-  return std::pow(x, p);
-#endif
+  return num::pow(x, p);
 }
 
 // One accumulation step of feature p: acc <- step(x[p], y[p], acc).
@@ -122,20 +120,17 @@ TL_HD T output_value(MetricKind k, T r, T p) {
   }
 }
 
-// Value order with NaN last; (value, index) pairs compare lexicographically,
-// so the nearest of any set of candidates is unique and does not depend on
-// the order in which candidates are examined.
+// The project's value order (core/ties.hpp: NaN last, -0 == +0); (value,
+// index) pairs compare lexicographically, so the nearest of any set of
+// candidates is unique and does not depend on the order in which candidates
+// are examined.
 template <class T>
 TL_HD bool value_less(T a, T b) {
-  if (num::is_nan(a)) return false;
-  if (num::is_nan(b)) return true;
-  return a < b;
+  return ties::value_less(a, b);
 }
 template <class T>
 TL_HD bool nearer(T a, std::int64_t ia, T b, std::int64_t ib) {
-  if (value_less(a, b)) return true;
-  if (value_less(b, a)) return false;
-  return ia < ib;
+  return ties::argmin_better(a, ia, b, ib);
 }
 
 // Sentinel of an empty neighbour slot, (NaN, kNoIndex): loses to every real
