@@ -25,11 +25,13 @@ nb::ndarray<nb::numpy, U> new_array(std::initializer_list<std::size_t> shape, U*
 }  // namespace
 
 void init_neighbors(nb::module_& m) {
-  // pairwise_distances(ctx, X, Y, metric, p, out): out[i, j] = distance(X[i], Y[j]).
+  // pairwise_distances(ctx, X, Y, metric, p, out, direct=True): out[i, j] = distance(X[i], Y[j]);
+  // direct: (sq)euclidean by differences (accurate) rather than dot products (fast).
   m.def(
       "pairwise_distances",
-      [](const tl::Context& ctx, Arr X, Arr Y, const std::string& metric, double p, ArrW out) {
-        const tl::Metric mt = tl::parse_metric(metric, p);
+      [](const tl::Context& ctx, Arr X, Arr Y, const std::string& metric, double p, ArrW out, bool direct) {
+        tl::Metric mt = tl::parse_metric(metric, p);
+        mt.direct = direct;
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
@@ -39,7 +41,8 @@ void init_neighbors(nb::module_& m) {
           tl::pairwise_distances<T>(ctx, xv, yv, mt, ov);
         });
       },
-      nb::arg("ctx"), nb::arg("X"), nb::arg("Y"), nb::arg("metric"), nb::arg("p"), nb::arg("out"));
+      nb::arg("ctx"), nb::arg("X"), nb::arg("Y"), nb::arg("metric"), nb::arg("p"), nb::arg("out"),
+      nb::arg("direct") = true);
 
   // knn_search(ctx, index, queries, metric, p, k) -> (distances m x k, indices m x k int64)
   m.def(

@@ -58,6 +58,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.metric == "precomputed"
+        tags.input_tags.positive_only = self.metric == "precomputed"
         return tags
 
     # -- fitting -----------------------------------------------------------------
@@ -117,7 +118,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         """(X, device) for a query; X=None is handled by the caller."""
         device = self._tl_device(X if X is not None else self._fit_X)
         if self.metric == "precomputed":
-            X = check_array(_array.to_numpy(X), accept_sparse=False, dtype=np.float64)
+            X = validate_data(self, _array.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=False)
             if X.shape[1] != self.n_samples_fit_:
                 raise ValueError(
                     f"Precomputed metric requires shape (n_queries, n_indexed). Got ({X.shape[0]}, {X.shape[1]}) "
@@ -473,11 +474,11 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         self : KNeighborsClassifier
         """
         y = _array.to_numpy(y) if _array.is_device_array(y) else y
-        if self.metric == "precomputed" or _array.is_device_array(X):
+        if _array.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
         else:
-            X, y = validate_data(self, X, y, accept_sparse=False, dtype=[np.float64, np.float32], order="C",
-                                 multi_output=True)
+            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True,
+                                 dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
         if y.shape[0] != (X.shape[0]):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
         check_classification_targets(y)
@@ -603,11 +604,11 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
         self : KNeighborsRegressor
         """
         y = _array.to_numpy(y) if _array.is_device_array(y) else y
-        if self.metric == "precomputed" or _array.is_device_array(X):
+        if _array.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         else:
-            X, y = validate_data(self, X, y, accept_sparse=False, dtype=[np.float64, np.float32], order="C",
-                                 multi_output=True, y_numeric=True)
+            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=True,
+                                 dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
         self._y = np.asarray(y)

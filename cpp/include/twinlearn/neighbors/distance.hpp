@@ -8,6 +8,9 @@
 //                    acc = fma(a[p], b[p], acc)  (the canonical GEMM's chain)
 //   sqnorm(a)        dot(a, a)
 //   sqeuclidean      s = (sqnorm(x) + sqnorm(y)) - 2 dot(x, y), then max(s, +0)
+//                    (the GEMM form, for speed); with Metric::direct the
+//                    direct form acc = fma(x[p] - y[p], x[p] - y[p], acc),
+//                    exact to a few ulps also for data far from the origin
 //   euclidean        sqrt(sqeuclidean)
 //   cosine           1 - dot(x, y) / (sqrt(sqnorm(x)) * sqrt(sqnorm(y))),
 //                    clipped to [0, 2]; a zero-norm row has norm 1 (as
@@ -35,7 +38,8 @@ enum class MetricKind : int { Euclidean = 0, SqEuclidean = 1, Manhattan = 2, Cos
 
 struct Metric {
   MetricKind kind = MetricKind::Euclidean;
-  double p = 2.0;  // Minkowski only
+  double p = 2.0;        // Minkowski only
+  bool direct = false;   // (sq)euclidean by differences instead of dot products
 };
 
 // Parses "euclidean", "sqeuclidean", "manhattan" (also "cityblock", "l1"),

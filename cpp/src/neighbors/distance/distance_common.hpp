@@ -13,12 +13,13 @@
 namespace tl::dist {
 
 // How the per-feature terms accumulate.
-enum class Family : int { Dot = 0, L1 = 1, Linf = 2, Lp = 3 };
+// L2 is the direct form of (sq)euclidean: acc = fma(x - y, x - y, acc).
+enum class Family : int { Dot = 0, L1 = 1, Linf = 2, Lp = 3, L2 = 4 };
 
-inline Family family_of(MetricKind k) {
-  switch (k) {
+inline Family family_of(const Metric& m) {
+  switch (m.kind) {
     case MetricKind::Euclidean:
-    case MetricKind::SqEuclidean:
+    case MetricKind::SqEuclidean: return m.direct ? Family::L2 : Family::Dot;
     case MetricKind::Cosine: return Family::Dot;
     case MetricKind::Manhattan: return Family::L1;
     case MetricKind::Chebyshev: return Family::Linf;
@@ -28,7 +29,7 @@ inline Family family_of(MetricKind k) {
 }
 
 // Metrics whose ranking needs the squared row norms.
-inline bool needs_norms(MetricKind k) { return family_of(k) == Family::Dot; }
+inline bool needs_norms(const Metric& m) { return family_of(m) == Family::Dot; }
 
 // |x| by an exact negation (-0 stays -0, which adds as +0 to a sum from +0).
 template <class T>
@@ -53,6 +54,13 @@ struct Step;
 template <class T>
 struct Step<T, Family::Dot> {
   TL_HD static T apply(T x, T y, T acc, T) { return num::fma(x, y, acc); }
+};
+template <class T>
+struct Step<T, Family::L2> {
+  TL_HD static T apply(T x, T y, T acc, T) {
+    const T df = num::sub(x, y);
+    return num::fma(df, df, acc);
+  }
 };
 template <class T>
 struct Step<T, Family::L1> {

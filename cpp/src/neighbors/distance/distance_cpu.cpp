@@ -75,6 +75,7 @@ void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64
                       std::int64_t d, T p, T* acc) {
   switch (fam) {
     case Family::Dot: return accumulate_block_t<T, Family::Dot>(x, ldx, nr, panel, d, p, acc);
+    case Family::L2: return accumulate_block_t<T, Family::L2>(x, ldx, nr, panel, d, p, acc);
     case Family::L1: return accumulate_block_t<T, Family::L1>(x, ldx, nr, panel, d, p, acc);
     case Family::Linf: return accumulate_block_t<T, Family::Linf>(x, ldx, nr, panel, d, p, acc);
     case Family::Lp: return accumulate_block_t<T, Family::Lp>(x, ldx, nr, panel, d, p, acc);
@@ -118,8 +119,8 @@ namespace {
 template <class T>
 void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPanels<T>& P, Metric metric,
                      MatrixView<T> out) {
-  const bool norms = dist::needs_norms(metric.kind);
-  const Family fam = dist::family_of(metric.kind);
+  const bool norms = dist::needs_norms(metric);
+  const Family fam = dist::family_of(metric);
   const T p = static_cast<T>(metric.p);
   const std::int64_t d = X.cols, nblocks = (X.rows + kRowBlock - 1) / kRowBlock;
   parallel_for(ctx, nblocks, [&](std::int64_t b) {
@@ -147,14 +148,14 @@ void pairwise_distances_cpu(const Context& ctx, MatrixView<const T> X, MatrixVie
                             MatrixView<T> out) {
   check_host_rows(X, "X");
   TL_REQUIRE(out.on_host(), ValueError, "out: the CPU backend needs host arrays");
-  pairwise_packed(ctx, X, pack_panels(ctx, Y, dist::needs_norms(metric.kind)), metric, out);
+  pairwise_packed(ctx, X, pack_panels(ctx, Y, dist::needs_norms(metric)), metric, out);
 }
 
 template <class T>
 void distance_blocks_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
                          DistanceBlockSink<T> sink, void* state) {
   check_host_rows(queries, "X");
-  const PackedPanels<T> P = pack_panels(ctx, index, dist::needs_norms(metric.kind));
+  const PackedPanels<T> P = pack_panels(ctx, index, dist::needs_norms(metric));
   const std::int64_t m = queries.rows, n = index.rows;
   const std::int64_t rb = std::min(std::max<std::int64_t>(1, m), std::max<std::int64_t>(kRowBlock, (std::int64_t(16) << 20) / std::max<std::int64_t>(n, 1)));
   std::vector<T> buf(static_cast<std::size_t>(rb * n));
@@ -171,8 +172,8 @@ template <class T>
 void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
                     std::int64_t k, T* dist_out, std::int64_t* ind_out) {
   check_host_rows(queries, "X");
-  const bool norms = dist::needs_norms(metric.kind);
-  const Family fam = dist::family_of(metric.kind);
+  const bool norms = dist::needs_norms(metric);
+  const Family fam = dist::family_of(metric);
   const T p = static_cast<T>(metric.p);
   const PackedPanels<T> P = pack_panels(ctx, index, norms);
   const std::int64_t d = queries.cols, m = queries.rows, nblocks = (m + kRowBlock - 1) / kRowBlock;

@@ -60,10 +60,14 @@ void launch_pairwise(const T* X, const T* xn, std::int64_t m, const T* Y, const 
   const std::int64_t rt = (m + Cfg<T>::BM - 1) / Cfg<T>::BM, ct = (n + Cfg<T>::BN - 1) / Cfg<T>::BN;
   const unsigned grid = static_cast<unsigned>(rt * ct);
   const T p = static_cast<T>(metric.p);
-  switch (dist::family_of(metric.kind)) {
+  switch (dist::family_of(metric)) {
     case Family::Dot:
       pairwise_kernel<T, Family::Dot><<<grid, tile::kThreads, 0, stream>>>(X, xn, m, Y, yn, n, d, metric.kind, p, ct,
                                                                            out, ldo);
+      break;
+    case Family::L2:
+      pairwise_kernel<T, Family::L2><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
+                                                                          metric.kind, p, ct, out, ldo);
       break;
     case Family::L1:
       pairwise_kernel<T, Family::L1><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
@@ -284,7 +288,7 @@ void pairwise_distances_cuda(const Context& ctx, MatrixView<const T> X, MatrixVi
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric.kind);
+  const bool norms = dist::needs_norms(metric);
   Side<T> xs = prepare_side(ctx, X, norms);
   Side<T> ys = prepare_side(ctx, Y, norms);
   const std::int64_t m = X.rows, n = Y.rows, d = X.cols;
@@ -313,7 +317,7 @@ void distance_blocks_cuda(const Context& ctx, MatrixView<const T> index, MatrixV
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric.kind);
+  const bool norms = dist::needs_norms(metric);
   Side<T> xs = prepare_side(ctx, queries, norms);
   Side<T> ys = prepare_side(ctx, index, norms);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
@@ -336,7 +340,7 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric.kind);
+  const bool norms = dist::needs_norms(metric);
   Side<T> qs = prepare_side(ctx, queries, norms);
   Side<T> ys = prepare_side(ctx, index, norms);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
@@ -367,10 +371,14 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     const T* Q = qs.rows.view.data + q0 * d;
     const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
     const T* Y = ys.rows.view.data;
-    switch (dist::family_of(metric.kind)) {
+    switch (dist::family_of(metric)) {
       case Family::Dot:
         launch_knn_split<T, Family::Dot>(grid, stream, Q, qn, rows, Y, ys.norm_ptr(), n, d, metric, k,
                                          tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+      case Family::L2:
+        launch_knn_split<T, Family::L2>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
+                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
         break;
       case Family::L1:
         launch_knn_split<T, Family::L1>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
