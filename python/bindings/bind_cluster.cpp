@@ -114,6 +114,34 @@ void init_cluster(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("centers"), nb::arg("want_inertia") = false);
 
+  // kmeans_assign_sums(ctx, X, w, centers) -> (labels int32, inertia, sums k x d float64, wsum k float64)
+  m.def(
+      "kmeans_assign_sums",
+      [](const tl::Context& ctx, Arr X, std::optional<Arr> w, Arr centers) {
+        return by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto wv = weights<T>(w);
+          auto cv = as_matrix<const T>(centers, "cluster_centers_");
+          if (!cv.on_host() || !cv.is_c_contiguous()) throw tl::ValueError("centers must be a C-contiguous host array");
+          if (cv.cols != xv.cols) throw tl::ValueError("X and the centers have different numbers of features");
+          const std::size_t k = static_cast<std::size_t>(cv.rows), d = static_cast<std::size_t>(xv.cols);
+          std::int32_t* lp = nullptr;
+          double* sp = nullptr;
+          double* wp = nullptr;
+          auto labels = new_array<std::int32_t>({static_cast<std::size_t>(xv.rows)}, &lp);
+          auto sums = new_array<double>({k, d}, &sp);
+          auto wsum = new_array<double>({k}, &wp);
+          double inertia = 0.0;
+          {
+            nb::gil_scoped_release release;
+            inertia = tl::kmeans_assign_sums<T>(ctx, xv, wv, cv.data, cv.rows, lp, sp, wp);
+          }
+          return nb::make_tuple(labels, inertia, sums, wsum);
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("centers"));
+
   // kmeans_plusplus(ctx, X, w, k, seed, n_local_trials) -> (centers k x d, indices int64)
   m.def(
       "kmeans_plusplus",

@@ -17,7 +17,7 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
-from .cluster import KMeans
+from .cluster import KMeans, MiniBatchKMeans
 from .naive_bayes import GaussianNB
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
@@ -31,6 +31,7 @@ __all__ = [
     "KNeighborsRegressor",
     "MaxAbsScaler",
     "MinMaxScaler",
+    "MiniBatchKMeans",
     "NearestNeighbors",
     "Normalizer",
     "RobustScaler",

@@ -276,3 +276,34 @@ def test_duplicate_points_warn(device):
     X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 10, axis=0)
     with pytest.warns(ConvergenceWarning, match="distinct clusters"):
         KMeans(3, random_state=0, device=device).fit(X)
+
+
+def test_more_rows_than_one_sum_batch(device):
+    """Past 2^20 rows the cluster sums add batch partials by the tree; the
+    fit still follows scikit-learn from the same init."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(400_000, 2)) + c for c in ([0, 0], [8, 0], [0, 8])])[:1_100_000]
+    init = X[[0, 500_000, 1_000_000]].copy()
+    ours = KMeans(3, init=init, n_init=1, max_iter=4, device=device).fit(X)
+    ref = SkKMeans(3, init=init, n_init=1, max_iter=4).fit(X)
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    np.testing.assert_allclose(ours.cluster_centers_, ref.cluster_centers_, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_streamed_data_gives_the_same_bits(monkeypatch, dtype):
+    """Host data larger than the device budget is streamed through the GPU in
+    batches: same bits as resident data and as the CPU."""
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(2_300_000, 5)) + rng.integers(0, 4, (2_300_000, 1)) * 5).astype(dtype)
+    w = rng.uniform(0.5, 2, X.shape[0]).astype(dtype)
+    kw = dict(n_clusters=6, random_state=0, max_iter=6, numeric_mode="identical")
+    resident = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
+    monkeypatch.setenv("TWINLEARN_KMEANS_DEVICE_BYTES", "1")
+    streamed = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
+    cpu = KMeans(device="cpu", **kw).fit(X, sample_weight=w)
+    for a in (streamed, cpu):
+        assert bits(a.cluster_centers_) == bits(resident.cluster_centers_)
+        assert bits(a.labels_) == bits(resident.labels_)
+        assert a.inertia_ == resident.inertia_

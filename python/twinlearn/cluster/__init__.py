@@ -1,5 +1,5 @@
 """Clustering on the CPU and CUDA backends."""
 
-from ._kmeans import KMeans, kmeans_plusplus
+from ._kmeans import KMeans, MiniBatchKMeans, kmeans_plusplus
 
-__all__ = ["KMeans", "kmeans_plusplus"]
+__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus"]

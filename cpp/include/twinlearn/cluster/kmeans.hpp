@@ -6,10 +6,13 @@
 //    distance.hpp ((||x||^2 + ||c||^2) - 2 x.c, each dot one fma chain over
 //    features in increasing order), nearest center by (distance, index): the
 //    lowest index wins a tie. The distance matrix is never written.
-//  - centroid update: rows grouped by label in index order (a stable sort),
-//    each cluster's rows cut into chunks of kClusterChunk rows; per chunk a
+//  - centroid update: rows taken in batches of kBatchRows rows; within a
+//    batch, rows grouped by label in index order (a stable sort), each
+//    cluster's rows cut into chunks of kClusterChunk rows; per chunk a
 //    sequential float64 sum of w * x per feature (and of w), then the
-//    pairwise tree of core/tree.hpp over the cluster's chunks. No atomics.
+//    pairwise tree of core/tree.hpp over the cluster's chunks, and the tree
+//    again over the batches. No atomics. (Data too large for the GPU is
+//    streamed through it batch by batch with the same geometry.)
 //  - inertia: per row sum_f (x_f - c_f)^2 (an fma chain), times w in float64,
 //    rows summed in chunks of kRowChunk rows and the pairwise tree.
 //  - k-means++ and random init draw from the Philox generator (a pure
@@ -25,6 +28,7 @@ namespace tl {
 
 inline constexpr std::int64_t kClusterChunk = 256;
 inline constexpr std::int64_t kRowChunk = 4096;
+inline constexpr std::int64_t kBatchRows = std::int64_t(1) << 20;  // a multiple of kRowChunk
 
 enum class KMeansInit : int { KMeansPlusPlus = 0, Random = 1, Given = 2 };
 
@@ -58,6 +62,13 @@ KMeansResult kmeans_fit(const Context& ctx, MatrixView<const T> X, VectorView<co
 template <class T>
 void kmeans_predict(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const T* centers,
                     std::int64_t k, std::int32_t* labels, double* inertia);
+
+// One mini-batch step's data pass: labels of the rows of X for the centers
+// (host, k x d), the weighted inertia of that labelling, and the canonical
+// per-cluster sums of w * x (host, k x d) and of w (host, k).
+template <class T>
+double kmeans_assign_sums(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const T* centers,
+                          std::int64_t k, std::int32_t* labels, double* sums, double* wsum);
 
 // The k-means++ initialisation alone (scikit-learn's kmeans_plusplus): the
 // chosen centers (host, k x d) and row indices (host, k).

@@ -186,8 +186,7 @@ LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std
   bool strict = false;
   int it = 0;
   for (; it < max_iter; ++it) {
-    const std::int64_t changed = e.assign(centers.data(), k);
-    e.cluster_sums(k, sums.data(), wsum.data());
+    const std::int64_t changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
     relocate_empty(e, k, sums, wsum);
     double shift_tot = 0.0;
     for (std::int64_t c = 0; c < k; ++c) {
@@ -294,6 +293,17 @@ void kmeans_predict(const Context& ctx, MatrixView<const T> X, VectorView<const 
 }
 
 template <class T>
+double kmeans_assign_sums(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const T* centers,
+                          std::int64_t k, std::int32_t* labels, double* sums, double* wsum) {
+  check_inputs(ctx, X, w, 1);
+  TL_REQUIRE(k >= 1, ValueError, "no centers");
+  auto e = make_engine(ctx, X, w, nullptr);
+  e->assign_sums(centers, k, sums, wsum);
+  e->copy_labels(labels);
+  return e->inertia(centers, k);
+}
+
+template <class T>
 void kmeans_plusplus(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, std::int64_t k,
                      std::uint64_t seed, int n_local_trials, T* centers, std::int64_t* indices) {
   check_inputs(ctx, X, w, k);
@@ -306,6 +316,8 @@ void kmeans_plusplus(const Context& ctx, MatrixView<const T> X, VectorView<const
                                       const T*, const KMeansParams&, T*, std::int32_t*);                           \
   template void kmeans_predict<T>(const Context&, MatrixView<const T>, VectorView<const T>, const T*, std::int64_t, \
                                   std::int32_t*, double*);                                                         \
+  template double kmeans_assign_sums<T>(const Context&, MatrixView<const T>, VectorView<const T>, const T*,           \
+                                        std::int64_t, std::int32_t*, double*, double*);                             \
   template void kmeans_plusplus<T>(const Context&, MatrixView<const T>, VectorView<const T>, std::int64_t,          \
                                    std::uint64_t, int, T*, std::int64_t*);
 TL_INST(float)

@@ -29,6 +29,23 @@ inline double tree_sum(std::vector<double>& v) {
 }
 
 inline std::int64_t row_chunks(std::int64_t n) { return (n + kRowChunk - 1) / kRowChunk; }
+inline std::int64_t sum_batches(std::int64_t n) { return (n + kBatchRows - 1) / kBatchRows; }
+
+// The batch level of the canonical cluster sums: parts holds nb batches of
+// k x (d + 1) partials (weight in column d); each entry is reduced over the
+// batches by the pairwise tree (in place) into sums (k x d) and wsum (k).
+inline void combine_batches(std::vector<double>& parts, std::int64_t nb, std::int64_t k, std::int64_t d,
+                            double* sums, double* wsum) {
+  const std::int64_t w1 = d + 1, stride = k * w1;
+  for (std::int64_t e = 0; e < stride; ++e) {
+    tree_reduce_inplace(parts.data() + e, nb, stride, [](double a, double b) { return num::add(a, b); });
+    const std::int64_t c = e / w1, f = e % w1;
+    if (f < d)
+      sums[c * d + f] = parts[e];
+    else
+      wsum[c] = parts[e];
+  }
+}
 
 // Where the data of one fit lives and the passes over it run.
 template <class T>
@@ -45,6 +62,8 @@ class KMeansEngine {
   // Canonical per-cluster sums (see kmeans.hpp) for the current labels:
   // sums (host, k x d) of w * x and wsum (host, k) of w.
   virtual void cluster_sums(std::int64_t k, double* sums, double* wsum) = 0;
+  // assign() then cluster_sums() (one pass over the data where it streams).
+  virtual std::int64_t assign_sums(const T* centers, std::int64_t k, double* sums, double* wsum) = 0;
   // Canonical inertia of the current labels for the given centers (host).
   virtual double inertia(const T* centers, std::int64_t k) = 0;
   virtual void copy_labels(std::int32_t* out) = 0;

@@ -87,28 +87,39 @@ class CpuEngine final : public KMeansEngine<T> {
   }
 
   void cluster_sums(std::int64_t k, double* sums, double* wsum) override {
-    const std::int64_t n = this->n, d = this->d;
-    // Stable counting sort of the rows by label.
+    const std::int64_t n = this->n, d = this->d, w1 = d + 1, nb = sum_batches(n);
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for (std::int64_t b = 0; b < nb; ++b)
+      batch_sums(b * kBatchRows, std::min(n, (b + 1) * kBatchRows), k, parts.data() + b * k * w1);
+    combine_batches(parts, nb, k, d, sums, wsum);
+  }
+
+  // Sums of rows [r0, r1) per cluster (kmeans.hpp): out (k x (d + 1)), the
+  // weight in column d.
+  void batch_sums(std::int64_t r0, std::int64_t r1, std::int64_t k, double* out_kw) {
+    const std::int64_t d = this->d, w1 = d + 1, m = r1 - r0;
+    // Stable counting sort of the batch's rows by label.
     std::vector<std::int64_t> start(static_cast<std::size_t>(k + 1), 0);
-    for (std::int64_t i = 0; i < n; ++i) ++start[labels_[i] + 1];
+    for (std::int64_t i = r0; i < r1; ++i) ++start[labels_[i] + 1];
     for (std::int64_t c = 0; c < k; ++c) start[c + 1] += start[c];
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(n)), pos(start.begin(), start.end() - 1);
-    for (std::int64_t i = 0; i < n; ++i) perm[pos[labels_[i]]++] = i;
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(m)), pos(start.begin(), start.end() - 1);
+    for (std::int64_t i = r0; i < r1; ++i) perm[pos[labels_[i]]++] = i;
     // Chunks: cluster c's rows cut every kClusterChunk rows.
     std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0);
     for (std::int64_t c = 0; c < k; ++c)
       cfirst[c + 1] = cfirst[c] + (start[c + 1] - start[c] + kClusterChunk - 1) / kClusterChunk;
-    const std::int64_t nch = cfirst[k], w1 = d + 1;
+    const std::int64_t nch = cfirst[k];
     std::vector<double> part(static_cast<std::size_t>(nch * w1));
     std::vector<std::int32_t> chunk_cluster(static_cast<std::size_t>(nch));
     for (std::int64_t c = 0; c < k; ++c)
       for (std::int64_t q = cfirst[c]; q < cfirst[c + 1]; ++q) chunk_cluster[q] = static_cast<std::int32_t>(c);
     parallel_for(ctx_, nch, [&](std::int64_t q) {
       const std::int64_t c = chunk_cluster[q];
-      const std::int64_t r0 = start[c] + (q - cfirst[c]) * kClusterChunk, r1 = std::min(start[c + 1], r0 + kClusterChunk);
+      const std::int64_t p0 = start[c] + (q - cfirst[c]) * kClusterChunk;
+      const std::int64_t p1 = std::min(start[c + 1], p0 + kClusterChunk);
       double* out = part.data() + q * w1;
       for (std::int64_t f = 0; f < w1; ++f) out[f] = 0.0;
-      for (std::int64_t r = r0; r < r1; ++r) {
+      for (std::int64_t r = p0; r < p1; ++r) {
         const std::int64_t i = perm[r];
         const T wi = w(i);
         const T* x = row_ptr(i);
@@ -117,20 +128,23 @@ class CpuEngine final : public KMeansEngine<T> {
       }
     });
     parallel_for(ctx_, k, [&](std::int64_t c) {
-      const std::int64_t m = cfirst[c + 1] - cfirst[c];
+      const std::int64_t mc = cfirst[c + 1] - cfirst[c];
       for (std::int64_t f = 0; f < w1; ++f) {
         double v = 0.0;
-        if (m > 0) {
+        if (mc > 0) {
           double* p = part.data() + cfirst[c] * w1 + f;
-          tree_reduce_inplace(p, m, w1, [](double a, double b) { return num::add(a, b); });
+          tree_reduce_inplace(p, mc, w1, [](double a, double b) { return num::add(a, b); });
           v = p[0];
         }
-        if (f < d)
-          sums[c * d + f] = v;
-        else
-          wsum[c] = v;
+        out_kw[c * w1 + f] = v;
       }
     });
+  }
+
+  std::int64_t assign_sums(const T* centers, std::int64_t k, double* sums, double* wsum) override {
+    const std::int64_t changed = assign(centers, k);
+    cluster_sums(k, sums, wsum);
+    return changed;
   }
 
   double inertia(const T* centers, std::int64_t k) override {

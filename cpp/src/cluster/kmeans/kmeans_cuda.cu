@@ -3,6 +3,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
@@ -16,10 +17,9 @@ using tile::Smem;
 
 unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
-// X - mean (in T), one thread per element.
+// X - mean (in T), one thread per element; out may be X (in place).
 template <class T>
-__global__ void center_kernel(const T* __restrict__ X, const T* __restrict__ mu, std::int64_t n, std::int64_t d,
-                              T* __restrict__ out) {
+__global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t n, std::int64_t d, T* out) {
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e < n * d) out[e] = num::sub(X[e], mu[e % d]);
 }
@@ -91,8 +91,9 @@ __global__ void iota_kernel(std::int64_t* __restrict__ out, std::int64_t n) {
   if (i < n) out[i] = i;
 }
 
-// Block q sums chunk q: rows perm[r0 .. r0 + len) of one cluster, in order.
-// Thread f (stepping by blockDim) owns feature f; f == d is the weight.
+// Block q sums chunk q: rows perm[r0 .. r0 + len) of one cluster, in order
+// (perm holds row indices within the batch X, w). Thread f (stepping by
+// blockDim) owns feature f; f == d is the weight.
 template <class T>
 __global__ void chunk_sums_kernel(const T* __restrict__ X, const T* __restrict__ w, std::int64_t d,
                                   const std::int64_t* __restrict__ perm, const std::int64_t* __restrict__ chunks,
@@ -101,7 +102,22 @@ __global__ void chunk_sums_kernel(const T* __restrict__ X, const T* __restrict__
   const std::int64_t r0 = chunks[2 * q], len = chunks[2 * q + 1];
   for (std::int64_t f = threadIdx.x; f <= d; f += blockDim.x) {
     double acc = 0.0;
-    for (std::int64_t r = r0; r < r0 + len; ++r) {
+    // U rows' loads are issued before their terms are added, in row order.
+    constexpr int U = 8;
+    std::int64_t r = r0;
+    for (; r + U <= r0 + len; r += U) {
+      T xv[U], wv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t i = perm[r + u];
+        wv[u] = w ? w[i] : T(1);
+        xv[u] = f < d ? X[i * d + f] : T(0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        acc = num::add(acc, f < d ? weighted_term(wv[u], xv[u]) : static_cast<double>(wv[u]));
+    }
+    for (; r < r0 + len; ++r) {
       const std::int64_t i = perm[r];
       const T wi = w ? w[i] : T(1);
       acc = num::add(acc, f < d ? weighted_term(wi, X[i * d + f]) : static_cast<double>(wi));
@@ -165,22 +181,34 @@ __global__ void fill_kernel(T* __restrict__ out, std::int64_t n, T v) {
 }
 
 // Squared distances of every row to `nc` candidate rows (cand: nc x d,
-// cnorm: nc), minimum with closest, to out (nc x n). One thread per row.
+// cnorm: nc), minimum with closest, to out (nc rows of stride ld). One
+// thread per row.
 template <class T>
 __global__ void candidates_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t n, std::int64_t d,
                                   const T* __restrict__ cand, const T* __restrict__ cnorm, int nc,
-                                  const T* __restrict__ closest, T* __restrict__ out) {
+                                  const T* __restrict__ closest, T* __restrict__ out, std::int64_t ld) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   for (int t = 0; t < nc; ++t) {
     const T dv = dist::sq_from_dot(xn[i], cnorm[t], dist::accumulate<T, dist::Family::Dot>(X + i * d, cand + t * d, d, T(0)));
     if (closest) {
       const T c = closest[i];
-      out[t * n + i] = dist::value_less(dv, c) ? dv : c;
+      out[t * ld + i] = dist::value_less(dv, c) ? dv : c;
     } else {
-      out[t * n + i] = dv;
+      out[t * ld + i] = dv;
     }
   }
+}
+
+// Bytes of X the engine keeps on the device; larger host data is streamed
+// batch by batch. TWINLEARN_KMEANS_DEVICE_BYTES overrides the default (45%
+// of the free device memory), e.g. to test the streaming path.
+std::size_t device_budget(int dev) {
+  if (const char* env = std::getenv("TWINLEARN_KMEANS_DEVICE_BYTES")) return std::strtoull(env, nullptr, 10);
+  std::size_t free_b = 0, total_b = 0;
+  TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  (void)dev;
+  return free_b / 100 * 45;
 }
 
 template <class T>
@@ -191,18 +219,29 @@ class CudaEngine final : public KMeansEngine<T> {
     this->n = X.rows;
     this->d = X.cols;
     const std::int64_t n = X.rows, d = X.cols;
-    staged_ = stage_to_device(ctx, X);
-    x_ = staged_.view.data;
-    if (x_mean) {
-      std::vector<T> mu(static_cast<std::size_t>(d));
-      for (std::int64_t f = 0; f < d; ++f) mu[f] = static_cast<T>(x_mean[f]);
-      DeviceBuffer<T> dmu(static_cast<std::size_t>(d), dev_);
-      TL_CUDA_CHECK(cudaMemcpyAsync(dmu.data(), mu.data(), sizeof(T) * d, cudaMemcpyHostToDevice, stream_));
-      centered_ = DeviceBuffer<T>(static_cast<std::size_t>(n * d), dev_);
-      center_kernel<T><<<blocks_for(n * d, 256), 256, 0, stream_>>>(x_, dmu.data(), n, d, centered_.data());
-      TL_CUDA_CHECK_LAUNCH("center_kernel");
-      x_ = centered_.data();
-      TL_CUDA_CHECK(cudaStreamSynchronize(stream_));  // dmu goes out of scope
+    mu_.assign(static_cast<std::size_t>(d), T(0));
+    if (x_mean)
+      for (std::int64_t f = 0; f < d; ++f) mu_[f] = static_cast<T>(x_mean[f]);
+    centered_ = x_mean != nullptr;
+    if (centered_) {
+      dmu_ = DeviceBuffer<T>(static_cast<std::size_t>(d), dev_);
+      TL_CUDA_CHECK(cudaMemcpyAsync(dmu_.data(), mu_.data(), sizeof(T) * d, cudaMemcpyHostToDevice, stream_));
+    }
+    const std::size_t bytes = static_cast<std::size_t>(n * d) * sizeof(T);
+    resident_ = X.device.is_cuda() || bytes <= device_budget(dev_);
+    if (resident_) {
+      staged_ = stage_to_device(ctx, X);
+      x_ = staged_.view.data;
+      if (centered_) {
+        centered_buf_ = DeviceBuffer<T>(static_cast<std::size_t>(n * d), dev_);
+        center_kernel<T><<<blocks_for(n * d, 256), 256, 0, stream_>>>(x_, dmu_.data(), n, d, centered_buf_.data());
+        TL_CUDA_CHECK_LAUNCH("center_kernel");
+        x_ = centered_buf_.data();
+      }
+    } else {
+      TL_REQUIRE(X.is_c_contiguous(), ValueError, "KMeans: streamed data must be C-contiguous");
+      host_ = X;
+      xb_ = DeviceBuffer<T>(static_cast<std::size_t>(std::min(n, kBatchRows) * d), dev_);
     }
     if (w.data) {
       this->weighted = true;
@@ -211,7 +250,9 @@ class CudaEngine final : public KMeansEngine<T> {
       w_ = wstage_.view.data;
     }
     norms_ = DeviceBuffer<T>(static_cast<std::size_t>(n), dev_);
-    tile::row_sqnorms(x_, n, d, norms_.data(), stream_);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      tile::row_sqnorms(xb, len, d, norms_.data() + r0, stream_);
+    });
     labels_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n), dev_);
     TL_CUDA_CHECK(cudaMemsetAsync(labels_.data(), 0xff, sizeof(std::int32_t) * n, stream_));  // -1
     mind_ = DeviceBuffer<T>(static_cast<std::size_t>(n), dev_);
@@ -219,104 +260,60 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   std::int64_t assign(const T* centers, std::int64_t k) override {
-    const std::int64_t n = this->n, d = this->d;
-    ensure_centers(k);
-    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
-    tile::row_sqnorms(centers_.data(), k, d, cnorms_.data(), stream_);
-    TL_CUDA_CHECK(cudaMemsetAsync(changed_.data(), 0, sizeof(unsigned long long), stream_));
-    assign_kernel<T><<<blocks_for(n, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
-        x_, norms_.data(), n, centers_.data(), cnorms_.data(), k, d, labels_.data(), mind_.data(), changed_.data());
-    TL_CUDA_CHECK_LAUNCH("assign_kernel");
-    unsigned long long h = 0;
-    TL_CUDA_CHECK(cudaMemcpyAsync(&h, changed_.data(), sizeof(h), cudaMemcpyDeviceToHost, stream_));
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return static_cast<std::int64_t>(h);
+    upload_centers(centers, k);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) { assign_batch(r0, len, xb, k); });
+    return read_changed();
   }
 
   void cluster_sums(std::int64_t k, double* sums, double* wsum) override {
-    const std::int64_t n = this->n, d = this->d, w1 = d + 1;
-    // Stable sort of row indices by label (CUB's LSD radix sort is stable).
-    if (iota_.size() != static_cast<std::size_t>(n)) {
-      iota_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n), dev_);
-      iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(iota_.data(), n);
-      TL_CUDA_CHECK_LAUNCH("iota_kernel");
-      perm_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(n), dev_);
-      keys_out_ = DeviceBuffer<unsigned>(static_cast<std::size_t>(n), dev_);
-    }
-    int end_bit = 1;
-    while ((std::int64_t(1) << end_bit) < k) ++end_bit;
-    const unsigned* keys_in = reinterpret_cast<const unsigned*>(labels_.data());
-    std::size_t temp_bytes = 0;
-    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out_.data(), iota_.data(),
-                                                  perm_.data(), n, 0, end_bit, stream_));
-    if (temp_.size() < temp_bytes) temp_ = DeviceBuffer<unsigned char>(temp_bytes, dev_);
-    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, keys_in, keys_out_.data(), iota_.data(),
-                                                  perm_.data(), n, 0, end_bit, stream_));
-    DeviceBuffer<int> counts(static_cast<std::size_t>(k), dev_);
-    TL_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(int) * k, stream_));
-    count_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(labels_.data(), n, counts.data());
-    TL_CUDA_CHECK_LAUNCH("count_kernel");
-    std::vector<int> hc(static_cast<std::size_t>(k));
-    TL_CUDA_CHECK(cudaMemcpyAsync(hc.data(), counts.data(), sizeof(int) * k, cudaMemcpyDeviceToHost, stream_));
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    // The chunk table: (first sorted position, length) per chunk, clusters in order.
-    std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0), table;
-    std::int64_t start = 0;
-    for (std::int64_t c = 0; c < k; ++c) {
-      const std::int64_t cnt = hc[c];
-      for (std::int64_t o = 0; o < cnt; o += kClusterChunk) {
-        table.push_back(start + o);
-        table.push_back(std::min(kClusterChunk, cnt - o));
-      }
-      cfirst[c + 1] = cfirst[c] + (cnt + kClusterChunk - 1) / kClusterChunk;
-      start += cnt;
-    }
-    const std::int64_t nch = cfirst[k];
-    DeviceBuffer<std::int64_t> dtable(table.size(), dev_), dcfirst(cfirst.size(), dev_);
-    TL_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), sizeof(std::int64_t) * table.size(),
-                                  cudaMemcpyHostToDevice, stream_));
-    TL_CUDA_CHECK(cudaMemcpyAsync(dcfirst.data(), cfirst.data(), sizeof(std::int64_t) * cfirst.size(),
-                                  cudaMemcpyHostToDevice, stream_));
-    DeviceBuffer<double> part(static_cast<std::size_t>(std::max<std::int64_t>(nch, 1) * w1), dev_);
-    DeviceBuffer<double> out(static_cast<std::size_t>(k * w1), dev_);
-    if (nch > 0) {
-      const int block = static_cast<int>(std::min<std::int64_t>(256, (w1 + 31) / 32 * 32));
-      chunk_sums_kernel<T><<<static_cast<unsigned>(nch), block, 0, stream_>>>(x_, w_, d, perm_.data(), dtable.data(),
-                                                                              part.data());
-      TL_CUDA_CHECK_LAUNCH("chunk_sums_kernel");
-    }
-    cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst.data(), k, w1,
-                                                                       out.data());
-    TL_CUDA_CHECK_LAUNCH("cluster_tree_kernel");
-    std::vector<double> h(static_cast<std::size_t>(k * w1));
-    TL_CUDA_CHECK(cudaMemcpyAsync(h.data(), out.data(), sizeof(double) * k * w1, cudaMemcpyDeviceToHost, stream_));
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (std::int64_t c = 0; c < k; ++c) {
-      for (std::int64_t f = 0; f < d; ++f) sums[c * d + f] = h[c * w1 + f];
-      wsum[c] = h[c * w1 + d];
-    }
+    const std::int64_t nb = sum_batches(this->n), w1 = this->d + 1;
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      batch_sums(r0, len, xb, k, parts.data() + (r0 / kBatchRows) * k * w1);
+    });
+    combine_batches(parts, nb, k, this->d, sums, wsum);
+  }
+
+  std::int64_t assign_sums(const T* centers, std::int64_t k, double* sums, double* wsum) override {
+    upload_centers(centers, k);
+    const std::int64_t nb = sum_batches(this->n), w1 = this->d + 1;
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      assign_batch(r0, len, xb, k);
+      batch_sums(r0, len, xb, k, parts.data() + (r0 / kBatchRows) * k * w1);
+    });
+    combine_batches(parts, nb, k, this->d, sums, wsum);
+    return read_changed();
   }
 
   double inertia(const T* centers, std::int64_t k) override {
     const std::int64_t n = this->n, d = this->d, nch = row_chunks(n);
-    ensure_centers(k);
-    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
+    upload_centers(centers, k);
     DeviceBuffer<double> terms(static_cast<std::size_t>(n), dev_), part(static_cast<std::size_t>(nch), dev_);
-    inertia_terms_kernel<T><<<blocks_for(n, 256), 256, 0, stream_>>>(x_, w_, n, d, centers_.data(), labels_.data(),
-                                                                      terms.data());
-    TL_CUDA_CHECK_LAUNCH("inertia_terms_kernel");
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      inertia_terms_kernel<T><<<blocks_for(len, 256), 256, 0, stream_>>>(xb, w_ ? w_ + r0 : nullptr, len, d,
+                                                                          centers_.data(), labels_.data() + r0,
+                                                                          terms.data() + r0);
+      TL_CUDA_CHECK_LAUNCH("inertia_terms_kernel");
+    });
     chunk_total_kernel<<<blocks_for(nch, 64), 64, 0, stream_>>>(terms.data(), n, part.data());
     TL_CUDA_CHECK_LAUNCH("chunk_total_kernel");
     std::vector<double> h(static_cast<std::size_t>(nch));
-    TL_CUDA_CHECK(cudaMemcpyAsync(h.data(), part.data(), sizeof(double) * nch, cudaMemcpyDeviceToHost, stream_));
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    to_host(h.data(), part.data(), nch);
     return tree_sum(h);
   }
 
   void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
   void copy_min_dist(T* out) override { to_host(out, mind_.data(), this->n); }
   void copy_weights(T* out) override { to_host(out, w_, this->n); }
-  void copy_row(std::int64_t i, T* out) override { to_host(out, x_ + i * this->d, this->d); }
+  void copy_row(std::int64_t i, T* out) override {
+    if (resident_) {
+      to_host(out, x_ + i * this->d, this->d);
+      return;
+    }
+    const T* row = host_.data + i * this->d;
+    for (std::int64_t f = 0; f < this->d; ++f) out[f] = centered_ ? num::sub(row[f], mu_[f]) : row[f];
+  }
   std::int32_t label_of(std::int64_t i) override {
     std::int32_t v;
     to_host(&v, labels_.data() + i, 1);
@@ -336,29 +333,26 @@ class CudaEngine final : public KMeansEngine<T> {
   }
   void pp_closest_to(std::int64_t row) override {
     ensure_closest();
-    const std::int64_t n = this->n, d = this->d;
-    ensure_cand(1);
-    TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data(), x_ + row * d, sizeof(T) * d, cudaMemcpyDeviceToDevice, stream_));
-    TL_CUDA_CHECK(cudaMemcpyAsync(cand_norm_.data(), norms_.data() + row, sizeof(T), cudaMemcpyDeviceToDevice, stream_));
-    candidates_kernel<T><<<blocks_for(n, 128), 128, 0, stream_>>>(x_, norms_.data(), n, d, cand_.data(),
-                                                                   cand_norm_.data(), 1, nullptr, closest_.data());
-    TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    const std::int64_t rows[1] = {row};
+    upload_candidates(rows, 1);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      candidates_kernel<T><<<blocks_for(len, 128), 128, 0, stream_>>>(xb, norms_.data() + r0, len, this->d,
+                                                                       cand_.data(), cand_norm_.data(), 1, nullptr,
+                                                                       closest_.data() + r0, this->n);
+      TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    });
   }
   void pp_candidates(const std::int64_t* cand, int nc, double* partials) override {
-    const std::int64_t n = this->n, d = this->d, nch = row_chunks(n);
-    ensure_cand(nc);
-    for (int t = 0; t < nc; ++t) {
-      TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data() + t * d, x_ + cand[t] * d, sizeof(T) * d, cudaMemcpyDeviceToDevice,
-                                    stream_));
-      TL_CUDA_CHECK(cudaMemcpyAsync(cand_norm_.data() + t, norms_.data() + cand[t], sizeof(T),
-                                    cudaMemcpyDeviceToDevice, stream_));
-    }
+    const std::int64_t n = this->n, nch = row_chunks(n);
+    upload_candidates(cand, nc);
     if (cand_min_.size() < static_cast<std::size_t>(nc * n))
       cand_min_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * n), dev_);
-    candidates_kernel<T><<<blocks_for(n, 128), 128, 0, stream_>>>(x_, norms_.data(), n, d, cand_.data(),
-                                                                   cand_norm_.data(), nc, closest_.data(),
-                                                                   cand_min_.data());
-    TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      candidates_kernel<T><<<blocks_for(len, 128), 128, 0, stream_>>>(xb, norms_.data() + r0, len, this->d,
+                                                                       cand_.data(), cand_norm_.data(), nc,
+                                                                       closest_.data() + r0, cand_min_.data() + r0, n);
+      TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    });
     DeviceBuffer<double> part(static_cast<std::size_t>(nc * nch), dev_);
     for (int t = 0; t < nc; ++t) {
       chunk_wsum_kernel<T><<<blocks_for(nch, 64), 64, 0, stream_>>>(cand_min_.data() + t * n, w_, n,
@@ -387,26 +381,143 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
  private:
+  // fn(r0, len, xb) for the batches of kBatchRows rows in order; xb holds the
+  // batch's (centered) rows on the device: a pointer into the resident data,
+  // or the streaming buffer after copying and centering the batch.
+  template <class Fn>
+  void for_each_batch(Fn&& fn) {
+    const std::int64_t n = this->n, d = this->d;
+    for (std::int64_t r0 = 0; r0 < n; r0 += kBatchRows) {
+      const std::int64_t len = std::min(kBatchRows, n - r0);
+      if (resident_) {
+        fn(r0, len, x_ + r0 * d);
+        continue;
+      }
+      TL_CUDA_CHECK(cudaMemcpyAsync(xb_.data(), host_.data + r0 * d, sizeof(T) * len * d, cudaMemcpyHostToDevice,
+                                    stream_));
+      if (centered_) {
+        center_kernel<T><<<blocks_for(len * d, 256), 256, 0, stream_>>>(xb_.data(), dmu_.data(), len, d, xb_.data());
+        TL_CUDA_CHECK_LAUNCH("center_kernel");
+      }
+      fn(r0, len, static_cast<const T*>(xb_.data()));
+    }
+  }
+
+  void upload_centers(const T* centers, std::int64_t k) {
+    const std::int64_t d = this->d;
+    if (centers_.size() < static_cast<std::size_t>(k * d)) {
+      centers_ = DeviceBuffer<T>(static_cast<std::size_t>(k * d), dev_);
+      cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
+    }
+    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
+    tile::row_sqnorms(centers_.data(), k, d, cnorms_.data(), stream_);
+    TL_CUDA_CHECK(cudaMemsetAsync(changed_.data(), 0, sizeof(unsigned long long), stream_));
+  }
+
+  void assign_batch(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+    assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
+        xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
+        mind_.data() + r0, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("assign_kernel");
+  }
+
+  std::int64_t read_changed() {
+    unsigned long long h = 0;
+    to_host(&h, changed_.data(), 1);
+    return static_cast<std::int64_t>(h);
+  }
+
+  // Sums of one batch (rows r0 .. r0 + len, data xb) per cluster into out
+  // (host, k x (d + 1)): stable radix sort of the batch's labels (CUB's LSD
+  // sort keeps equal keys in input order), the chunk table on the host,
+  // chunk_sums_kernel, then the per-cluster tree.
+  void batch_sums(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k, double* out_kw) {
+    const std::int64_t d = this->d, w1 = d + 1;
+    if (iota_.size() < static_cast<std::size_t>(len)) {
+      iota_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(len), dev_);
+      iota_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(iota_.data(), len);
+      TL_CUDA_CHECK_LAUNCH("iota_kernel");
+      perm_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(len), dev_);
+      keys_out_ = DeviceBuffer<unsigned>(static_cast<std::size_t>(len), dev_);
+    }
+    int end_bit = 1;
+    while ((std::int64_t(1) << end_bit) < k) ++end_bit;
+    const unsigned* keys_in = reinterpret_cast<const unsigned*>(labels_.data() + r0);
+    std::size_t temp_bytes = 0;
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out_.data(), iota_.data(),
+                                                  perm_.data(), len, 0, end_bit, stream_));
+    if (temp_.size() < temp_bytes) temp_ = DeviceBuffer<unsigned char>(temp_bytes, dev_);
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, keys_in, keys_out_.data(), iota_.data(),
+                                                  perm_.data(), len, 0, end_bit, stream_));
+    DeviceBuffer<int> counts(static_cast<std::size_t>(k), dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(int) * k, stream_));
+    count_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(labels_.data() + r0, len, counts.data());
+    TL_CUDA_CHECK_LAUNCH("count_kernel");
+    std::vector<int> hc(static_cast<std::size_t>(k));
+    to_host(hc.data(), counts.data(), k);
+    std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0), table;
+    std::int64_t start = 0;
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::int64_t cnt = hc[c];
+      for (std::int64_t o = 0; o < cnt; o += kClusterChunk) {
+        table.push_back(start + o);
+        table.push_back(std::min(kClusterChunk, cnt - o));
+      }
+      cfirst[c + 1] = cfirst[c] + (cnt + kClusterChunk - 1) / kClusterChunk;
+      start += cnt;
+    }
+    const std::int64_t nch = cfirst[k];
+    DeviceBuffer<std::int64_t> dtable(std::max<std::size_t>(table.size(), 1), dev_), dcfirst(cfirst.size(), dev_);
+    if (!table.empty())
+      TL_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), sizeof(std::int64_t) * table.size(),
+                                    cudaMemcpyHostToDevice, stream_));
+    TL_CUDA_CHECK(cudaMemcpyAsync(dcfirst.data(), cfirst.data(), sizeof(std::int64_t) * cfirst.size(),
+                                  cudaMemcpyHostToDevice, stream_));
+    DeviceBuffer<double> part(static_cast<std::size_t>(std::max<std::int64_t>(nch, 1) * w1), dev_);
+    DeviceBuffer<double> out(static_cast<std::size_t>(k * w1), dev_);
+    if (nch > 0) {
+      const int block = static_cast<int>(std::min<std::int64_t>(256, (w1 + 31) / 32 * 32));
+      chunk_sums_kernel<T><<<static_cast<unsigned>(nch), block, 0, stream_>>>(xb, w_ ? w_ + r0 : nullptr, d,
+                                                                              perm_.data(), dtable.data(),
+                                                                              part.data());
+      TL_CUDA_CHECK_LAUNCH("chunk_sums_kernel");
+    }
+    cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst.data(), k, w1,
+                                                                       out.data());
+    TL_CUDA_CHECK_LAUNCH("cluster_tree_kernel");
+    to_host(out_kw, out.data(), k * w1);
+  }
+
   template <class U>
   void to_host(U* dst, const U* src, std::int64_t count) {
     if (count <= 0) return;
     TL_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(U) * count, cudaMemcpyDeviceToHost, stream_));
     TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  void ensure_centers(std::int64_t k) {
-    if (centers_.size() < static_cast<std::size_t>(k * this->d)) {
-      centers_ = DeviceBuffer<T>(static_cast<std::size_t>(k * this->d), dev_);
-      cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
-    }
-  }
   void ensure_closest() {
     if (closest_.size() < static_cast<std::size_t>(this->n))
       closest_ = DeviceBuffer<T>(static_cast<std::size_t>(this->n), dev_);
   }
-  void ensure_cand(int nc) {
-    if (cand_.size() < static_cast<std::size_t>(nc * this->d)) {
-      cand_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * this->d), dev_);
+  // The candidate rows (centered) and their norms on the device.
+  void upload_candidates(const std::int64_t* rows, int nc) {
+    const std::int64_t d = this->d;
+    if (cand_.size() < static_cast<std::size_t>(nc * d)) {
+      cand_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * d), dev_);
       cand_norm_ = DeviceBuffer<T>(static_cast<std::size_t>(nc), dev_);
+    }
+    for (int t = 0; t < nc; ++t) {
+      if (resident_) {
+        TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data() + t * d, x_ + rows[t] * d, sizeof(T) * d,
+                                      cudaMemcpyDeviceToDevice, stream_));
+      } else {
+        std::vector<T> row(static_cast<std::size_t>(d));
+        copy_row(rows[t], row.data());
+        TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data() + t * d, row.data(), sizeof(T) * d, cudaMemcpyHostToDevice,
+                                      stream_));
+        TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      }
+      TL_CUDA_CHECK(cudaMemcpyAsync(cand_norm_.data() + t, norms_.data() + rows[t], sizeof(T),
+                                    cudaMemcpyDeviceToDevice, stream_));
     }
   }
 
@@ -414,8 +525,11 @@ class CudaEngine final : public KMeansEngine<T> {
   int dev_;
   DeviceGuard guard_;
   cudaStream_t stream_;
+  bool resident_ = true, centered_ = false;
+  MatrixView<const T> host_;
+  std::vector<T> mu_;
   StagedMatrix<T> staged_, wstage_;
-  DeviceBuffer<T> centered_, norms_, mind_, centers_, cnorms_, closest_, cand_, cand_norm_, cand_min_;
+  DeviceBuffer<T> dmu_, centered_buf_, xb_, norms_, mind_, centers_, cnorms_, closest_, cand_, cand_norm_, cand_min_;
   DeviceBuffer<std::int32_t> labels_;
   DeviceBuffer<unsigned long long> changed_;
   DeviceBuffer<std::int64_t> iota_, perm_;

@@ -37,10 +37,12 @@ struct Cfg<double> {
 };
 inline constexpr int kThreads = 256;
 
+// Rows padded to a multiple of 16 bytes and 16-byte aligned, so a thread's
+// TM (TN) consecutive values load as 128-bit shared-memory accesses.
 template <class T>
 struct Smem {
-  T a[Cfg<T>::BK][Cfg<T>::BM + Cfg<T>::PAD];
-  T b[Cfg<T>::BK][Cfg<T>::BN + Cfg<T>::PAD];
+  alignas(16) T a[Cfg<T>::BK][Cfg<T>::BM + Cfg<T>::PAD];
+  alignas(16) T b[Cfg<T>::BK][Cfg<T>::BN + Cfg<T>::PAD];
 };
 
 // Loads rows [r0, r0 + R) x features [f0, f0 + BK) of A (rows x d, C order)
