@@ -65,16 +65,18 @@ def check_plain(X, device, name="X", dtype=None):
 
 
 def as_dtype(X, dtype):
-    """X in `dtype` (host or device), copied only when needed."""
-    if str(X.dtype).endswith(np.dtype(dtype).name):
+    """X in float32 or float64 (`dtype`: a NumPy, CuPy or PyTorch dtype), host
+    or device, copied only when needed."""
+    name = "float32" if str(dtype).endswith("float32") else "float64"
+    if str(X.dtype).endswith(name):
         return X
     if isinstance(X, np.ndarray):
-        return np.ascontiguousarray(X, dtype=dtype)
+        return np.ascontiguousarray(X, dtype=name)
     if _array.kind(X) == "torch":
         import torch
 
-        return X.to(getattr(torch, np.dtype(dtype).name)).contiguous()
-    return X.astype(np.dtype(dtype).name)
+        return X.to(getattr(torch, name)).contiguous()
+    return X.astype(name)
 
 
 def host_weights(sample_weight, n, dtype):

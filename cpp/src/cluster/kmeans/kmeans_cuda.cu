@@ -3,6 +3,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <vector>
 
@@ -29,8 +30,10 @@ __global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t
 // of its TM rows, the nearest (distance, center) among its columns; the 16
 // threads of a row group then reduce by half-warp shuffles, and the thread
 // with tx == 0 writes the label, the distance and whether the label changed.
+// Two blocks per SM (at most 128 registers a thread): the center indices are
+// kept as 32-bit integers to make room.
 template <class T>
-__global__ void __launch_bounds__(tile::kThreads)
+__global__ void __launch_bounds__(tile::kThreads, 2)
     assign_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t n, const T* __restrict__ C,
                   const T* __restrict__ cn, std::int64_t k, std::int64_t d, std::int32_t* __restrict__ labels,
                   T* __restrict__ mind, unsigned long long* __restrict__ changed) {
@@ -39,12 +42,12 @@ __global__ void __launch_bounds__(tile::kThreads)
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   T best[TM];
-  std::int64_t bi[TM];
+  int bi[TM];
   T xr[TM];
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     best[i] = dist::empty_value<T>();
-    bi[i] = dist::kNoIndex;
+    bi[i] = INT_MAX;
     xr[i] = xn[min(row0 + ty * TM + i, n - 1)];
   }
   T acc[TM][TN];
@@ -52,13 +55,13 @@ __global__ void __launch_bounds__(tile::kThreads)
     tile::compute_tile<T, dist::Family::Dot>(X, n, C, k, d, row0, col0, T(0), s, acc);
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const std::int64_t c = col0 + tx * TN + j;
+      const int c = static_cast<int>(col0) + tx * TN + j;
       if (c >= k) continue;
       const T cc = cn[c];
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
         const T v = dist::sq_from_dot(xr[i], cc, acc[i][j]);
-        if (dist::nearer(v, c, best[i], bi[i])) {
+        if (dist::nearer<T>(v, c, best[i], bi[i])) {
           best[i] = v;
           bi[i] = c;
         }
@@ -68,7 +71,15 @@ __global__ void __launch_bounds__(tile::kThreads)
   unsigned long long ch = 0;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    tile::halfwarp_argmin(best[i], bi[i]);
+#pragma unroll
+    for (int o = 8; o >= 1; o >>= 1) {  // (distance, center) minimum across the 16 lanes of the row group
+      const T ov = __shfl_xor_sync(0xffffffffu, best[i], o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
+      if (dist::nearer<T>(ov, oi, best[i], bi[i])) {
+        best[i] = ov;
+        bi[i] = oi;
+      }
+    }
     const std::int64_t r = row0 + ty * TM + i;
     if (tx == 0 && r < n) {
       const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
