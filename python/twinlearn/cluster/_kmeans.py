@@ -26,6 +26,13 @@ def _host_matrix(X):
     return _array.to_numpy(X) if _array.is_device_array(X) else X
 
 
+def _take(X, idx):
+    """Rows idx (a NumPy integer array) of a host or device matrix."""
+    if _array.is_device_array(X):
+        return X[_array.from_numpy_like(X, np.asarray(idx))]
+    return X[idx]
+
+
 class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
     """K-Means clustering (Lloyd's algorithm) on the CPU backend or a GPU.
 
@@ -157,7 +164,14 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return centers
 
     def _stats(self, mod, ctx, X):
-        """(mean, mean of variances) of X's features, by the canonical column reduction."""
+        """(mean, mean of variances) of X's features, by the canonical column
+        reduction (the same bits on either backend; large host data is reduced
+        where it lives rather than copied to the GPU first)."""
+        if isinstance(X, np.ndarray) and X.nbytes > (2 << 30):
+            from .. import _backend
+
+            core = _backend.core()
+            mod, ctx = core, core.Context("cpu", ctx.n_threads, ctx.mode, 0)
         w, mean, m2, _, _ = np.asarray(mod.column_stats(ctx, X, None))
         return np.ascontiguousarray(mean), float(np.mean(m2 / w))
 
@@ -469,14 +483,14 @@ class MiniBatchKMeans(KMeans):
 
     def _init_centroids(self, mod, ctx, X, sw, dtype, seed, run, subset):
         """Initial centers of run `run` from the rows `subset` of X (host, k x d)."""
-        Xs = X[subset]
+        Xs = _take(X, subset)
         sws = None if sw is None else np.ascontiguousarray(sw[subset])
         if isinstance(self.init, str):
             if self.init == "k-means++":
                 centers, _ = mod.kmeans_plusplus(ctx, Xs, sws, int(self.n_clusters), seed ^ (run + 1), 0)
                 return np.asarray(centers)
             idx = self._draw("rng_choice", seed, self._S_INIT * 1000003 + run, Xs.shape[0], self.n_clusters, False)
-            return np.ascontiguousarray(_array.to_numpy(Xs[idx]), dtype=dtype)
+            return np.ascontiguousarray(_array.to_numpy(_take(Xs, idx)), dtype=dtype)
         if callable(self.init):
             rs = check_random_state(seed % (2**32))
             return self._check_centers(self.init(_array.to_numpy(Xs), self.n_clusters, random_state=rs), X, dtype)
@@ -504,7 +518,7 @@ class MiniBatchKMeans(KMeans):
                 rows = self._draw("rng_choice", seed, self._S_REASSIGN * 1000003 + step, b, n_re, False)
                 if self.verbose:
                     print(f"[MiniBatchKMeans] Reassigning {n_re} cluster centers.")
-                new[to_reassign] = np.asarray(_array.to_numpy(Xb[rows]), dtype=dtype)
+                new[to_reassign] = np.asarray(_array.to_numpy(_take(Xb, rows)), dtype=dtype)
                 counts[to_reassign] = np.min(counts[~to_reassign])
         return np.ascontiguousarray(new), float(inertia)
 
@@ -567,7 +581,7 @@ class MiniBatchKMeans(KMeans):
         seed = _seed(self.random_state)
         self._tol = self._stats(mod, ctx, X)[1] * self.tol if self.tol else 0.0
         valid = self._draw("rng_integers", seed, self._S_VALID, 0, self._init_size, n)
-        Xv = X[valid]
+        Xv = _take(X, valid)
         swv = None if sw is None else np.ascontiguousarray(sw[valid])
         best = None
         for run in range(self._n_init):
@@ -592,7 +606,7 @@ class MiniBatchKMeans(KMeans):
             else:
                 idx = self._draw("rng_weighted_choice", seed, self._S_BATCH * 1000003 + i, sw, self._batch_size, True)
             reassign = self._random_reassign()
-            new, batch_inertia = self._step(mod, ctx, X[idx], centers, self._counts, dtype, seed, i, reassign)
+            new, batch_inertia = self._step(mod, ctx, _take(X, idx), centers, self._counts, dtype, seed, i, reassign)
             diff = float(np.sum((new.astype(np.float64) - centers) ** 2)) if self._tol > 0.0 else 0.0
             centers = new
             if self._convergence(i, n_steps, n, diff, batch_inertia):
@@ -669,7 +683,7 @@ class MiniBatchKMeans(KMeans):
             if n_re:
                 rows = self._draw("rng_choice", self._tl_seed, self._S_REASSIGN * 1000003 + self.n_steps_, n, n_re,
                                   False)
-                new[to_reassign] = np.asarray(_array.to_numpy(X[rows]), dtype=dtype)
+                new[to_reassign] = np.asarray(_array.to_numpy(_take(X, rows)), dtype=dtype)
                 self._counts[to_reassign] = np.min(self._counts[~to_reassign])
         self.cluster_centers_ = np.ascontiguousarray(new)
         self._n_features_out = self.cluster_centers_.shape[0]

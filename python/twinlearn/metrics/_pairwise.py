@@ -145,7 +145,7 @@ def _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode):
     name, p = resolve_metric(metric, metric_kwargs.pop("p", None), metric_kwargs)
     mod, ctx, Xc, Yc = _prepare(X, Y, device, numeric_mode)
     dist, ind = mod.knn_search(ctx, Yc, Xc, name, p, 1)
-    return np.asarray(ind)[:, 0], np.asarray(dist)[:, 0]
+    return np.asarray(ind)[:, 0].astype(np.intp), np.asarray(dist)[:, 0]
 
 
 def pairwise_distances_argmin_min(X, Y, *, axis=1, metric="euclidean", metric_kwargs=None, device=None,

@@ -141,12 +141,16 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         if self.metric == "precomputed":
             D = np.asarray(X)
             ind = np.argsort(D, axis=1, kind="stable")[:, :k]
-            return np.take_along_axis(D, ind, axis=1), ind.astype(np.int64)
+            return np.take_along_axis(D, ind, axis=1), ind.astype(np.intp)
         name, p = self._tl_metric
         with n_threads_context(getattr(self, "n_jobs", None)):
             mod, ctx = self._tl_context(device, X)
-            dist, ind = mod.knn_search(ctx, self._index_for(device), X, name, p, int(k))
-        return np.asarray(dist), np.asarray(ind)
+            index = self._index_for(device)
+            if k > 1024 and device != "cpu":
+                # Past 1024 neighbours the selection runs on the CPU backend (same bits).
+                index, X = _array.to_numpy(index), _array.to_numpy(X)
+            dist, ind = mod.knn_search(ctx, index, X, name, p, int(k))
+        return np.asarray(dist), np.asarray(ind).astype(np.intp, copy=False)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the K-neighbors of a point.
@@ -266,7 +270,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 offsets, ind_all, dist_all = mod.radius_search(ctx, self._index_for(device), X, name, p,
                                                                float(radius))
             offsets = np.asarray(offsets)
-            ind_all, dist_all = np.asarray(ind_all), np.asarray(dist_all)
+            ind_all, dist_all = np.asarray(ind_all).astype(np.intp, copy=False), np.asarray(dist_all)
             ind_list = [ind_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
             dist_list = [dist_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         if query_is_train:

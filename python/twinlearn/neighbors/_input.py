@@ -67,7 +67,7 @@ def check_plain(X, device, name="X", dtype=None):
 def as_dtype(X, dtype):
     """X in float32 or float64 (`dtype`: a NumPy, CuPy or PyTorch dtype), host
     or device, copied only when needed."""
-    name = "float32" if str(dtype).endswith("float32") else "float64"
+    name = "float32" if "float32" in str(dtype) else "float64"
     if str(X.dtype).endswith(name):
         return X
     if isinstance(X, np.ndarray):

@@ -61,11 +61,11 @@ class CpuEngine final : public KMeansEngine<T> {
         bi[r] = dist::kNoIndex;
       }
       for (std::int64_t q = 0; q < P.npanels; ++q) {
-        accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), d, T(2), acc.data());
-        const std::int64_t nc = P.rows_in(q), c0 = q * kPanel;
+        accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
+        const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
         for (std::int64_t r = 0; r < nr; ++r)
           for (std::int64_t j = 0; j < nc; ++j) {
-            const T v = dist::sq_from_dot(norms_[r0 + r], P.norms[c0 + j], acc[r * kPanel + j]);
+            const T v = dist::sq_from_dot(norms_[r0 + r], P.norms[c0 + j], acc[r * P.width + j]);
             if (dist::nearer(v, c0 + j, best[r], bi[r])) {
               best[r] = v;
               bi[r] = c0 + j;

@@ -24,9 +24,9 @@ using dist::Family;
 // Four left-hand rows at a time share each panel load; one row for the rest.
 template <class T, Family F>
 TL_DIST_CPU_CLONES void accumulate_block_t(const T* __restrict x, std::int64_t ldx, std::int64_t nr,
-                                           const T* __restrict panel, std::int64_t d, T p, T* __restrict acc) {
+                                           const T* __restrict panel, std::int64_t NB, std::int64_t d, T p,
+                                           T* __restrict acc) {
   using S = dist::Step<T, F>;
-  constexpr std::int64_t NB = kPanel;
   std::int64_t r = 0;
   for (; r + 4 <= nr; r += 4) {
     T* __restrict a0 = acc + (r + 0) * NB;
@@ -72,13 +72,13 @@ void check_host_rows(MatrixView<const T> m, const char* name) {
 
 template <class T>
 void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
-                      std::int64_t d, T p, T* acc) {
+                      std::int64_t width, std::int64_t d, T p, T* acc) {
   switch (fam) {
-    case Family::Dot: return accumulate_block_t<T, Family::Dot>(x, ldx, nr, panel, d, p, acc);
-    case Family::L2: return accumulate_block_t<T, Family::L2>(x, ldx, nr, panel, d, p, acc);
-    case Family::L1: return accumulate_block_t<T, Family::L1>(x, ldx, nr, panel, d, p, acc);
-    case Family::Linf: return accumulate_block_t<T, Family::Linf>(x, ldx, nr, panel, d, p, acc);
-    case Family::Lp: return accumulate_block_t<T, Family::Lp>(x, ldx, nr, panel, d, p, acc);
+    case Family::Dot: return accumulate_block_t<T, Family::Dot>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::L2: return accumulate_block_t<T, Family::L2>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::L1: return accumulate_block_t<T, Family::L1>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::Linf: return accumulate_block_t<T, Family::Linf>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::Lp: return accumulate_block_t<T, Family::Lp>(x, ldx, nr, panel, width, d, p, acc);
   }
 }
 
@@ -98,14 +98,15 @@ PackedPanels<T> pack_panels(const Context& ctx, MatrixView<const T> Y, bool with
   PackedPanels<T> P;
   P.n = Y.rows;
   P.d = Y.cols;
-  P.npanels = (Y.rows + kPanel - 1) / kPanel;
-  P.data.assign(static_cast<std::size_t>(P.npanels * P.d * kPanel), T(0));
+  P.width = std::min(kPanel, std::max<std::int64_t>(8, (Y.rows + 7) / 8 * 8));
+  P.npanels = (Y.rows + P.width - 1) / P.width;
+  P.data.assign(static_cast<std::size_t>(P.npanels * P.d * P.width), T(0));
   parallel_for(ctx, P.npanels, [&](std::int64_t q) {
-    T* out = P.data.data() + q * P.d * kPanel;
+    T* out = P.data.data() + q * P.d * P.width;
     const std::int64_t rows = P.rows_in(q);
     for (std::int64_t j = 0; j < rows; ++j) {
-      const T* row = Y.data + (q * kPanel + j) * Y.row_stride;
-      for (std::int64_t f = 0; f < P.d; ++f) out[f * kPanel + j] = row[f];
+      const T* row = Y.data + (q * P.width + j) * Y.row_stride;
+      for (std::int64_t f = 0; f < P.d; ++f) out[f * P.width + j] = row[f];
     }
   });
   if (with_norms) {
@@ -130,11 +131,11 @@ void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPane
     if (norms)
       for (std::int64_t r = 0; r < nr; ++r) xn[r] = dist::sqnorm(X.data + (r0 + r) * X.row_stride, d);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
-      accumulate_block(fam, X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), d, p, acc.data());
-      const std::int64_t nc = P.rows_in(q), c0 = q * kPanel;
+      accumulate_block(fam, X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
+      const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
       for (std::int64_t r = 0; r < nr; ++r)
         for (std::int64_t j = 0; j < nc; ++j) {
-          const T a = acc[r * kPanel + j];
+          const T a = acc[r * P.width + j];
           const T rv = norms ? dist::rank_value(metric.kind, a, xn[r], P.norms[c0 + j]) : a;
           out(r0 + r, c0 + j) = num::canonical(dist::output_value(metric.kind, rv, p));
         }
@@ -192,13 +193,13 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
     if (norms)
       for (std::int64_t r = 0; r < nr; ++r) xn[r] = dist::sqnorm(queries.data + (r0 + r) * queries.row_stride, d);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
-      accumulate_block(fam, queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), d, p,
-                       acc.data());
-      const std::int64_t nc = P.rows_in(q), c0 = q * kPanel;
+      accumulate_block(fam, queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), P.width, d,
+                       p, acc.data());
+      const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
       for (std::int64_t r = 0; r < nr; ++r) {
         auto& h = heaps[r];
         for (std::int64_t j = 0; j < nc; ++j) {
-          const T a = acc[r * kPanel + j];
+          const T a = acc[r * P.width + j];
           const Cand c{norms ? dist::rank_value(metric.kind, a, xn[r], P.norms[c0 + j]) : a, c0 + j};
           if (nearer(c, h.front())) {
             std::pop_heap(h.begin(), h.end(), nearer);
@@ -220,8 +221,8 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
 }
 
 #define TL_INST(T)                                                                                               \
-  template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t, T, \
-                                    T*);                                                                         \
+  template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
+                                    std::int64_t, T, T*);                                                        \
   template void row_sqnorms_cpu<T>(const Context&, MatrixView<const T>, T*);                                     \
   template PackedPanels<T> pack_panels<T>(const Context&, MatrixView<const T>, bool);                            \
   template void pairwise_distances_cpu<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \

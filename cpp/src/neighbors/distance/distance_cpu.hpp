@@ -1,9 +1,9 @@
 // CPU building blocks of the distance kernels, shared by pairwise distances,
 // nearest neighbours and KMeans.
 //
-// The right-hand rows Y are packed once, transposed, in panels of kPanel rows
-// (panel q holds Y[q*kPanel + j, f] at data[q*d*kPanel + f*kPanel + j], zero
-// past the last row). accumulate_block then runs, for a few left-hand rows at
+// The right-hand rows Y are packed once, transposed, in panels of `width`
+// rows (kPanel, or fewer for a small Y; panel q holds Y[q*width + j, f] at
+// data[q*d*width + f*width + j], zero past the last row). accumulate_block then runs, for a few left-hand rows at
 // a time, acc[r][j] = step(x[r][f], panel[f][j], acc[r][j]) for f = 0..d-1 in
 // increasing order: the vector lanes run across j (different pairs), never
 // across f, so every pair's accumulator is the one chain of distance.hpp.
@@ -22,22 +22,22 @@ inline constexpr std::int64_t kRowBlock = 32;  // left-hand rows per task
 
 template <class T>
 struct PackedPanels {
-  std::int64_t n = 0, d = 0, npanels = 0;
-  std::vector<T> data;   // npanels * d * kPanel
+  std::int64_t n = 0, d = 0, npanels = 0, width = kPanel;
+  std::vector<T> data;   // npanels * d * width
   std::vector<T> norms;  // n squared norms (dot metrics), else empty
-  const T* panel(std::int64_t q) const { return data.data() + q * d * kPanel; }
-  std::int64_t rows_in(std::int64_t q) const { return std::min(kPanel, n - q * kPanel); }
+  const T* panel(std::int64_t q) const { return data.data() + q * d * width; }
+  std::int64_t rows_in(std::int64_t q) const { return std::min(width, n - q * width); }
 };
 
 // Packs Y (host, unit column stride). Computes the squared norms when asked.
 template <class T>
 PackedPanels<T> pack_panels(const Context& ctx, MatrixView<const T> Y, bool with_norms);
 
-// acc[r * kPanel + j] = accumulator of (x row r, panel row j) for r < nr,
-// j < kPanel; x row r at x + r * ldx (unit stride), d features.
+// acc[r * width + j] = accumulator of (x row r, panel row j) for r < nr,
+// j < width; x row r at x + r * ldx (unit stride), d features.
 template <class T>
 void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
-                      std::int64_t d, T p, T* acc);
+                      std::int64_t width, std::int64_t d, T p, T* acc);
 
 // Squared norms of the rows of X (host), n entries.
 template <class T>
