@@ -151,10 +151,11 @@ class CpuEngine final : public KMeansEngine<T> {
     const std::int64_t n = this->n, d = this->d, nch = row_chunks(n);
     std::vector<double> part(static_cast<std::size_t>(nch));
     parallel_for(ctx_, nch, [&](std::int64_t c) {
-      const std::int64_t r1 = std::min(n, (c + 1) * kRowChunk);
+      const std::int64_t r0 = c * kRowChunk, r1 = std::min(n, (c + 1) * kRowChunk);
+      std::vector<T> sq(static_cast<std::size_t>(r1 - r0));
+      sqdiff_rows(row_ptr(r0), d, r1 - r0, d, labels_.data() + r0, centers, sq.data());
       double acc = 0.0;
-      for (std::int64_t i = c * kRowChunk; i < r1; ++i)
-        acc = num::add(acc, weighted_term(w(i), sq_diff(row_ptr(i), centers + labels_[i] * d, d)));
+      for (std::int64_t i = r0; i < r1; ++i) acc = num::add(acc, weighted_term(w(i), sq[i - r0]));
       part[c] = acc;
     });
     return tree_sum(part);
@@ -175,9 +176,9 @@ class CpuEngine final : public KMeansEngine<T> {
     const T* c = row_ptr(row);
     const T cn = norms_[row];
     parallel_for(ctx_, row_chunks(this->n), [&](std::int64_t b) {
-      const std::int64_t r1 = std::min(this->n, (b + 1) * kRowChunk);
-      for (std::int64_t i = b * kRowChunk; i < r1; ++i)
-        closest_[i] = dist::sq_from_dot(norms_[i], cn, dist::accumulate<T, dist::Family::Dot>(row_ptr(i), c, this->d, T(0)));
+      const std::int64_t r0 = b * kRowChunk, r1 = std::min(this->n, (b + 1) * kRowChunk);
+      dot_rows(row_ptr(r0), this->d, r1 - r0, this->d, c, closest_.data() + r0);
+      for (std::int64_t i = r0; i < r1; ++i) closest_[i] = dist::sq_from_dot(norms_[i], cn, closest_[i]);
     });
   }
   void pp_candidates(const std::int64_t* cand, int nc, double* partials) override {
@@ -187,10 +188,12 @@ class CpuEngine final : public KMeansEngine<T> {
       const std::int64_t t = task / nch, b = task % nch;
       const T* c = row_ptr(cand[t]);
       const T cn = norms_[cand[t]];
-      const std::int64_t r1 = std::min(n, (b + 1) * kRowChunk);
+      const std::int64_t r0 = b * kRowChunk, r1 = std::min(n, (b + 1) * kRowChunk);
+      std::vector<T> dots(static_cast<std::size_t>(r1 - r0));
+      dot_rows(row_ptr(r0), this->d, r1 - r0, this->d, c, dots.data());
       double acc = 0.0;
-      for (std::int64_t i = b * kRowChunk; i < r1; ++i) {
-        const T dv = dist::sq_from_dot(norms_[i], cn, dist::accumulate<T, dist::Family::Dot>(row_ptr(i), c, this->d, T(0)));
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const T dv = dist::sq_from_dot(norms_[i], cn, dots[i - r0]);
         const T m = dist::value_less(dv, closest_[i]) ? dv : closest_[i];
         cand_min_[t * n + i] = m;
         acc = num::add(acc, weighted_term(w(i), m));

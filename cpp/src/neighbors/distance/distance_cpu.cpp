@@ -83,12 +83,27 @@ void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64
 }
 
 template <class T>
+TL_DIST_CPU_CLONES void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = dist::sqnorm(x + i * ldx, d);
+}
+template <class T>
+TL_DIST_CPU_CLONES void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = dist::accumulate<T, Family::Dot>(x + i * ldx, c, d, T(0));
+}
+template <class T>
+TL_DIST_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d,
+                                    const std::int32_t* labels, const T* centers, T* out) {
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = dist::accumulate<T, Family::L2>(x + i * ldx, centers + static_cast<std::int64_t>(labels[i]) * d, d, T(0));
+}
+
+template <class T>
 void row_sqnorms_cpu(const Context& ctx, MatrixView<const T> X, T* out) {
   check_host_rows(X, "X");
   const std::int64_t nb = (X.rows + 1023) / 1024;
   parallel_for(ctx, nb, [&](std::int64_t b) {
-    const std::int64_t r1 = std::min(X.rows, (b + 1) * 1024);
-    for (std::int64_t i = b * 1024; i < r1; ++i) out[i] = dist::sqnorm(X.data + i * X.row_stride, X.cols);
+    const std::int64_t r0 = b * 1024, r1 = std::min(X.rows, (b + 1) * 1024);
+    sqnorms_rows(X.data + r0 * X.row_stride, X.row_stride, r1 - r0, X.cols, out + r0);
   });
 }
 
@@ -128,8 +143,7 @@ void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPane
     const std::int64_t r0 = b * kRowBlock, nr = std::min(kRowBlock, X.rows - r0);
     std::vector<T> acc(static_cast<std::size_t>(kRowBlock * kPanel));
     T xn[kRowBlock];
-    if (norms)
-      for (std::int64_t r = 0; r < nr; ++r) xn[r] = dist::sqnorm(X.data + (r0 + r) * X.row_stride, d);
+    if (norms) sqnorms_rows(X.data + r0 * X.row_stride, X.row_stride, nr, d, xn);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
       accumulate_block(fam, X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
       const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
@@ -190,8 +204,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
     std::vector<std::vector<Cand>> heaps(static_cast<std::size_t>(nr));
     for (auto& h : heaps) h.assign(static_cast<std::size_t>(k), Cand{dist::empty_value<T>(), dist::kNoIndex});
     T xn[kRowBlock];
-    if (norms)
-      for (std::int64_t r = 0; r < nr; ++r) xn[r] = dist::sqnorm(queries.data + (r0 + r) * queries.row_stride, d);
+    if (norms) sqnorms_rows(queries.data + r0 * queries.row_stride, queries.row_stride, nr, d, xn);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
       accumulate_block(fam, queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), P.width, d,
                        p, acc.data());
@@ -224,6 +237,10 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
   template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
                                     std::int64_t, T, T*);                                                        \
   template void row_sqnorms_cpu<T>(const Context&, MatrixView<const T>, T*);                                     \
+  template void sqnorms_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);                         \
+  template void dot_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const T*, T*);                   \
+  template void sqdiff_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const std::int32_t*, const T*, \
+                               T*);                                                                              \
   template PackedPanels<T> pack_panels<T>(const Context&, MatrixView<const T>, bool);                            \
   template void pairwise_distances_cpu<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \
                                           MatrixView<T>);                                                        \

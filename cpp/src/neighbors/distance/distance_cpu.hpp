@@ -39,6 +39,20 @@ template <class T>
 void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
                       std::int64_t width, std::int64_t d, T p, T* acc);
 
+// Row loops with fma chains, compiled for x86-64-v3 as well as baseline
+// x86-64 (where std::fma is a library call): out[i] for rows i < n of x (row
+// stride ldx, d features).
+//   sqnorms_rows:  sqnorm(x_i)
+//   dot_rows:      the dot chain of x_i with c
+//   sqdiff_rows:   sum_f (x_if - c_{labels[i], f})^2 as one fma chain (centers: k x d)
+template <class T>
+void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out);
+template <class T>
+void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out);
+template <class T>
+void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const std::int32_t* labels,
+                 const T* centers, T* out);
+
 // Squared norms of the rows of X (host), n entries.
 template <class T>
 void row_sqnorms_cpu(const Context& ctx, MatrixView<const T> X, T* out);
