@@ -229,6 +229,10 @@ def test_device_arrays(lib):
     rd, ri = NearestNeighbors(n_neighbors=4, device="cpu").fit(X).kneighbors(Q)
     host = i.get() if lib == "cupy" else i.cpu().numpy()
     assert bits(host) == bits(ri)
+    loaded = pickle.loads(pickle.dumps(g))
+    assert isinstance(loaded._fit_X, np.ndarray)
+    loaded.set_params(device="cpu")
+    assert bits(loaded.kneighbors(Q)[1]) == bits(ri)
 
 
 def test_pickle_and_cpu_prediction(device):

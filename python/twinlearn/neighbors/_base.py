@@ -61,6 +61,14 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         tags.input_tags.positive_only = self.metric == "precomputed"
         return tags
 
+    def __getstate__(self):
+        # A model fitted on GPU data pickles its data as NumPy, so it loads
+        # (and predicts) on a machine without a GPU.
+        state = super().__getstate__()
+        if "_fit_X" in state and _array.is_device_array(state["_fit_X"]):
+            state = dict(state, _fit_X=_array.to_numpy(state["_fit_X"]))
+        return state
+
     # -- fitting -----------------------------------------------------------------
     def _check_metric(self):
         if self.metric == "precomputed":
