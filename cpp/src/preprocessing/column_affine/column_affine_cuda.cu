@@ -50,9 +50,9 @@ std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X,
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  TL_REQUIRE(out.is_c_contiguous(), ValueError, "column_affine_apply: output must be C-contiguous");
   auto xs = stage_to_device(ctx, X);
-  const std::int64_t rows = X.rows, cols = X.cols, n = X.size();
+  StagedOutput<T> ys(ctx, out);
+  const std::int64_t rows = X.rows, cols = X.cols;
   // The four parameter vectors side by side in one device buffer, then the infinity counter.
   DeviceBuffer<double> params(static_cast<std::size_t>(4 * cols), dev);
   DeviceBuffer<unsigned long long> n_inf(1, dev);
@@ -66,12 +66,6 @@ std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X,
     devp[s] = params.data() + s * cols;
   }
   const AffineParams p{devp[0], devp[1], devp[2], devp[3], steps.clip, steps.clip_lo, steps.clip_hi};
-  DeviceBuffer<T> staged_out;
-  T* y = out.data;
-  if (out.on_host()) {
-    staged_out = DeviceBuffer<T>(static_cast<std::size_t>(n), dev);
-    y = staged_out.data();
-  }
   int sms = 0;
   TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int block = static_cast<int>(std::min<std::int64_t>(256, (cols + 31) / 32 * 32));
@@ -79,9 +73,9 @@ std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X,
   const std::int64_t target_blocks = static_cast<std::int64_t>(sms) * 32;
   const std::int64_t rows_per_block = std::max<std::int64_t>(1, (rows + target_blocks - 1) / target_blocks);
   const unsigned grid = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
-  column_affine_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, y, rows, cols, rows_per_block, p, n_inf.data());
+  column_affine_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, ys.data, rows, cols, rows_per_block, p, n_inf.data());
   TL_CUDA_CHECK_LAUNCH("column_affine_kernel");
-  if (out.on_host()) TL_CUDA_CHECK(cudaMemcpyAsync(out.data, y, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
+  ys.finish(ctx);
   unsigned long long h_inf = 0;
   TL_CUDA_CHECK(cudaMemcpyAsync(&h_inf, n_inf.data(), sizeof(h_inf), cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
