@@ -6,6 +6,9 @@
 #   make test-gpu   the same on a GPU machine with the system python3, offline;
 #                   GPU tests must run there (TWINLEARN_REQUIRE_GPU=1)
 #   make bench      the benchmark harness (quick suite)
+#   make test-sklearn  scikit-learn's own tests of the accelerated estimators,
+#                   accelerator installed (pass rate per module; make test runs
+#                   a bounded part)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,7 +20,7 @@ GTEST_SRC := $(wildcard $(CURDIR)/.deps/googletest/CMakeLists.txt)
 GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/googletest,)
 PYTEST_ARGS ?=
 
-.PHONY: venv build test test-gpu demo bench format clean _build _test
+.PHONY: venv build test test-gpu test-sklearn demo bench format clean _build _test
 
 $(VENV)/.stamp: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +40,8 @@ _test: _build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	PYTHONPATH=$(CURDIR)/python $(PY) -m pytest -q $(PYTEST_ARGS) tests \
 	  --doctest-modules python/twinlearn --ignore=python/twinlearn/__main__.py \
-	  --ignore=python/twinlearn/identity/__main__.py
+	  --ignore=python/twinlearn/identity/__main__.py --ignore=python/twinlearn/accel/__main__.py
+	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_conformance/run.py --ci
 
 build: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
@@ -48,6 +52,10 @@ test: venv
 test-gpu:
 	TWINLEARN_REQUIRE_GPU=1 $(MAKE) _test PY=$(PYTHON) BUILD=build/gpu CUDA=ON \
 	  PYTEST_ARGS="$(PYTEST_ARGS)"
+
+test-sklearn: venv
+	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
+	PYTHONPATH=$(CURDIR)/python $(VPY) tests/sklearn_conformance/run.py
 
 demo: venv
 	$(VPY) -m pip install -q --no-build-isolation --no-deps .

@@ -2,9 +2,13 @@
 contract chosen per estimator (fast, deterministic, identical).
 
 The CPU backend is always available; the CUDA backend is loaded on first use.
+``twinlearn.accelerate`` (and the rest of :mod:`twinlearn.accel`) runs
+unchanged scikit-learn code on twinlearn.
 """
 
 from __future__ import annotations
+
+import os as _os
 
 from ._config import (
     config_context,
@@ -18,11 +22,13 @@ from ._config import (
 )
 from ._info import device_info, vendor
 from .preprocessing import StandardScaler
+from .accel import accelerate
 
 __version__ = "0.1.0"
 
 __all__ = [
     "StandardScaler",
+    "accelerate",
     "config_context",
     "device_info",
     "get_config",
@@ -35,3 +41,14 @@ __all__ = [
     "vendor",
     "__version__",
 ]
+
+# TWINLEARN_ACCEL=1: install the scikit-learn accelerator (the .pth file a
+# wheel installs does it at interpreter start; this covers importing twinlearn
+# from a source tree).
+from .accel import _boot
+
+if _boot.wanted(_os.environ):
+    from .accel import install as _install_accel
+
+    _install_accel()
+del _boot
