@@ -340,12 +340,68 @@ def test_env_var_with_pip_install(tmp_path):
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, capture_output=True, text=True).stdout.strip()
     (Path(purelib) / "outer_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    # Build from a copy of the tracked sources (what an sdist or a clone holds).
+    src = tmp_path / "src"
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, check=True, capture_output=True,
+                           text=True).stdout.split()
+    for f in files:
+        if (REPO / f).is_file():
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, src / f)
+    if not (src / "README.md").exists():  # pyproject.toml names it
+        (src / "README.md").write_text("twinlearn\n")
     env = dict(__import__("os").environ, TWINLEARN_CUDA="OFF")
     env.pop("PYTHONPATH", None)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", str(REPO)],
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", str(src)],
                    check=True, env=env, cwd=tmp_path, timeout=3000)
     env["TWINLEARN_ACCEL"] = "1"
     res = subprocess.run([str(py), "-c", CHECK], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["False", "True", "True"]
-    assert str(PYTHON_DIR) not in res.stdout
+    where = subprocess.run([str(py), "-c", "import twinlearn; print(twinlearn.__file__)"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True).stdout
+    assert where.startswith(str(venv)), where  # the installed package, not the source tree
+
+
+# -- the conformance plugin (make test-sklearn) -----------------------------------------------
+def test_conformance_plugin_known_failures_are_strict(tmp_path):
+    (tmp_path / "test_fake_mod.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from sklearn.preprocessing import StandardScaler
+        import twinlearn.accel
+
+        def test_passes():
+            est = StandardScaler().fit(np.ones((3, 2)))
+            assert twinlearn.accel.fitted_on(est) == "twinlearn:cpu"
+
+        def test_fails():
+            assert False
+
+        def test_listed_and_fails():
+            assert False
+
+        def test_listed_and_passes():
+            pass
+    """))
+    known = tmp_path / "known.txt"
+    known.write_text("# comment\n"
+                     "test_fake_mod::test_listed_and_fails | fails on purpose\n"
+                     "test_fake_mod::test_listed_and_passes | no longer fails\n"
+                     "test_fake_mod::test_gone | was removed\n")
+    plugin_dir = REPO / "tests" / "sklearn_conformance"
+    args = ["-m", "pytest", "-c", str(plugin_dir / "pytest.ini"), "--rootdir", str(tmp_path),
+            "-p", "accel_plugin", "-p", "no:cacheprovider", "--known-failures", str(known),
+            str(tmp_path / "test_fake_mod.py")]
+    env = {"PYTHONPATH": f"{PYTHON_DIR}:{plugin_dir}", "TWINLEARN_ACCEL_DEVICE": "cpu"}
+    res = run_python(args=args, env=env, cwd=tmp_path)
+    out = res.stdout
+    assert res.returncode == 1, out
+    assert "test_fake_mod: pass rate 33.3% (1 passed, 1 failed, 0 errors, 1 xfailed, 1 xpassed" in out
+    assert "XPASS(strict)" in out and "routed StandardScaler calls on twinlearn: 1" in out
+    assert "known failures not collected" not in out
+    res = run_python(args=args + ["--known-failures-complete"], env=env, cwd=tmp_path)
+    assert "test_fake_mod::test_gone" in res.stdout
+    bad = tmp_path / "bad.txt"
+    bad.write_text("test_fake_mod::test_fails without a reason\n")
+    res = run_python(args=args[:-2] + [str(bad), args[-1]], env=env, cwd=tmp_path)
+    assert res.returncode != 0 and "expected '<module>::<test> | <reason>'" in res.stdout + res.stderr

@@ -496,3 +496,28 @@ def test_gpu_device_arrays_run_on_twinlearn_at_any_size(caplog):
     Z = acc.transform(cupy.asarray(X))
     assert isinstance(Z, cupy.ndarray)
     assert_allclose(cupy.asnumpy(Z), StandardScaler().fit(X).transform(X), rtol=1e-12, atol=1e-12)
+
+
+def test_pandas_dataframes_keep_feature_names_and_output_config():
+    pd = pytest.importorskip("pandas")
+    X = data(50, 3)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    acc = accel.accelerate(StandardScaler()).set_output(transform="pandas")
+    out = acc.fit_transform(df)
+    assert accel.fitted_on(acc) == "twinlearn:cpu"
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b", "c"]
+    assert list(acc.feature_names_in_) == ["a", "b", "c"]
+    ref = StandardScaler().set_output(transform="pandas").fit_transform(df)
+    assert_allclose(out.to_numpy(), ref.to_numpy(), rtol=1e-12, atol=1e-12)
+    acc.set_output(transform="default")
+    assert isinstance(acc.transform(df), np.ndarray)
+    df["b"] = pd.array(np.arange(50), dtype="Int64")  # a pandas extension dtype: scikit-learn serves it
+    acc.fit(df)
+    assert accel.fitted_on(acc) == "scikit-learn"
+
+
+def test_set_output_default_is_honoured():
+    X = data(20, 2)
+    acc = accel.accelerate(StandardScaler()).set_output(transform="default")
+    assert isinstance(acc.fit_transform(X), np.ndarray)
+    assert accel.fitted_on(acc) == "twinlearn:cpu"

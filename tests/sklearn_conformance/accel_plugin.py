@@ -8,7 +8,7 @@ imported, and every registered estimator they create is accelerated.
 - Device: ``TWINLEARN_ACCEL_DEVICE`` (default: ``cuda:0`` when a GPU is
   usable, else ``cpu``, twinlearn's CPU backend), so twinlearn really runs.
 - Thresholds are 0: twinlearn serves every call it can, whatever the size.
-- ``known_failures.txt`` lists tests expected to fail, one per line as
+- ``known_failures.txt`` (``--known-failures PATH``) lists tests expected to fail, one per line as
   ``<module>::<test name> | <reason>``. They are strict xfails: a listed test
   that passes fails the run. With ``--known-failures-complete`` (full runs), a
   listed test of a module in the run that was not collected fails it too.
@@ -56,7 +56,7 @@ def test_key(item) -> str:
     return mod + "::" + "::".join(item.nodeid.split("::")[1:])
 
 
-_known = read_known_failures()
+_known: dict[str, str] = {}
 _selected_known: set[str] = set()
 _modules_run: set[str] = set()
 _outcomes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -69,6 +69,16 @@ def pytest_addoption(parser):
         action="store_true",
         help="fail when a known failure of a module in the run is not collected",
     )
+    parser.addoption(
+        "--known-failures",
+        default=str(KNOWN_FAILURES_FILE),
+        help="the known-failures file (default: known_failures.txt beside this plugin)",
+    )
+
+
+def pytest_configure(config):
+    _known.clear()
+    _known.update(read_known_failures(Path(config.getoption("--known-failures"))))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -87,6 +97,8 @@ def pytest_runtest_logreport(report):
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
+        elif report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
+            outcome = "xpassed"  # a known failure that passed: reported as a failure
         else:
             outcome = report.outcome
         if report.when == "setup" and report.outcome == "failed":

@@ -14,6 +14,11 @@ While active, for every available registry entry:
 - a ``sys.meta_path`` finder patches the entry's public scikit-learn module
   (e.g. ``sklearn.preprocessing``) right after it is first imported.
 
+Accelerated estimators pickle as their plain scikit-learn class by a path
+that works while the module attribute is patched; a *plain* estimator
+created before activation cannot be pickled while it is active (pickle
+finds the accelerated class under the plain class's name and refuses).
+
 Deactivation restores the module attributes (those still bound to the
 accelerated class) and ``__new__``; estimators created meanwhile stay
 accelerated. Activation is reference-counted: ``install()`` holds it until
