@@ -1,9 +1,9 @@
 """pytest plugin: scikit-learn's own test suite with the twinlearn accelerator installed.
 
-Loaded with ``-p accel_plugin`` (this folder on ``sys.path``; see run.py), so
-it is imported before pytest collects anything from scikit-learn: the
-accelerator is installed before the scikit-learn modules under test are
-imported, and every registered estimator they create is accelerated.
+Loaded with ``-p accel_plugin`` (this folder on ``sys.path``; see run.py); its
+``pytest_configure`` runs before pytest collects anything from scikit-learn,
+so the accelerator is installed before the scikit-learn modules under test
+are imported, and every registered estimator they create is accelerated.
 
 - Device: ``TWINLEARN_ACCEL_DEVICE`` (default: ``cuda:0`` when a GPU is
   usable, else ``cpu``, twinlearn's CPU backend), so twinlearn really runs.
@@ -31,10 +31,6 @@ HERE = Path(__file__).resolve().parent
 KNOWN_FAILURES_FILE = HERE / "known_failures.txt"
 
 DEVICE = os.environ.get("TWINLEARN_ACCEL_DEVICE") or ("cuda:0" if _backend.cuda_available() else "cpu")
-accel.install()
-accel.set_device(DEVICE)
-accel.set_threshold("*", 0, 0)
-accel.set_profiling(True)
 
 
 def read_known_failures(path=KNOWN_FAILURES_FILE) -> dict[str, str]:
@@ -77,6 +73,12 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    # Here rather than at import: importing this file (a doctest run over
+    # tests/) must not install anything.
+    accel.install()
+    accel.set_device(DEVICE)
+    accel.set_threshold("*", 0, 0)
+    accel.set_profiling(True)
     _known.clear()
     _known.update(read_known_failures(Path(config.getoption("--known-failures"))))
 

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import twinlearn
 import twinlearn.accel as accel
+from accel_helpers import accel_state, toy  # noqa: F401 (fixtures)
 from twinlearn.accel import _config
 
 LOGGER = "twinlearn.accel"

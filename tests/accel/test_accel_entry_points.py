@@ -24,7 +24,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 import twinlearn
 import twinlearn.accel as accel
-from conftest import PYTHON_DIR, REPO, run_python
+from accel_helpers import PYTHON_DIR, REPO, run_python, accel_state, toy  # noqa: F401 (fixtures)
 
 PLAIN = StandardScaler
 

@@ -1,8 +1,11 @@
-"""Fixtures for the accelerator tests.
+"""Fixtures and helpers shared by the accelerator tests (imported by each
+test module: a second conftest.py would clash with tests/conftest.py under
+``--doctest-modules``).
 
-Every test starts with the accelerator on twinlearn's CPU backend
-(``set_device("cpu")``) with thresholds 0, so twinlearn really runs here
-without a GPU, quiet, not installed; the settings are restored afterwards.
+``accel_state`` (autouse): every test starts with the accelerator on
+twinlearn's CPU backend (``set_device("cpu")``) with thresholds 0, so
+twinlearn really runs here without a GPU, quiet, not installed; the settings
+are restored afterwards. ``toy``: the accel_toy entries registered.
 """
 
 from __future__ import annotations

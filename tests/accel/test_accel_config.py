@@ -10,6 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 import twinlearn
 import twinlearn.accel as accel
+from accel_helpers import accel_state, toy  # noqa: F401 (fixtures)
 from twinlearn.accel import _registry
 
 

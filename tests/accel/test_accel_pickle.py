@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 import twinlearn
 import twinlearn.accel as accel
-from conftest import run_python
+from accel_helpers import run_python, accel_state, toy  # noqa: F401 (fixtures)
 
 # A fresh interpreter in which twinlearn cannot be imported at all.
 LOAD_WITHOUT_TWINLEARN = textwrap.dedent("""

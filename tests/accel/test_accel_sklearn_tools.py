@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 
 import twinlearn
 import twinlearn.accel as accel
+from accel_helpers import accel_state, toy  # noqa: F401 (fixtures)
 
 
 def data(n=120, d=4, seed=0):

@@ -12,7 +12,7 @@ import sklearn
 import twinlearn.accel as accel
 from twinlearn.accel import _estimators, _registry
 from twinlearn.accel._registry import ANY, Entry, one_of, where
-from conftest import REPO
+from accel_helpers import REPO, accel_state, toy  # noqa: F401 (fixtures)
 
 
 def test_standard_scaler_is_available():
