@@ -17,11 +17,15 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
+from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
 from .preprocessing import StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GradientBoosting",
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
     "StandardScaler",
     "config_context",
     "device_info",
