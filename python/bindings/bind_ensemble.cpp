@@ -187,6 +187,9 @@ void init_ensemble(nb::module_& m) {
       },
       nb::arg("loss"), nb::arg("acc"), nb::arg("kind"));
 
+  // gbdt_validate(model): raises ValueError naming the first inconsistency.
+  m.def("gbdt_validate", [](const nb::dict& model) { model_from_dict(model).validate(); }, nb::arg("model"));
+
   // gbdt_borders(ctx, X, border_count, nan_mode) -> (borders, border_offsets)
   m.def(
       "gbdt_borders",

@@ -379,3 +379,86 @@ def test_fit_options_are_checked():
         m.fit(X, y, eval_set=(X, y + 5))
     with pytest.raises(AttributeError, match="predict_proba"):
         GradientBoosting(loss="RMSE", n_estimators=2, device="cpu").fit(X, y).predict_proba(X)
+
+
+# ---------------------------------------------------------------------------
+# The JSON model file (docs/GBDT_MODEL_FORMAT.md)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor"])
+def test_save_and_load_round_trip(tmp_path, device, kind):
+    import json
+
+    X, y = higgs_like(n=2000, d=6, seed=12)
+    if kind == "MultiClass":
+        y = y + (np.nan_to_num(X[:, 0]) > 1)
+    if kind in ("RMSE", "regressor"):
+        y = np.nan_to_num(X[:, 1]) + y
+    est = {
+        "Logloss": GradientBoosting(n_estimators=8, nan_mode="Max"),
+        "MultiClass": GradientBoosting(loss="MultiClass", n_estimators=8),
+        "RMSE": GradientBoosting(loss="RMSE", n_estimators=8),
+        "classifier": GradientBoostingClassifier(n_estimators=8),
+        "regressor": GradientBoostingRegressor(n_estimators=8),
+    }[kind].set_params(device=device)
+    if kind == "classifier":
+        y = np.array(["no", "yes"])[y]
+    est.fit(X, y)
+    path = tmp_path / "model.json"
+    est.save_model(path)
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "twinlearn-gbdt" and len(doc["trees"]) == est.n_estimators_
+    loaded = type(est)(device="cpu").load_model(path)
+    assert_same_model(est, loaded)
+    assert loaded.get_params()["n_estimators"] == 8
+    assert bits(loaded.predict(X)) == bits(est.predict(X))
+    if kind not in ("RMSE", "regressor"):
+        assert np.array_equal(loaded.classes_, est.classes_) and loaded.classes_.dtype == est.classes_.dtype
+        assert bits(loaded.predict_proba(X)) == bits(est.predict_proba(X))
+
+
+def test_loaded_model_predicts_in_a_cpu_only_process(tmp_path):
+    import subprocess
+    import sys
+
+    X, y = higgs_like(n=1500, d=5, seed=13)
+    est = GradientBoosting(n_estimators=6, device="cpu").fit(X, y)
+    np.save(tmp_path / "X.npy", X)
+    est.save_model(tmp_path / "m.json")
+    code = (
+        "import numpy as np, twinlearn; from twinlearn import _backend; "
+        "_backend._cuda_probed = True; _backend._cuda_module = None; _backend._cuda_reason = 'hidden'; "
+        f"m = twinlearn.GradientBoosting().load_model(r'{tmp_path / 'm.json'}'); "
+        f"np.save(r'{tmp_path / 'p.npy'}', m.predict_proba(np.load(r'{tmp_path / 'X.npy'}')))"
+    )
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "..", "python")]
+                                                        + sys.path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert bits(np.load(tmp_path / "p.npy")) == bits(est.predict_proba(X))
+
+
+def test_bad_model_files_are_refused(tmp_path):
+    import json
+
+    X, y = higgs_like(n=500, d=4)
+    est = GradientBoosting(n_estimators=3, device="cpu").fit(X, y)
+    path = tmp_path / "m.json"
+    est.save_model(path)
+    doc = json.loads(path.read_text())
+    for mutate, match in [
+        (lambda d: d.update(format="xgboost"), "format"),
+        (lambda d: d.update(format_version=99), "format_version"),
+        (lambda d: d["trees"][0]["split_features"].__setitem__(0, 7), "feature"),
+        (lambda d: d["trees"][1]["leaf_values"].pop(), "leaf"),
+        (lambda d: d["features"][0]["borders"].reverse(), "increasing"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        mutate(bad)
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=match):
+            GradientBoosting(device="cpu").load_model(path)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="GradientBoostingClassifier"):
+        GradientBoostingClassifier(device="cpu").load_model(path)

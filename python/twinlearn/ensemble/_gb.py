@@ -265,6 +265,24 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             return self.classes_[(raw[:, 0] > 0).astype(np.intp)]
         return self.classes_[np.argmax(raw, axis=1)]
 
+    def save_model(self, fname):
+        """Write the fitted model to `fname` as JSON (docs/GBDT_MODEL_FORMAT.md).
+
+        Floats round-trip exactly: a loaded model predicts the same bits."""
+        from . import _model_io
+
+        check_is_fitted(self)
+        _model_io.save(self, fname)
+
+    def load_model(self, fname):
+        """Replace this estimator's parameters and model by those saved in
+        `fname` (by :meth:`save_model` of the same class); returns self. The
+        ``device`` and ``numeric_mode`` parameters are kept, so a model
+        fitted on a GPU loads and predicts on a machine without one."""
+        from . import _model_io
+
+        return _model_io.load(self, fname)
+
     @property
     def feature_importances_(self):
         """Total split gain per feature, normalized to sum to 1 (zeros when no split has gain)."""

@@ -863,7 +863,13 @@ class CudaTrainer {
     const std::int64_t budget = per_feature <= 48 * 1024 ? 48 * 1024 : per_feature;
     const std::int64_t ntiles = ceil_div(n_, gbdt::kTileRows);
     if (per_feature <= L_.smem_optin) {
-      const int Fg = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(F_, budget / per_feature)));
+      // Features per block: as many as the shared budget holds, but few
+      // enough that the grid has about 4 blocks per SM (which block adds
+      // which integers changes no result).
+      const std::int64_t want_groups = ceil_div(4 * static_cast<std::int64_t>(L_.sms), ntiles);
+      const std::int64_t fg_occupancy = std::max<std::int64_t>(1, ceil_div(F_, want_groups));
+      const int Fg = static_cast<int>(
+          std::max<std::int64_t>(1, std::min<std::int64_t>({F_, budget / per_feature, fg_occupancy})));
       const std::size_t bytes = static_cast<std::size_t>(per_feature) * Fg;
       if (bytes > 48 * 1024 && !smem_set_) {
         TL_CUDA_CHECK(cudaFuncSetAttribute(hist_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -85,6 +85,9 @@ void GbdtModel::validate() const {
     const int nb = border_offsets[f + 1] - border_offsets[f];
     TL_REQUIRE(split_bin[s] >= 0 && split_bin[s] < nb, ValueError, "GBDT model: split ", s, " uses border ",
                split_bin[s], " of feature ", f, " which has ", nb);
+    TL_REQUIRE(split_border[s] == borders[border_offsets[f] + split_bin[s]], ValueError, "GBDT model: split ", s,
+               " has border value ", split_border[s], " but border ", split_bin[s], " of feature ", f, " is ",
+               borders[border_offsets[f] + split_bin[s]]);
   }
 }
 
