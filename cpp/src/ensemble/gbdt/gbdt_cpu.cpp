@@ -315,15 +315,26 @@ class CpuTrainer {
     rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(n_, 4 * kRowBlock)));
     const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * D_ * 2;
     while (rb > 1 && rb * F_ * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
-    const std::int64_t rows_per = ceil_div(n_, rb);
+    // Rows of the built leaves, in increasing order (all rows at the root):
+    // the per-feature loops then run without a data-dependent branch.
+    const std::int32_t* rows = nullptr;
+    std::int64_t nrows = n_;
+    if (L > 1) {
+      rows_.clear();
+      for (std::int64_t i = 0; i < n_; ++i)
+        if (built_[leaf_[i]]) rows_.push_back(static_cast<std::int32_t>(i));
+      rows = rows_.data();
+      nrows = static_cast<std::int64_t>(rows_.size());
+    }
+    const std::int64_t rows_per = ceil_div(nrows, rb);
     if (rb == 1) {
-      pfor(ctx_, F_, n_ * F_, [&](std::int64_t f) { accumulate(f, 0, n_, nullptr); });
+      pfor(ctx_, F_, nrows * F_, [&](std::int64_t f) { accumulate(f, rows, 0, nrows, nullptr); });
       return;
     }
     std::vector<std::int64_t> parts(static_cast<std::size_t>(F_ * rb) * part_size, 0);
     pfor(ctx_, F_ * rb, n_ * F_, [&](std::int64_t task) {
       const std::int64_t f = task / rb, r = task % rb;
-      accumulate(f, r * rows_per, std::min(n_, (r + 1) * rows_per), parts.data() + task * part_size);
+      accumulate(f, rows, r * rows_per, std::min(nrows, (r + 1) * rows_per), parts.data() + task * part_size);
     });
     pfor(ctx_, F_, L * F_ * Bp_ * D_ * rb, [&](std::int64_t f) {
       for (std::int64_t r = 0; r < rb; ++r) {
@@ -338,15 +349,16 @@ class CpuTrainer {
     });
   }
 
-  // Adds rows [r0, r1) of built leaves for feature f, into cur_ directly
-  // (part == nullptr: this task owns feature f) or into part[(leaf, bin, k)].
-  void accumulate(std::int64_t f, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
+  // Adds rows rows[r0..r1) (rows == nullptr: rows r0..r1) for feature f,
+  // into cur_ directly (part == nullptr: this task owns feature f) or into
+  // part[(leaf, bin, k)].
+  void accumulate(std::int64_t f, const std::int32_t* rows, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
     const std::uint8_t* col = bins_.data() + f * n_;
     const std::int64_t stride_leaf = part ? Bp_ * D_ * 2 : static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
     std::int64_t* base = part ? part : cur_.data() + hidx(0, f, 0, 0);
-    for (std::int64_t i = r0; i < r1; ++i) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t i = rows ? rows[r] : r;
       const std::int32_t leaf = leaf_[i];
-      if (!built_[leaf]) continue;
       std::int64_t* e = base + leaf * stride_leaf + static_cast<std::int64_t>(col[i]) * D_ * 2;
       for (int k = 0; k < D_; ++k) {
         e[2 * k] += qg_[i * D_ + k];
@@ -508,6 +520,7 @@ class CpuTrainer {
   double isg_ = 1.0, ish_ = 1.0;
   std::vector<std::int32_t> leaf_;
   std::vector<std::uint8_t> built_;
+  std::vector<std::int32_t> rows_;
   std::vector<std::int64_t> prev_, cur_;
   std::vector<std::int32_t> split_feature_, split_bin_;
   std::vector<double> split_gain_, leaf_values_;
