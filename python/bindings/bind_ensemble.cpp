@@ -73,7 +73,8 @@ nb::dict model_to_dict(const tl::GbdtModel& m) {
 tl::GbdtOutput parse_output(const std::string& s) {
   if (s == "raw") return tl::GbdtOutput::Raw;
   if (s == "probability") return tl::GbdtOutput::Probability;
-  throw tl::ValueError("prediction kind must be 'raw' or 'probability'; got '" + s + "'");
+  if (s == "exponent") return tl::GbdtOutput::Exponent;
+  throw tl::ValueError("prediction kind must be 'raw', 'probability' or 'exponent'; got '" + s + "'");
 }
 
 const double* opt_ptr(const std::optional<HostVec<double>>& a, std::int64_t n, const char* name) {
@@ -103,6 +104,7 @@ void init_ensemble(nb::module_& m) {
         p.border_count = nb::cast<int>(params["border_count"]);
         p.nan_mode = tl::parse_gbdt_nan_mode(nb::cast<std::string>(params["nan_mode"]));
         p.n_classes = nb::cast<int>(params["n_classes"]);
+        if (params.contains("loss_param")) p.loss_param = nb::cast<double>(params["loss_param"]);
         p.boost_from_average = nb::cast<bool>(params["boost_from_average"]);
         p.early_stopping_rounds = nb::cast<int>(params["early_stopping_rounds"]);
         tl::GbdtFitInfo info;

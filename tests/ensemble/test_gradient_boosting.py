@@ -73,8 +73,15 @@ def _one_thread():
         GradientBoosting(n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="MultiClass", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="RMSE", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoostingRegressor(loss="poisson", n_estimators=10, device="cpu"),
+        GradientBoosting(loss="CrossEntropy", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="MultiClassOneVsAll", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Poisson", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Tweedie:variance_power=1.5", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Huber:delta=1.0", n_estimators=10, learning_rate=0.3, device="cpu"),
     ],
-    ids=["classifier", "regressor", "Logloss", "MultiClass", "RMSE"],
+    ids=["classifier", "regressor", "Logloss", "MultiClass", "RMSE", "regressor-poisson", "CrossEntropy",
+         "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber"],
 )
 def test_check_estimator(est):
     with warnings.catch_warnings():
@@ -141,15 +148,26 @@ def test_regression_quality_matches_hist_gradient_boosting(dataset):
 # ---------------------------------------------------------------------------
 # The numeric contract
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression", "CrossEntropy", "MultiClassOneVsAll",
+                                  "Poisson", "Tweedie", "Huber"])
 def test_cpu_and_device_give_identical_bits(device, kind):
     X, y = higgs_like(n=9000, d=8, seed=4)
-    if kind == "multiclass":
-        y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5) + y
-        est = GradientBoosting(loss="MultiClass", n_estimators=15, learning_rate=0.3)
-    elif kind == "regression":
-        y = np.nan_to_num(X[:, 0]) * 3.0 + y * 10.0 + 1e3
-        est = GradientBoosting(loss="RMSE", n_estimators=15, learning_rate=0.3)
+    x0 = np.nan_to_num(X[:, 0])
+    if kind in ("multiclass", "MultiClassOneVsAll"):
+        y = (x0 > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5) + y
+        est = GradientBoosting(loss="MultiClass" if kind == "multiclass" else kind, n_estimators=15,
+                               learning_rate=0.3)
+    elif kind in ("regression", "Huber"):
+        y = x0 * 3.0 + y * 10.0 + 1e3
+        est = GradientBoosting(loss="RMSE" if kind == "regression" else "Huber:delta=2.5", n_estimators=15,
+                               learning_rate=0.3)
+    elif kind in ("Poisson", "Tweedie"):
+        y = np.random.default_rng(1).poisson(np.exp(0.5 * np.clip(x0, -3, 3)) + y).astype(float)
+        est = GradientBoosting(loss="Poisson" if kind == "Poisson" else "Tweedie:variance_power=1.3",
+                               n_estimators=15, learning_rate=0.3)
+    elif kind == "CrossEntropy":
+        y = 1 / (1 + np.exp(-x0 - y))
+        est = GradientBoosting(loss="CrossEntropy", n_estimators=15, learning_rate=0.3)
     else:
         est = GradientBoosting(n_estimators=15, learning_rate=0.3, nan_mode="Max")
     Xe, ye = X[:3000], y[:3000]
@@ -164,7 +182,8 @@ def test_cpu_and_device_give_identical_bits(device, kind):
     assert_same_model(ref, other)
     assert ref.evals_result_ == other.evals_result_
     assert bits(other.predict_raw(Xe)) == bits(ref_raw)
-    if kind != "regression":
+    assert bits(other.predict(Xe)) == bits(ref.predict(Xe))
+    if hasattr(ref, "predict_proba"):
         assert bits(other.predict_proba(Xe)) == bits(ref.predict_proba(Xe))
     # a model fitted on the device predicts the same bits on the CPU
     on_cpu = pickle.loads(pickle.dumps(other)).set_params(device="cpu")
@@ -305,6 +324,111 @@ def test_identity_trace_records_model_stages(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------
+# More losses
+# ---------------------------------------------------------------------------
+def _counts(n=3000, seed=14):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6))
+    mu = np.exp(0.6 * X[:, 0] - 0.4 * np.abs(X[:, 1]) + 0.3 * np.sin(2 * X[:, 2]))
+    return X, rng.poisson(mu).astype(float)
+
+
+def test_poisson_quality_matches_hist_gradient_boosting():
+    from sklearn.metrics import make_scorer, mean_poisson_deviance
+
+    X, y = _counts()
+    cv = KFold(3, shuffle=True, random_state=0)
+    scoring = make_scorer(mean_poisson_deviance, greater_is_better=False)
+    ours = _cv_scores(GradientBoostingRegressor(loss="poisson", n_estimators=100, device="cpu"), X, y, cv, scoring)
+    ref = _cv_scores(HistGradientBoostingRegressor(loss="poisson", max_iter=100, max_depth=6, early_stopping=False),
+                     X, y, cv, scoring)
+    assert -ours["score"] <= -ref["score"] * 1.03, (ours, ref)
+    m = GradientBoosting(loss="Poisson", n_estimators=50, learning_rate=0.1, device="cpu").fit(X, y)
+    pred = m.predict(X)
+    assert pred.min() > 0
+    np.testing.assert_allclose(pred, np.exp(m.predict_raw(X).astype(np.float64)), rtol=1e-6)
+    assert bits(list(m.staged_predict(X))[-1]) == bits(pred)
+
+
+def test_tweedie_beats_a_constant():
+    from sklearn.metrics import mean_tweedie_deviance
+
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((3000, 5))
+    mu = np.exp(1.2 * X[:, 0] - 0.6 * np.abs(X[:, 1]))
+    y = rng.poisson(mu) * rng.gamma(4.0, 0.25, len(mu))  # compound: zeros and positive amounts
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(loss="Tweedie:variance_power=1.5", n_estimators=100, learning_rate=0.1,
+                         device="cpu").fit(Xtr, ytr)
+    dev = mean_tweedie_deviance(yte, m.predict(Xte), power=1.5)
+    dev0 = mean_tweedie_deviance(yte, np.full(len(yte), ytr.mean()), power=1.5)
+    assert dev < 0.85 * dev0
+
+
+def test_huber_resists_outliers():
+    rng = np.random.default_rng(16)
+    X = rng.standard_normal((3000, 5))
+    y = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + 0.1 * rng.standard_normal(3000)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ytr = ytr + np.where(rng.random(len(ytr)) < 0.05, 50.0, 0.0)
+    kw = dict(n_estimators=150, learning_rate=0.1, device="cpu")
+    huber = GradientBoosting(loss="Huber:delta=0.5", **kw).fit(Xtr, ytr)
+    rmse = GradientBoosting(loss="RMSE", **kw).fit(Xtr, ytr)
+    err = lambda m: np.median(np.abs(m.predict(Xte) - yte))  # noqa: E731
+    assert err(huber) < 0.5 * err(rmse)
+
+
+def test_cross_entropy_with_probabilistic_targets():
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((2000, 4))
+    p = 1 / (1 + np.exp(-(1.5 * X[:, 0] - X[:, 1])))
+    m = GradientBoosting(loss="CrossEntropy", n_estimators=100, learning_rate=0.1, device="cpu").fit(X, p)
+    assert list(m.classes_) == [0, 1]
+    proba = m.predict_proba(X)[:, 1]
+    assert np.corrcoef(proba, p)[0, 1] > 0.97
+    # with class labels it is Logloss with another name
+    y = (p > 0.5).astype(int)
+    a = GradientBoosting(loss="CrossEntropy", n_estimators=5, device="cpu").fit(X, y)
+    b = GradientBoosting(loss="Logloss", n_estimators=5, device="cpu").fit(X, y)
+    assert_same_model(a, b)
+
+
+def test_one_vs_all_classifies_like_softmax():
+    X, y = make_classification(n_samples=2000, n_features=10, n_informative=6, n_classes=3, random_state=4)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ova = GradientBoosting(loss="MultiClassOneVsAll", n_estimators=100, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    soft = GradientBoosting(loss="MultiClass", n_estimators=100, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    proba = ova.predict_proba(Xte)
+    assert proba.shape == (len(yte), 3) and np.allclose(proba.sum(1), 1, atol=1e-6)
+    assert ova.score(Xte, yte) >= soft.score(Xte, yte) - 0.03
+
+
+@pytest.mark.parametrize(
+    "loss,match",
+    [
+        ("Tweedie", "variance_power"),
+        ("Tweedie:variance_power=2.5", r"\(1, 2\)"),
+        ("Tweedie:power=1.5", "variance_power"),
+        ("Huber:delta=-1", "delta"),
+        ("Logloss:alpha=1", "no parameters"),
+        ("MAE", "not available yet"),
+        ("Quantile:alpha=0.5", "not available yet"),
+        ("logloss", "one of"),
+    ],
+)
+def test_bad_loss_strings(loss, match):
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match=match):
+        GradientBoosting(loss=loss, n_estimators=2, device="cpu").fit(X, y)
+
+
+def test_log_link_losses_need_non_negative_targets():
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match=">= 0"):
+        GradientBoosting(loss="Poisson", n_estimators=2, device="cpu").fit(X, y - 1.0)
+
+
+# ---------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------
 def test_bad_labels():
@@ -384,21 +508,22 @@ def test_fit_options_are_checked():
 # ---------------------------------------------------------------------------
 # The JSON model file (docs/GBDT_MODEL_FORMAT.md)
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor"])
+@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor", "Tweedie"])
 def test_save_and_load_round_trip(tmp_path, device, kind):
     import json
 
     X, y = higgs_like(n=2000, d=6, seed=12)
     if kind == "MultiClass":
         y = y + (np.nan_to_num(X[:, 0]) > 1)
-    if kind in ("RMSE", "regressor"):
-        y = np.nan_to_num(X[:, 1]) + y
+    if kind in ("RMSE", "regressor", "Tweedie"):
+        y = np.abs(np.nan_to_num(X[:, 1])) + y
     est = {
         "Logloss": GradientBoosting(n_estimators=8, nan_mode="Max"),
         "MultiClass": GradientBoosting(loss="MultiClass", n_estimators=8),
         "RMSE": GradientBoosting(loss="RMSE", n_estimators=8),
         "classifier": GradientBoostingClassifier(n_estimators=8),
         "regressor": GradientBoostingRegressor(n_estimators=8),
+        "Tweedie": GradientBoosting(loss="Tweedie:variance_power=1.2", n_estimators=8),
     }[kind].set_params(device=device)
     if kind == "classifier":
         y = np.array(["no", "yes"])[y]
@@ -411,7 +536,7 @@ def test_save_and_load_round_trip(tmp_path, device, kind):
     assert_same_model(est, loaded)
     assert loaded.get_params()["n_estimators"] == 8
     assert bits(loaded.predict(X)) == bits(est.predict(X))
-    if kind not in ("RMSE", "regressor"):
+    if kind not in ("RMSE", "regressor", "Tweedie"):
         assert np.array_equal(loaded.classes_, est.classes_) and loaded.classes_.dtype == est.classes_.dtype
         assert bits(loaded.predict_proba(X)) == bits(est.predict_proba(X))
 

@@ -27,7 +27,62 @@ from .. import _array, identity
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
-_CLASSIFICATION_LOSSES = ("Logloss", "MultiClass")
+_CLASSIFICATION_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
+_LOG_LINK_LOSSES = ("Poisson", "Tweedie")
+# loss name -> the name of its parameter (CatBoost's "Name:param=value" syntax), or None
+_LOSSES = {
+    "Logloss": None,
+    "CrossEntropy": None,
+    "MultiClass": None,
+    "MultiClassOneVsAll": None,
+    "RMSE": None,
+    "Poisson": None,
+    "Tweedie": "variance_power",
+    "Huber": "delta",
+}
+_NOT_YET = ("MAE", "Quantile", "MAPE", "Expectile", "LogLinQuantile", "Lq", "MultiRMSE", "RMSEWithUncertainty",
+            "LogCosh", "Cox", "Focal")
+
+
+def _parse_loss(loss):
+    """(name, parameter) of a loss string such as 'Logloss' or 'Tweedie:variance_power=1.5'."""
+    if not isinstance(loss, str):
+        raise ValueError(f"loss must be a string, got {loss!r}")
+    name, _, rest = loss.partition(":")
+    if name in _NOT_YET:
+        raise ValueError(f"loss={name!r} is not available yet; available: {', '.join(_LOSSES)}")
+    if name not in _LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(repr(k) for k in _LOSSES)}; got {loss!r}")
+    pname = _LOSSES[name]
+    if pname is None:
+        if rest:
+            raise ValueError(f"loss {name!r} takes no parameters, got {loss!r}")
+        return name, 0.0
+    key, eq, value = rest.partition("=")
+    if key != pname or not eq:
+        raise ValueError(f"loss {name!r} needs its parameter: '{name}:{pname}=<value>', got {loss!r}")
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"loss {loss!r}: {pname} must be a number") from None
+    if name == "Tweedie" and not 1.0 < v < 2.0:
+        raise ValueError(f"loss {loss!r}: variance_power must be in (1, 2)")
+    if name == "Huber" and not (np.isfinite(v) and v > 0):
+        raise ValueError(f"loss {loss!r}: delta must be > 0")
+    return name, v
+
+
+def _probabilistic(y):
+    """True for CrossEntropy targets given as probabilities (floats in [0, 1], not all 0 or 1)."""
+    y = np.asarray(y)
+    return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
+
+
+def _loss_name_or_none(loss):
+    try:
+        return _parse_loss(loss)[0]
+    except ValueError:
+        return None
 _MODEL_KEYS = (
     "borders",
     "border_offsets",
@@ -97,6 +152,11 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
     # -- fitting --------------------------------------------------------------
     def _encode_target(self, y, loss_name):
         """Labels as float64 codes for the core; sets classes_ for classification."""
+        if loss_name == "CrossEntropy" and _probabilistic(y):
+            # probabilistic targets: the classes are 0 and 1
+            self.classes_ = np.array([0, 1])
+            self.n_classes_ = 2
+            return np.ascontiguousarray(y, dtype=np.float64), 2
         if not self._is_classifier():
             y = np.asarray(y, dtype=np.float64)
             if not np.all(np.isfinite(y)):
@@ -109,9 +169,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, but the data "
                 f"contains only one class: {classes[0]!r}"
             )
-        if loss_name == "Logloss" and len(classes) != 2:
+        if loss_name in ("Logloss", "CrossEntropy") and len(classes) != 2:
             raise ValueError(
-                f"Only binary classification is supported by loss='Logloss': y has {len(classes)} classes; "
+                f"Only binary classification is supported by loss={loss_name!r}: y has {len(classes)} classes; "
                 "use loss='MultiClass' for more than two classes"
             )
         self.classes_ = classes
@@ -140,11 +200,12 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         params = self._core_params()
         params.update(
             loss=loss_name,
+            loss_param=self._core_loss_param(),
             n_classes=max(n_classes, 2),
             early_stopping_rounds=int(early_stopping_rounds or 0),
         )
         if params["boost_from_average"] is None:
-            params["boost_from_average"] = loss_name in ("RMSE", "Logloss")
+            params["boost_from_average"] = loss_name not in ("MultiClass", "MultiClassOneVsAll")
         mod, ctx = self._tl_context(device, X)
         model, info = mod.gbdt_fit(ctx, X, y_codes, sw, params, eX, ey, ew, False)
         for key in _MODEL_KEYS:
@@ -155,7 +216,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         self.evals_result_ = {}
         self.best_iteration_ = None
         if eX is not None:
-            self.evals_result_ = {"validation": {loss_name: np.asarray(info["eval_loss"]).tolist()}}
+            self.evals_result_ = {"validation": {self._metric_name(loss_name): np.asarray(info["eval_loss"]).tolist()}}
             self.best_iteration_ = int(info["best_iteration"])
             if use_best_model is None or use_best_model:
                 self._truncate(self.best_iteration_ + 1)
@@ -178,7 +239,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         ey = np.asarray(_array.to_numpy(ey))
         if ey.ndim != 1 or ey.shape[0] != eX.shape[0]:
             raise ValueError(f"eval_set y has shape {ey.shape}, expected ({eX.shape[0]},)")
-        if self._is_classifier():
+        if loss_name == "CrossEntropy" and _probabilistic(ey):
+            ey = ey.astype(np.float64)
+        elif self._is_classifier():
             unknown = np.setdiff1d(np.unique(ey), self.classes_)
             if unknown.size:
                 raise ValueError(f"eval_set y contains labels not seen in y: {unknown[:5].tolist()}")
@@ -243,6 +306,17 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
             yield np.asarray(mod.gbdt_link(self._loss_name, acc, kind))
 
+    def _core_loss_param(self):
+        return 0.0
+
+    def _metric_name(self, loss_name):
+        return loss_name
+
+    def _value_kind(self):
+        """The prediction of a regression loss: the margin, or its exponent under a log link."""
+        check_is_fitted(self)
+        return "exponent" if self._loss_name in _LOG_LINK_LOSSES else "raw"
+
     def _raw_to_decision(self, raw):
         """scikit-learn's decision_function shape: (n,) for two classes (softmax over two outputs:
         the difference of the margins), else (n, n_classes)."""
@@ -253,7 +327,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return raw
 
     def _proba_from_core(self, p):
-        if self._loss_name == "Logloss":
+        if self._loss_name in ("Logloss", "CrossEntropy"):
             p1 = p[:, 0]
             xp = _namespace(p1)
             return xp.stack([1 - p1, p1], axis=1)
@@ -328,7 +402,7 @@ _COMMON_DOC_ATTRIBUTES = """
 
 
 def _has_classification_loss(est):
-    return est.loss in _CLASSIFICATION_LOSSES
+    return _loss_name_or_none(est.loss) in _CLASSIFICATION_LOSSES
 
 
 class GradientBoosting(_BoostingCore):
@@ -345,9 +419,17 @@ class GradientBoosting(_BoostingCore):
 
     Parameters
     ----------
-    loss : {'Logloss', 'MultiClass', 'RMSE'}, default='Logloss'
-        'Logloss': binary classification (exactly two classes; any labels).
-        'MultiClass': softmax over two or more classes. 'RMSE': regression.
+    loss : str, default='Logloss'
+        CatBoost's names, parameters after a colon.
+        Classification: 'Logloss' (exactly two classes; any labels),
+        'CrossEntropy' (two classes, or probabilistic targets in [0, 1]),
+        'MultiClass' (softmax over two or more classes), 'MultiClassOneVsAll'
+        (one sigmoid per class; predict_proba normalizes them to sum to 1).
+        Regression: 'RMSE', 'Huber:delta=D' (D > 0), 'Poisson' (counts, log
+        link), 'Tweedie:variance_power=P' (1 < P < 2, log link); under a log
+        link ``predict`` returns ``exp(margin)``. Leaf values are Newton steps
+        ``-G/(H + l2_leaf_reg)`` for every loss. 'MAE', 'Quantile' and other
+        CatBoost losses raise a ValueError (not available yet).
     n_estimators : int, default=1000
         Boosting rounds (CatBoost's ``iterations`` default).
     learning_rate : float, default=0.03
@@ -405,7 +487,7 @@ class GradientBoosting(_BoostingCore):
     """
 
     _parameter_constraints: dict = {
-        "loss": [StrOptions({"Logloss", "MultiClass", "RMSE"})],
+        "loss": [str],
         "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
@@ -454,26 +536,35 @@ class GradientBoosting(_BoostingCore):
         from sklearn.utils import ClassifierTags, RegressorTags
 
         tags = super().__sklearn_tags__()
-        if self.loss in _CLASSIFICATION_LOSSES:
+        name = _loss_name_or_none(self.loss)
+        if name in _CLASSIFICATION_LOSSES:
             tags.estimator_type = "classifier"
-            tags.classifier_tags = ClassifierTags(multi_class=self.loss == "MultiClass")
+            tags.classifier_tags = ClassifierTags(multi_class=name in ("MultiClass", "MultiClassOneVsAll"))
         else:
             tags.estimator_type = "regressor"
             tags.regressor_tags = RegressorTags()
+            tags.target_tags.positive_only = name in _LOG_LINK_LOSSES
         tags.target_tags.required = True
         tags.input_tags.allow_nan = self.nan_mode != "Forbidden"
         return tags
 
     def _is_classifier(self):
-        return self.loss in _CLASSIFICATION_LOSSES
+        return _loss_name_or_none(self.loss) in _CLASSIFICATION_LOSSES
 
     def _core_loss(self, n_classes):
+        return _parse_loss(self.loss)[0]
+
+    def _core_loss_param(self):
+        return _parse_loss(self.loss)[1]
+
+    def _metric_name(self, loss_name):
         return self.loss
 
     def _core_nan_mode(self):
         return self.nan_mode
 
     def _check_core_params(self):
+        _parse_loss(self.loss)
         if self.grow_policy != "SymmetricTree":
             raise ValueError(
                 f"grow_policy={self.grow_policy!r} is not supported yet; only 'SymmetricTree' (oblivious trees)"
@@ -551,15 +642,18 @@ class GradientBoosting(_BoostingCore):
 
     def predict(self, X, n_trees=None):
         """Class labels (classification losses) or predicted values (RMSE, float32)."""
-        raw = self._predict_core(X, "raw", n_trees)
         if self._is_fitted_classifier():
-            return self._labels_from_raw(raw)
-        return raw[:, 0]
+            return self._labels_from_raw(self._predict_core(X, "raw", n_trees))
+        return self._predict_core(X, self._value_kind(), n_trees)[:, 0]
 
     def staged_predict(self, X):
         """Predictions after each tree (a generator of NumPy arrays)."""
-        for raw in self._staged_core(X, "raw"):
-            yield self._labels_from_raw(raw) if self._is_fitted_classifier() else raw[:, 0]
+        if self._is_fitted_classifier():
+            for raw in self._staged_core(X, "raw"):
+                yield self._labels_from_raw(raw)
+        else:
+            for v in self._staged_core(X, self._value_kind()):
+                yield v[:, 0]
 
     @available_if(_has_classification_loss)
     def staged_predict_proba(self, X):
@@ -746,7 +840,9 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
 
     Parameters
     ----------
-    loss : {'squared_error'}, default='squared_error'
+    loss : {'squared_error', 'poisson'}, default='squared_error'
+        'poisson' fits counts with a log link (CatBoost's Poisson); predictions
+        are then the expected values ``exp(margin)``.
     """ + _SKLEARN_PARAMS_DOC + """
     Attributes
     ----------
@@ -763,7 +859,7 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
     """
 
     _parameter_constraints: dict = {
-        "loss": [StrOptions({"squared_error"})],
+        "loss": [StrOptions({"squared_error", "poisson"})],
         **_SklearnShaped._parameter_constraints,
     }
 
@@ -794,7 +890,12 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         return False
 
     def _core_loss(self, n_classes):
-        return "RMSE"
+        return "Poisson" if self.loss == "poisson" else "RMSE"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = self.loss == "poisson"
+        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -813,9 +914,9 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         return self._fit(X, y, sample_weight)
 
     def predict(self, X):
-        """Predicted values (float32), shape (n_samples,)."""
-        return self._predict_core(X, "raw")[:, 0]
+        """Predicted values (float32), shape (n_samples,): exp of the margin for loss='poisson'."""
+        return self._predict_core(X, self._value_kind())[:, 0]
 
     def staged_predict(self, X):
-        for raw in self._staged_core(X, "raw"):
-            yield raw[:, 0]
+        for v in self._staged_core(X, self._value_kind()):
+            yield v[:, 0]

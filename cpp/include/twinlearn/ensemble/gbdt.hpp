@@ -23,10 +23,20 @@
 namespace tl {
 
 enum class GbdtLoss : int {
-  Logloss = 0,     // binary classification, labels 0/1, one raw output
-  RMSE = 1,        // regression, one raw output
-  MultiClass = 2,  // softmax over n_classes raw outputs, labels 0..n_classes-1
+  Logloss = 0,             // binary classification, labels 0/1, one raw output
+  RMSE = 1,                // regression, one raw output
+  MultiClass = 2,          // softmax over n_classes raw outputs, labels 0..n_classes-1
+  CrossEntropy = 3,        // Logloss with probabilistic labels in [0, 1]
+  MultiClassOneVsAll = 4,  // n_classes independent sigmoids, labels 0..n_classes-1
+  Poisson = 5,             // counts (labels >= 0), log link: prediction exp(raw)
+  Tweedie = 6,             // labels >= 0, log link; loss_param = variance power in (1, 2)
+  Huber = 7,               // regression; loss_param = delta > 0
 };
+
+// Number of raw outputs of a loss (n_classes for the multiclass losses).
+inline int gbdt_outputs(GbdtLoss l, int n_classes) {
+  return (l == GbdtLoss::MultiClass || l == GbdtLoss::MultiClassOneVsAll) ? n_classes : 1;
+}
 
 // Where NaN feature values go. Forbidden: NaN in X is an error. Min: NaN is
 // below every value (its own lowest bin; at prediction it takes the left
@@ -46,8 +56,11 @@ struct GbdtParams {
   double l2_leaf_reg = 3.0;     // >= 0, lambda in the leaf value -G / (H + lambda)
   int border_count = 128;       // borders per feature, 1..255 (at most border_count + 1 bins)
   GbdtNanMode nan_mode = GbdtNanMode::Min;
-  int n_classes = 2;            // MultiClass only: number of classes (>= 2)
-  bool boost_from_average = false;  // start from the (weighted) mean of y (RMSE) instead of 0
+  int n_classes = 2;            // MultiClass, MultiClassOneVsAll: number of classes (>= 2)
+  double loss_param = 0.0;      // Tweedie: variance power in (1, 2); Huber: delta > 0
+  // Start from the best constant instead of 0: the weighted mean of y (RMSE,
+  // Huber), its log-odds (Logloss, CrossEntropy) or its log (Poisson, Tweedie).
+  bool boost_from_average = false;
   // Early stopping on the eval set (when one is given): stop after this many
   // rounds without improvement of the eval loss; 0 = never stop early.
   int early_stopping_rounds = 0;
@@ -104,14 +117,17 @@ template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                    const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info);
 
-enum class GbdtOutput : int { Raw = 0, Probability = 1 };
+// Raw: the margin. Probability: sigmoid (Logloss, CrossEntropy), softmax
+// (MultiClass), per-class sigmoids normalized to sum to 1 (OneVsAll).
+// Exponent: exp of the margin (Poisson, Tweedie: the expected value).
+enum class GbdtOutput : int { Raw = 0, Probability = 1, Exponent = 2 };
 
 // Predictions of trees [0, n_trees) (n_trees < 0: all) for X (n x d, host or
 // device). out: n x n_outputs float32, host or on the context's device. Per
 // row, acc = base_score, then acc += leaf value of each tree in tree order,
-// in double; Raw writes float(acc), Probability writes float(link(acc)) with
-// link = sigmoid (Logloss) or softmax (MultiClass), computed in double with
-// the project's exp (gbdt_link on the host gives the same bits).
+// in double; Raw writes float(acc), Probability and Exponent write
+// float(link(acc)) with the link above, computed in double with the
+// project's exp (gbdt_link on the host gives the same bits).
 template <class T>
 void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
                   GbdtOutput kind, MatrixView<float> out);

@@ -16,8 +16,12 @@ void check_params(const GbdtParams& p) {
              "l2_leaf_reg must be a finite number >= 0, got ", p.l2_leaf_reg);
   TL_REQUIRE(p.border_count >= 1 && p.border_count <= 255, ValueError, "border_count must be in [1, 255], got ",
              p.border_count);
-  TL_REQUIRE(p.loss != GbdtLoss::MultiClass || (p.n_classes >= 2 && p.n_classes <= 65536), ValueError,
-             "MultiClass needs n_classes in [2, 65536], got ", p.n_classes);
+  TL_REQUIRE(!gbdt::is_multiclass(p.loss) || (p.n_classes >= 2 && p.n_classes <= 65536), ValueError,
+             to_string(p.loss), " needs n_classes in [2, 65536], got ", p.n_classes);
+  TL_REQUIRE(p.loss != GbdtLoss::Tweedie || (p.loss_param > 1.0 && p.loss_param < 2.0), ValueError,
+             "Tweedie needs variance_power in (1, 2), got ", p.loss_param);
+  TL_REQUIRE(p.loss != GbdtLoss::Huber || (std::isfinite(p.loss_param) && p.loss_param > 0.0), ValueError,
+             "Huber needs delta > 0, got ", p.loss_param);
   TL_REQUIRE(p.early_stopping_rounds >= 0, ValueError, "early_stopping_rounds must be >= 0, got ",
              p.early_stopping_rounds);
 }
@@ -29,9 +33,14 @@ void check_labels(const GbdtParams& p, const double* y, std::int64_t n, const ch
     TL_REQUIRE(std::isfinite(v), ValueError, name, " contains NaN or infinity (entry ", i, ")");
     if (p.loss == GbdtLoss::Logloss) {
       TL_REQUIRE(v == 0.0 || v == 1.0, ValueError, "loss 'Logloss' needs labels 0 or 1; ", name, "[", i, "] = ", v);
-    } else if (p.loss == GbdtLoss::MultiClass) {
-      TL_REQUIRE(v >= 0.0 && v < p.n_classes && v == std::floor(v), ValueError, "loss 'MultiClass' needs labels 0..",
-                 p.n_classes - 1, "; ", name, "[", i, "] = ", v);
+    } else if (p.loss == GbdtLoss::CrossEntropy) {
+      TL_REQUIRE(v >= 0.0 && v <= 1.0, ValueError, "loss 'CrossEntropy' needs labels in [0, 1]; ", name, "[", i,
+                 "] = ", v);
+    } else if (gbdt::is_multiclass(p.loss)) {
+      TL_REQUIRE(v >= 0.0 && v < p.n_classes && v == std::floor(v), ValueError, "loss '", to_string(p.loss),
+                 "' needs labels 0..", p.n_classes - 1, "; ", name, "[", i, "] = ", v);
+    } else if (p.loss == GbdtLoss::Poisson || p.loss == GbdtLoss::Tweedie) {
+      TL_REQUIRE(v >= 0.0, ValueError, "loss '", to_string(p.loss), "' needs labels >= 0; ", name, "[", i, "] = ", v);
     }
   }
 }
@@ -98,8 +107,13 @@ void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T
   check_predict(ctx, model, X, 0, n_trees);
   TL_REQUIRE(out.rows == X.rows && out.cols == model.n_outputs, ValueError, "gbdt_predict: output shape (", out.rows,
              ", ", out.cols, ") should be (", X.rows, ", ", model.n_outputs, ")");
-  TL_REQUIRE(kind == GbdtOutput::Raw || model.loss != GbdtLoss::RMSE, ValueError,
-             "probabilities need a classification loss; the model's loss is RMSE");
+  const bool classifier = model.loss == GbdtLoss::Logloss || model.loss == GbdtLoss::CrossEntropy ||
+                          gbdt::is_multiclass(model.loss);
+  const bool log_link = model.loss == GbdtLoss::Poisson || model.loss == GbdtLoss::Tweedie;
+  TL_REQUIRE(kind != GbdtOutput::Probability || classifier, ValueError,
+             "probabilities need a classification loss; the model's loss is ", to_string(model.loss));
+  TL_REQUIRE(kind != GbdtOutput::Exponent || log_link, ValueError,
+             "the exponent output is for Poisson and Tweedie; the model's loss is ", to_string(model.loss));
   check_placement(ctx, out, "out");
   if (X.rows == 0) return;
   ctx.dispatch([&] { detail::gbdt_predict_cpu<T>(ctx, model, X, 0, n_trees, nullptr, kind, out); },

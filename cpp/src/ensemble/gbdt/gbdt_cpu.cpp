@@ -225,7 +225,7 @@ class CpuTrainer {
       const std::int64_t r1 = std::min(n, (c + 1) * gbdt::kLossChunk);
       for (std::int64_t i = c * gbdt::kLossChunk; i < r1; ++i) {
         const double wi = w ? w[i] : 1.0;
-        s = num::add(s, num::mul(wi, gbdt::row_loss(p_.loss, D_, a + i * D_, y[i])));
+        s = num::add(s, num::mul(wi, gbdt::row_loss(p_.loss, D_, a + i * D_, y[i], p_.loss_param)));
         ws = num::add(ws, wi);
       }
       part[2 * c] = s;
@@ -254,7 +254,8 @@ class CpuTrainer {
       const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
       double a = 0.0, c = 0.0;
       for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
-        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], w_ ? w_[i] : 1.0, g_.data() + i * D_,
+        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], w_ ? w_[i] : 1.0, p_.loss_param,
+                            g_.data() + i * D_,
                             h_.data() + i * D_);
         for (int k = 0; k < D_; ++k) {
           const double ag = gbdt::abs_bits(g_[i * D_ + k]), ah = gbdt::abs_bits(h_[i * D_ + k]);
@@ -575,8 +576,8 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
       }
       if (acc) {
         for (int k = 0; k < D; ++k) acc[i * D + k] = a[k];
-      } else if (kind == GbdtOutput::Probability) {
-        gbdt::link_probability(model.loss, D, a.data(), pr.data());
+      } else if (kind != GbdtOutput::Raw) {
+        gbdt::link(model.loss, D, kind, a.data(), pr.data());
         for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(pr[k]);
       } else {
         for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(a[k]);

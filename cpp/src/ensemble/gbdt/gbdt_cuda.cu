@@ -274,14 +274,14 @@ DeviceBuffer<std::uint8_t> bin_matrix_cuda(const Launch& L, MatrixView<const T> 
 // Grid-stride over rows: g, h of each row (gbdt::row_gradients) and the
 // largest |g|, |h|, reduced per block in shared memory then with atomicMax on
 // the bit patterns (non-negative doubles order like their bits; max is exact).
-__global__ void gradient_kernel(GbdtLoss loss, int D, std::int64_t n, const double* __restrict__ approx,
+__global__ void gradient_kernel(GbdtLoss loss, int D, double param, std::int64_t n, const double* __restrict__ approx,
                                 const double* __restrict__ y, const double* __restrict__ w, double* __restrict__ g,
                                 double* __restrict__ h, ull* __restrict__ maxbits) {
   __shared__ ull sg[kBlock], sh[kBlock];
   ull mg = 0, mh = 0;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    gbdt::row_gradients(loss, D, approx + i * D, y[i], w ? w[i] : 1.0, g + i * D, h + i * D);
+    gbdt::row_gradients(loss, D, approx + i * D, y[i], w ? w[i] : 1.0, param, g + i * D, h + i * D);
     for (int k = 0; k < D; ++k) {
       const ull a = gbdt::bits_of(gbdt::abs_bits(g[i * D + k])), b = gbdt::bits_of(gbdt::abs_bits(h[i * D + k]));
       mg = a > mg ? a : mg;
@@ -650,7 +650,7 @@ __global__ void apply_eval_kernel(std::int64_t m, int D, int depth, const std::u
 
 // One thread per canonical chunk of kLossChunk rows, walking its rows in
 // order as the CPU does: partials[2c] = sum of w * loss, partials[2c+1] = sum of w.
-__global__ void loss_partials_kernel(GbdtLoss loss, int D, std::int64_t n, const double* __restrict__ approx,
+__global__ void loss_partials_kernel(GbdtLoss loss, int D, double param, std::int64_t n, const double* __restrict__ approx,
                                      const double* __restrict__ y, const double* __restrict__ w,
                                      double* __restrict__ partials) {
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -660,7 +660,7 @@ __global__ void loss_partials_kernel(GbdtLoss loss, int D, std::int64_t n, const
   const std::int64_t r1 = min(n, (c + 1) * gbdt::kLossChunk);
   for (std::int64_t i = c * gbdt::kLossChunk; i < r1; ++i) {
     const double wi = w ? w[i] : 1.0;
-    s = num::add(s, num::mul(wi, gbdt::row_loss(loss, D, approx + i * D, y[i])));
+    s = num::add(s, num::mul(wi, gbdt::row_loss(loss, D, approx + i * D, y[i], param)));
     ws = num::add(ws, wi);
   }
   partials[2 * c] = s;
@@ -761,7 +761,7 @@ class CudaTrainer {
     cudaStream_t s = L_.stream;
     const int depth = depth_;
     TL_CUDA_CHECK(cudaMemsetAsync(maxbits_.data(), 0, 2 * sizeof(ull), s));
-    gradient_kernel<<<L_.grid(n_), kBlock, 0, s>>>(p_.loss, D_, n_, approx_.data(), y_.data(),
+    gradient_kernel<<<L_.grid(n_), kBlock, 0, s>>>(p_.loss, D_, p_.loss_param, n_, approx_.data(), y_.data(),
                                                    w_.data() ? w_.data() : nullptr, g_.data(), h_.data(),
                                                    maxbits_.data());
     TL_CUDA_CHECK_LAUNCH("gradient_kernel");
@@ -832,7 +832,7 @@ class CudaTrainer {
     const std::int64_t nc = ceil_div(n, gbdt::kLossChunk);
     const double* w = eval ? (ew_.data() ? ew_.data() : nullptr) : (w_.data() ? w_.data() : nullptr);
     loss_partials_kernel<<<static_cast<unsigned>(ceil_div(nc, 128)), 128, 0, L_.stream>>>(
-        p_.loss, D_, n, eval ? eapprox_.data() : approx_.data(), eval ? ey_.data() : y_.data(), w,
+        p_.loss, D_, p_.loss_param, n, eval ? eapprox_.data() : approx_.data(), eval ? ey_.data() : y_.data(), w,
         loss_part_.data());
     TL_CUDA_CHECK_LAUNCH("loss_partials_kernel");
     std::vector<double> part(static_cast<std::size_t>(2 * nc));
@@ -954,7 +954,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
         acc[i] = a;
       } else {
         double p = a;
-        if (kind == static_cast<int>(GbdtOutput::Probability)) gbdt::link_probability(loss, 1, &a, &p);
+        if (kind != static_cast<int>(GbdtOutput::Raw)) gbdt::link(loss, 1, static_cast<GbdtOutput>(kind), &a, &p);
         out[i] = static_cast<float>(p);
       }
       continue;
@@ -974,7 +974,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
       for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);
     }
     if (staged) continue;
-    if (kind == static_cast<int>(GbdtOutput::Probability)) gbdt::link_probability(loss, D, a, a);
+    if (kind != static_cast<int>(GbdtOutput::Raw)) gbdt::link(loss, D, static_cast<GbdtOutput>(kind), a, a);
     for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(a[k]);
   }
 }

@@ -35,7 +35,7 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 void fill_split_borders(GbdtModel& m);
 
 // Number of outputs for a loss.
-inline int outputs_of(const GbdtParams& p) { return p.loss == GbdtLoss::MultiClass ? p.n_classes : 1; }
+inline int outputs_of(const GbdtParams& p) { return gbdt_outputs(p.loss, p.n_classes); }
 
 template <class Trainer>
 GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const double* w, std::int64_t n, bool has_eval,

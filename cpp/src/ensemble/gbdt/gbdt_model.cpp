@@ -15,6 +15,11 @@ const char* to_string(GbdtLoss l) {
     case GbdtLoss::Logloss: return "Logloss";
     case GbdtLoss::RMSE: return "RMSE";
     case GbdtLoss::MultiClass: return "MultiClass";
+    case GbdtLoss::CrossEntropy: return "CrossEntropy";
+    case GbdtLoss::MultiClassOneVsAll: return "MultiClassOneVsAll";
+    case GbdtLoss::Poisson: return "Poisson";
+    case GbdtLoss::Tweedie: return "Tweedie";
+    case GbdtLoss::Huber: return "Huber";
   }
   return "?";
 }
@@ -23,7 +28,14 @@ GbdtLoss parse_gbdt_loss(const std::string& s) {
   if (s == "Logloss") return GbdtLoss::Logloss;
   if (s == "RMSE") return GbdtLoss::RMSE;
   if (s == "MultiClass") return GbdtLoss::MultiClass;
-  throw ValueError("loss must be one of 'Logloss', 'RMSE', 'MultiClass'; got '" + s + "'");
+  if (s == "CrossEntropy") return GbdtLoss::CrossEntropy;
+  if (s == "MultiClassOneVsAll") return GbdtLoss::MultiClassOneVsAll;
+  if (s == "Poisson") return GbdtLoss::Poisson;
+  if (s == "Tweedie") return GbdtLoss::Tweedie;
+  if (s == "Huber") return GbdtLoss::Huber;
+  throw ValueError(
+      "loss must be one of 'Logloss', 'CrossEntropy', 'MultiClass', 'MultiClassOneVsAll', 'RMSE', 'Poisson', "
+      "'Tweedie', 'Huber'; got '" + s + "'");
 }
 
 const char* to_string(GbdtNanMode m) {
@@ -45,9 +57,9 @@ GbdtNanMode parse_gbdt_nan_mode(const std::string& s) {
 void GbdtModel::validate() const {
   TL_REQUIRE(n_features >= 1, ValueError, "GBDT model: n_features must be >= 1, got ", n_features);
   TL_REQUIRE(n_outputs >= 1, ValueError, "GBDT model: n_outputs must be >= 1, got ", n_outputs);
-  TL_REQUIRE(loss != GbdtLoss::MultiClass || n_outputs >= 2, ValueError,
-             "GBDT model: MultiClass needs n_outputs >= 2");
-  TL_REQUIRE(loss == GbdtLoss::MultiClass || n_outputs == 1, ValueError, "GBDT model: ", to_string(loss),
+  TL_REQUIRE(!gbdt::is_multiclass(loss) || n_outputs >= 2, ValueError, "GBDT model: ", to_string(loss),
+             " needs n_outputs >= 2");
+  TL_REQUIRE(gbdt::is_multiclass(loss) || n_outputs == 1, ValueError, "GBDT model: ", to_string(loss),
              " has one output, got ", n_outputs);
   TL_REQUIRE(static_cast<std::int64_t>(base_score.size()) == n_outputs, ValueError,
              "GBDT model: base_score has ", base_score.size(), " entries, expected ", n_outputs);
@@ -95,8 +107,8 @@ void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, 
   const int D = n_outputs;
   std::vector<double> p(static_cast<std::size_t>(D));
   for (std::int64_t i = 0; i < n; ++i) {
-    if (kind == GbdtOutput::Probability) {
-      gbdt::link_probability(loss, D, acc + i * D, p.data());
+    if (kind != GbdtOutput::Raw) {
+      gbdt::link(loss, D, kind, acc + i * D, p.data());
       for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(p[k]);
     } else {
       for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(acc[i * D + k]);
@@ -109,13 +121,15 @@ namespace gbdt {
 std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double* y, const double* w, std::int64_t n,
                                int n_threads) {
   std::vector<double> base(static_cast<std::size_t>(n_outputs), 0.0);
-  if (!p.boost_from_average || p.loss == GbdtLoss::MultiClass) return base;
+  if (!p.boost_from_average || gbdt::is_multiclass(p.loss)) return base;
   Context cpu(Device{}, n_threads, NumericMode::Identical, 0);
   ColStat st;
   column_stats<double>(cpu, MatrixView<const double>(y, n, 1), VectorView<const double>(w, w ? n : 0), &st);
   if (!(st.w > 0.0)) return base;
-  if (p.loss == GbdtLoss::RMSE) {
+  if (p.loss == GbdtLoss::RMSE || p.loss == GbdtLoss::Huber) {
     base[0] = st.mean;
+  } else if (p.loss == GbdtLoss::Poisson || p.loss == GbdtLoss::Tweedie) {
+    if (st.mean > 0.0) base[0] = gbdt::log(st.mean);
   } else if (st.mean > 0.0 && st.mean < 1.0) {
     base[0] = gbdt::log(num::div(st.mean, num::sub(1.0, st.mean)));
   }
