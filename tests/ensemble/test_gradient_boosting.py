@@ -190,7 +190,7 @@ def test_cpu_and_device_give_identical_bits(device, kind):
     assert bits(on_cpu.predict_raw(Xe)) == bits(ref_raw)
 
 
-@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("threads", [1, 3, 8])
 def test_bits_do_not_depend_on_thread_count(threads):
     X, y = higgs_like(n=40000, d=6, seed=5)
     with twinlearn.config_context(n_threads=4):
