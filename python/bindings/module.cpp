@@ -15,6 +15,7 @@ void init_neighbors(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
+void init_ensemble(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -43,4 +44,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
+  init_ensemble(m);
 }
