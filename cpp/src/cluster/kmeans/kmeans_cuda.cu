@@ -404,8 +404,7 @@ class CudaEngine final : public KMeansEngine<T> {
         fn(r0, len, x_ + r0 * d);
         continue;
       }
-      TL_CUDA_CHECK(cudaMemcpyAsync(xb_.data(), host_.data + r0 * d, sizeof(T) * len * d, cudaMemcpyHostToDevice,
-                                    stream_));
+      copy_h2d(ctx_, xb_.data(), host_.data + r0 * d, sizeof(T) * len * d);
       if (centered_) {
         center_kernel<T><<<blocks_for(len * d, 256), 256, 0, stream_>>>(xb_.data(), dmu_.data(), len, d, xb_.data());
         TL_CUDA_CHECK_LAUNCH("center_kernel");
