@@ -158,7 +158,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 # Past 1024 neighbours the selection runs on the CPU backend (same bits).
                 index, X = _array.to_numpy(index), _array.to_numpy(X)
             dist, ind = mod.knn_search(ctx, index, X, name, p, int(k))
-        return np.asarray(dist), np.asarray(ind).astype(np.intp, copy=False)
+        return np.asarray(dist), np.asarray(ind).view(np.intp)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the K-neighbors of a point.
@@ -278,7 +278,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 offsets, ind_all, dist_all = mod.radius_search(ctx, self._index_for(device), X, name, p,
                                                                float(radius))
             offsets = np.asarray(offsets)
-            ind_all, dist_all = np.asarray(ind_all).astype(np.intp, copy=False), np.asarray(dist_all)
+            ind_all, dist_all = np.asarray(ind_all).view(np.intp), np.asarray(dist_all)
             ind_list = [ind_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
             dist_list = [dist_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         if query_is_train:

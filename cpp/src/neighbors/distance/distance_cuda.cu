@@ -267,6 +267,29 @@ std::size_t knn_smem_bytes() {
   return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * (Cfg<T>::BN + 1);
 }
 
+// Blocks of knn_split_kernel resident per SM for this metric's instantiation.
+template <class T, Family F>
+int knn_occupancy() {
+  const std::size_t bytes = knn_smem_bytes<T>();
+  TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  int blocks = 0;
+  TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, knn_split_kernel<T, F>, tile::kThreads, bytes));
+  return blocks > 0 ? blocks : 1;
+}
+
+template <class T>
+int knn_blocks_per_sm(const Metric& metric) {
+  switch (dist::family_of(metric)) {
+    case Family::Dot: return knn_occupancy<T, Family::Dot>();
+    case Family::L2: return knn_occupancy<T, Family::L2>();
+    case Family::L1: return knn_occupancy<T, Family::L1>();
+    case Family::Linf: return knn_occupancy<T, Family::Linf>();
+    case Family::Lp: return knn_occupancy<T, Family::Lp>();
+  }
+  return 1;
+}
+
 template <class T, Family F>
 void launch_knn_split(dim3 grid, cudaStream_t stream, const T* Q, const T* qn, std::int64_t m, const T* Y,
                       const T* yn, std::int64_t n, std::int64_t d, Metric metric, std::int64_t k,
@@ -346,11 +369,12 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
   constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN;
   const std::int64_t ntiles = (n + BN - 1) / BN;
-  // Splits of the index so that the grid covers the GPU a few times over;
+  // Splits of the index so that the grid fills the GPU about four times over
+  // with a short last wave (blocks in flight from the occupancy calculator);
   // the result does not depend on the split (see knn_split_kernel).
   const std::int64_t qtiles_all = (m + BM - 1) / BM;
-  const std::int64_t want_blocks = static_cast<std::int64_t>(sm_count(dev)) * 4;
-  std::int64_t nsplit = std::max<std::int64_t>(1, (want_blocks + qtiles_all - 1) / qtiles_all);
+  const std::int64_t slots = static_cast<std::int64_t>(sm_count(dev)) * knn_blocks_per_sm<T>(metric);
+  std::int64_t nsplit = std::max<std::int64_t>(1, slots * 4 / qtiles_all);
   nsplit = std::min<std::int64_t>({nsplit, ntiles, k > 256 ? 16 : 64});
   const std::int64_t tiles_per_split = (ntiles + nsplit - 1) / nsplit;
   nsplit = (ntiles + tiles_per_split - 1) / tiles_per_split;
