@@ -13,6 +13,7 @@ void init_preprocessing(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
+void init_linalg(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -39,4 +40,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
+  init_linalg(m);
 }
