@@ -17,6 +17,7 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
+from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .naive_bayes import GaussianNB
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
@@ -24,11 +25,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GaussianNB",
+    "IncrementalPCA",
     "MaxAbsScaler",
     "MinMaxScaler",
     "Normalizer",
+    "PCA",
     "RobustScaler",
     "StandardScaler",
+    "TruncatedSVD",
     "config_context",
     "device_info",
     "get_config",

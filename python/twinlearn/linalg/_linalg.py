@@ -33,7 +33,7 @@ def context(device: str, mode: str, like=None):
 
 def _float_dtype(*arrays):
     """float32 when every operand is float32, else float64 (NumPy's promotion for floats)."""
-    return np.float32 if all(str(a.dtype).endswith("float32") for a in arrays) else np.float64
+    return np.dtype(np.float32) if all(str(a.dtype).endswith("float32") for a in arrays) else np.dtype(np.float64)
 
 
 def _operand(x, name, dtype, device):
@@ -100,11 +100,11 @@ def _matmul(A, B, transpose_a=False, transpose_b=False, *, device=None, numeric_
 
 def _dtype_of(x):
     if _array.kind(x) == "torch":
-        return np.float32 if str(x.dtype).endswith("float32") else np.float64
+        return np.dtype(np.float32) if str(x.dtype).endswith("float32") else np.dtype(np.float64)
     dt = getattr(x, "dtype", None)
     if dt is None:
         dt = np.asarray(x).dtype
-    return np.float32 if str(dt).endswith("float32") else np.float64
+    return np.dtype(np.float32) if str(dt).endswith("float32") else np.dtype(np.float64)
 
 
 def matmul(A, B, transpose_a=False, transpose_b=False, *, device=None, numeric_mode=None):
