@@ -81,8 +81,10 @@ class PCA(BasePCA):
     n_oversamples : int, default=10
         Extra random directions of the randomized solver.
     power_iteration_normalizer : {'auto', 'QR', 'LU', 'none'}, default='auto'
-        Normalization between power iterations ('auto': none up to 2
-        iterations, LU beyond).
+        scikit-learn's choice of normalization between power iterations;
+        every choice spans the same space, and here the iterates are always
+        orthonormalized (QR of the small iterates on the host, or through
+        the small Gram matrix of the tall ones), the most stable choice.
     random_state : int, RandomState instance or None, default=None
         Seed of the randomized solver's projection: an int is used as the
         generator's seed; None or a RandomState draws one.
@@ -353,7 +355,7 @@ class PCA(BasePCA):
         if G is not None:
             backend.record("gram", G)
         Vt, S = _solvers.randomized_right(
-            backend, A, G, side, k, p, n_iter, self.power_iteration_normalizer, seed
+            backend, A, G, side, k, p, n_iter, seed
         )
         if len(S) < k:  # data of rank below k: zero singular values, orthogonal directions
             Vt = _solvers.complete_rows(Vt, k, seed, offset=(k + p) * max(n, d))

@@ -158,21 +158,14 @@ def complete_rows(Vt, k, seed, offset):
 # Randomized SVD (Halko et al., as scikit-learn's _randomized_svd)
 
 
-def _normalizer(name, n_iter):
-    """scikit-learn's choice: 'auto' is no normalization for up to 2 power
-    iterations, LU otherwise."""
-    if name == "auto":
-        return "none" if n_iter <= 2 else "LU"
-    return name
+def _orthonormal(Q):
+    """An orthonormal basis of the columns of the host iterate Q (QR, float64).
 
-
-def _normalize_host(Q, how):
-    if how == "QR":
-        return linalg.qr(Q, mode="economic", check_finite=False)[0]
-    if how == "LU":
-        return linalg.lu(Q, permute_l=True, check_finite=False)[0]
-    m = np.max(np.abs(Q))  # 'none': only a scale (the range is unchanged), against overflow
-    return Q / m if m > 0 and np.isfinite(m) else Q
+    scikit-learn's power_iteration_normalizer ('QR', 'LU', 'none') chooses how
+    its iterates are kept apart; every choice spans the same space in exact
+    arithmetic. Here the iterates on the host are small (side x width), so
+    they are always orthonormalized, the most stable of the choices."""
+    return linalg.qr(Q, mode="economic", check_finite=False)[0]
 
 
 def _keep_threshold(lam, dtype):
@@ -180,13 +173,13 @@ def _keep_threshold(lam, dtype):
     return max(lam[0], 0.0) * np.finfo(dtype).eps * max(len(lam), 8) * 4
 
 
-def randomized_from_gram(G, n_components, n_oversamples, n_iter, normalizer, seed, dtype):
+def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype):
     """Randomized SVD of A from its Gram matrix on the range side.
 
     G (s x s, float64) is AᵀA (the rows' side, s = n_features) or AAᵀ
     (s = n_samples, scikit-learn's ``transpose``): the power iterations
     ``Q <- norm(A Q); Q <- norm(Aᵀ Q)`` span the same space as
-    ``Q <- norm(G Q)``, and the final ``B = orth(A Q)ᵀ A`` is
+    ``Q <- orth(G Q)``, and the final ``B = orth(A Q)ᵀ A`` is
     ``(H W Λ^-1/2)ᵀ`` with ``H = G Q``, ``W Λ Wᵀ = Qᵀ G Q`` (the tall basis
     orthonormalized through its k x k Gram matrix). Directions whose
     eigenvalue is rounding noise (data of lower rank) are dropped.
@@ -196,11 +189,9 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, normalizer, see
     """
     s_side = G.shape[0]
     size = min(n_components + n_oversamples, s_side)
-    how = _normalizer(normalizer, n_iter)
-    Q = normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size].copy()
+    Q = _orthonormal(normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size])
     for _ in range(n_iter):
-        Q = _normalize_host(G @ Q, how)
-    Q = linalg.qr(Q, mode="economic", check_finite=False)[0]
+        Q = _orthonormal(G @ Q)
     H = G @ Q
     M = Q.T @ H
     M = 0.5 * (M + M.T)
@@ -212,7 +203,7 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, normalizer, see
     return Uh, sv, Vt, T, Q
 
 
-def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, normalizer, seed):
+def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, seed):
     """Top n_components right singular vectors (rows, float64) and singular
     values of A by the randomized method, A being a backend array.
     side: 'right' (G = AᵀA), 'left' (G = AAᵀ) or 'tall' (G is None: tall
@@ -220,8 +211,8 @@ def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, n
     A has lower rank."""
     dtype = _dtype(A)
     if side == "tall":
-        return _randomized_tall(backend, A, n_components, n_oversamples, n_iter, normalizer, seed)
-    Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, normalizer, seed, dtype)
+        return _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed)
+    Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype)
     k = min(n_components, len(sv))
     if side == "right":
         return Vt_s[:k], sv[:k]
@@ -250,23 +241,20 @@ def _orthonormalize_tall(backend, Y, dtype, passes=1):
     return Y
 
 
-def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, normalizer, seed):
+def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed):
     """scikit-learn's range finder step by step on the backend: the n x k
     iterates A Q stay on the device and are orthonormalized through their
-    k x k Gram matrix; the d x k iterates Aᵀ Q come to the host (scipy's QR/LU)."""
+    k x k Gram matrix; the d x k iterates Aᵀ Q come to the host (QR)."""
     n, d = A.shape
     dtype = _dtype(A)
     size = n_components + n_oversamples
-    how = _normalizer(normalizer, n_iter)
-    Q = normal_matrix(seed, d, size)
+    Q = _orthonormal(normal_matrix(seed, d, size)[:, : min(size, d)])
     for _ in range(n_iter):
-        Y = backend.matmul(A, False, Q.astype(dtype), False)
-        if how != "none":
-            Y = _orthonormalize_tall(backend, Y, dtype)
-            if Y is None:
-                return np.zeros((0, d)), np.zeros(0)
+        Y = _orthonormalize_tall(backend, backend.matmul(A, False, Q.astype(dtype), False), dtype)
+        if Y is None:
+            return np.zeros((0, d)), np.zeros(0)
         Z = np.asarray(_array.to_numpy(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64).T
-        Q = _normalize_host(Z, how)
+        Q = _orthonormal(Z)
     Y = backend.matmul(A, False, Q.astype(dtype), False)
     Y = _orthonormalize_tall(backend, Y, dtype, passes=2)
     if Y is None:
