@@ -2,9 +2,13 @@
 contract chosen per estimator (fast, deterministic, identical).
 
 The CPU backend is always available; the CUDA backend is loaded on first use.
+``twinlearn.accelerate`` (and the rest of :mod:`twinlearn.accel`) runs
+unchanged scikit-learn code on twinlearn.
 """
 
 from __future__ import annotations
+
+import os as _os
 
 from ._config import (
     config_context,
@@ -20,6 +24,7 @@ from ._info import device_info, vendor
 from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .naive_bayes import GaussianNB
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
+from .accel import accelerate
 
 __version__ = "0.1.0"
 
@@ -33,6 +38,7 @@ __all__ = [
     "RobustScaler",
     "StandardScaler",
     "TruncatedSVD",
+    "accelerate",
     "config_context",
     "device_info",
     "get_config",
@@ -45,3 +51,14 @@ __all__ = [
     "vendor",
     "__version__",
 ]
+
+# TWINLEARN_ACCEL=1: install the scikit-learn accelerator (the .pth file a
+# wheel installs does it at interpreter start; this covers importing twinlearn
+# from a source tree).
+from .accel import _boot
+
+if _boot.wanted(_os.environ):
+    from .accel import install as _install_accel
+
+    _install_accel()
+del _boot
