@@ -146,3 +146,25 @@ TEST(LinalgCuda, FastModeUsesCublas) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < m; ++j) ASSERT_TRUE(tltest::same_bits(G[i * m + j], G[j * m + i]));
 }
+
+TEST(LinalgCuda, FastGramOverRowChunksIsAccurate) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  // 100003 rows: several chunks and a remainder chunk in the batched product.
+  const std::int64_t n = 100003, d = 40;
+  auto X = random_matrix<float>(n, d, 71, 10.0);
+  auto off = random_matrix<float>(1, d, 72, 10.0);
+  tl::NumericMode mode;
+  const auto G = run_gram<float>(gpu_ctx(tl::NumericMode::Fast), X, n, d, nullptr, &off, &mode);
+  EXPECT_EQ(mode, tl::NumericMode::Fast);
+  for (std::int64_t i = 0; i < d; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
+      double exact = 0, mag = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        const double t = (static_cast<double>(X[r * d + i]) - off[i]) * (static_cast<double>(X[r * d + j]) - off[j]);
+        exact += t;
+        mag += std::fabs(t);
+      }
+      ASSERT_LE(std::fabs(G[i * d + j] - exact), 1e-5 * mag) << i << "," << j;
+    }
+}

@@ -9,7 +9,8 @@
 // chain in T over the rows in increasing order, the same bits on the CPU and
 // CUDA backends. G[i, j] and G[j, i] multiply the same pairs in the same
 // order, so G is exactly symmetric. In fast mode on the CUDA backend the
-// product is cuBLAS's (its upper triangle mirrored: symmetric there too).
+// product is cuBLAS's, over row chunks (a strided batched GEMM) whose
+// partials are summed in double, the upper triangle mirrored (symmetric too).
 //
 // X lives on the host or the context's device; offset (d entries, or null)
 // is host memory; w (n entries, or w.data == nullptr) lives where X does;

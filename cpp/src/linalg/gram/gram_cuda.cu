@@ -1,7 +1,7 @@
 // CUDA backend of tl::linalg::gram. Canonical: Zᵀ as a device copy, then the
-// canonical GEMM (exactly symmetric, see gram_cpu.cpp). Fast: cuBLAS on Z
-// (X itself when there is nothing to subtract or weigh), upper triangle
-// mirrored so that G is exactly symmetric in every mode.
+// canonical GEMM (exactly symmetric, see gram_cpu.cpp). Fast: cuBLAS over row
+// chunks of Z (X itself when there is nothing to subtract or weigh), the
+// partials summed in double and the upper triangle mirrored (symmetric too).
 #include <vector>
 
 #include "core/cuda/memory.cuh"
@@ -13,20 +13,6 @@ namespace tl::linalg::detail {
 
 using namespace ::tl::detail;
 
-namespace {
-
-// G[j, i] = G[i, j] for i < j. Mapping: one thread per entry of the strictly
-// lower triangle, (i, j) = (idx % d, idx / d) over the whole d x d grid; the
-// threads with i >= j do nothing.
-template <class T>
-__global__ void mirror_upper_kernel(T* __restrict__ G, std::int64_t d) {
-  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= d * d) return;
-  const std::int64_t j = idx / d, i = idx - j * d;
-  if (i < j) G[j * d + i] = G[i * d + j];
-}
-
-}  // namespace
 
 template <class T>
 NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const T* offset,
@@ -59,10 +45,7 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, VectorView<cons
   } else {
     TL_REQUIRE(G.is_c_contiguous(), ValueError, "G: the CUDA backend needs a C-contiguous CUDA array");
   }
-  const NumericMode got = matmul_cuda<T>(ctx, zv, true, zv, false, gd);
-  const int block = 256;
-  mirror_upper_kernel<T><<<static_cast<unsigned>((d * d + block - 1) / block), block, 0, stream>>>(gd.data, d);
-  TL_CUDA_CHECK_LAUNCH("mirror_upper_kernel");
+  blas_gram_cuda<T>(ctx, zv.data, n, d, gd.data);
   if (!G.device.is_cuda()) {
     std::vector<T> host(static_cast<std::size_t>(d * d));
     TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), gd.data, sizeof(T) * d * d, cudaMemcpyDeviceToHost, stream));
@@ -72,7 +55,7 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, VectorView<cons
   } else {
     TL_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
-  return got;
+  return NumericMode::Fast;
 }
 
 template NumericMode gram_cuda<float>(const Context&, MatrixView<const float>, VectorView<const float>, const float*,
