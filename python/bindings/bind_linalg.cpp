@@ -11,6 +11,7 @@
 #include "convert.hpp"
 #include "twinlearn/linalg/gram.hpp"
 #include "twinlearn/linalg/matmul.hpp"
+#include "twinlearn/linalg/staging.hpp"
 
 namespace nb = nanobind;
 using namespace tlb;
@@ -31,6 +32,22 @@ template <class T>
 tl::VectorView<const T> weights(const std::optional<Arr>& a) {
   if (!a) return {};
   return as_vector<const T>(*a, "sample_weight");
+}
+
+// A DLPack-capable array over a device allocation; the capsule owns it.
+nb::object device_ndarray(const tl::Context& ctx, tl::linalg::DeviceArray a, std::size_t rows, std::size_t cols,
+                          nb::dlpack::dtype dtype) {
+  auto* holder = new tl::linalg::DeviceArray(std::move(a));
+  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<tl::linalg::DeviceArray*>(p); });
+  const std::size_t shape[2] = {rows, cols};
+  return nb::cast(nb::ndarray<>(holder->data, 2, shape, owner, nullptr, dtype, nb::device::cuda::value,
+                                ctx.device().id));
+}
+
+std::size_t item_size(const std::string& dtype) {
+  if (dtype == "float32") return sizeof(float);
+  if (dtype == "float64") return sizeof(double);
+  throw tl::TypeError("dtype must be float32 or float64, got " + dtype);
 }
 
 }  // namespace
@@ -104,4 +121,35 @@ void init_linalg(nb::module_& m) {
         return nb::make_tuple(G, mode);
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none());
+
+  // linalg_to_device(ctx, X) -> a device copy of the C-contiguous 2-D host
+  // array X on ctx's GPU, as a DLPack-capable array (for NumPy input to a
+  // computation that reads X several times).
+  m.def(
+      "linalg_to_device",
+      [](const tl::Context& ctx, Arr X) {
+        TL_REQUIRE(X.ndim() == 2, tl::ValueError, "to_device: X must be 2-D");
+        by_float_dtype(X, "X", [](auto) {});
+        TL_REQUIRE(!device_of(X, "X").is_cuda(), tl::ValueError, "to_device: X must be a host array");
+        TL_REQUIRE(X.stride(1) == 1 && (X.shape(0) <= 1 || X.stride(0) == static_cast<std::int64_t>(X.shape(1))),
+                   tl::ValueError, "to_device: X must be C-contiguous");
+        tl::linalg::DeviceArray a;
+        {
+          nb::gil_scoped_release release;
+          a = tl::linalg::device_copy(ctx, X.data(), X.nbytes());
+        }
+        return device_ndarray(ctx, std::move(a), X.shape(0), X.shape(1), X.dtype());
+      },
+      nb::arg("ctx"), nb::arg("X"));
+
+  // linalg_device_empty(ctx, rows, cols, dtype) -> uninitialised device array.
+  m.def(
+      "linalg_device_empty",
+      [](const tl::Context& ctx, std::size_t rows, std::size_t cols, const std::string& dtype) {
+        const std::size_t size = item_size(dtype);
+        auto a = tl::linalg::device_empty(ctx, rows * cols * size);
+        return device_ndarray(ctx, std::move(a), rows, cols,
+                              size == sizeof(float) ? nb::dtype<float>() : nb::dtype<double>());
+      },
+      nb::arg("ctx"), nb::arg("rows"), nb::arg("cols"), nb::arg("dtype"));
 }

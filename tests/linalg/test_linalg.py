@@ -169,3 +169,26 @@ def test_backend_reports_modes():
     out = np.empty((4, 5))
     # The CPU backend runs the canonical product in every mode.
     assert mod.linalg_matmul(ctx, A, False, B, False, out) == "identical"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backend_held_device_arrays(dtype):
+    # NumPy input of a GPU fit is copied to the device once and read through
+    # DLPack by every later call (twinlearn.decomposition._solvers.Staged).
+    from twinlearn.decomposition._solvers import Backend, Staged
+
+    mod = _backend.cuda()
+    backend = Backend(mod, mod.Context("cuda:0", 0, "identical"), "test")
+    X = operands(300, 1, 40, dtype)[0]
+    Xs = backend.stage(X)
+    assert isinstance(Xs, Staged) and Xs.shape == X.shape and Xs.dtype == dtype
+    assert bits(backend.host(Xs)) == bits(X)
+    B = operands(1, 20, 40, dtype)[1]
+    out = backend.matmul(Xs, False, B, False)
+    assert isinstance(out, Staged)
+    assert bits(backend.host(out)) == bits(matmul(X, B, device="cpu", numeric_mode="identical"))
+    empty = backend.empty(Xs, (5, 7), dtype)
+    assert empty.shape == (5, 7) and backend.host(empty).shape == (5, 7)
+    with pytest.raises(ValueError):
+        mod.linalg_to_device(mod.Context("cpu"), X)

@@ -18,9 +18,10 @@ from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
 
-def fit_input(est, X, *, min_features=1):
+def fit_input(est, X, *, min_features=1, stage=True):
     """(X, backend, device) for a fit: X checked (finite, float32/float64,
-    C-contiguous), kept on its device when the fit runs there."""
+    C-contiguous), kept on its device when the fit runs there; NumPy input of
+    a GPU fit is copied to the device once (unless stage is False)."""
     est._tl_validate_params()
     device = est._tl_device(X)
     X = check_X(est, X, device, reset=True, for_fit=True, allow_nan=False)
@@ -31,7 +32,8 @@ def fit_input(est, X, *, min_features=1):
             f"{min_features} is required by {type(est).__name__}."
         )
     mod, ctx = est._tl_context(device, X)
-    return X, Backend(mod, ctx, type(est).__name__), device
+    backend = Backend(mod, ctx, type(est).__name__)
+    return (backend.stage(X) if stage else X), backend, device
 
 
 def apply_input(est, X):
@@ -41,11 +43,13 @@ def apply_input(est, X):
     orig = X
     X = check_X(est, X, device, reset=False, for_fit=True, allow_nan=False)
     mod, ctx = est._tl_context(device, X)
-    return X, Backend(mod, ctx, type(est).__name__), orig
+    backend = Backend(mod, ctx, type(est).__name__)
+    return backend.stage(X), backend, orig
 
 
-def as_caller_type(orig, out):
+def as_caller_type(orig, out, backend):
     """out in the array type of the caller's orig."""
+    out = backend.result(out)
     if _array.is_device_array(orig) and not _array.is_device_array(out):
         return _array.from_numpy_like(orig, out)
     return out
@@ -55,7 +59,7 @@ def project(backend, X, components, mean=None, scale=None):
     """(X - mean) @ componentsᵀ / scale on the backend: the product of X with
     the components first, then the projected mean subtracted and the scale
     divided by columns (as scikit-learn, which never centres a copy of X)."""
-    dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
+    dt = np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
     comps = np.ascontiguousarray(components, dtype=dt)
     out = backend.matmul(X, False, comps, True, like=X)
     sub = None
@@ -99,7 +103,7 @@ class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transfor
         X_new : array of shape (n_samples, n_components), the caller's array type
         """
         X, backend, orig = apply_input(self, X)
-        return as_caller_type(orig, self._transform_checked(backend, X))
+        return as_caller_type(orig, self._transform_checked(backend, X), backend)
 
     def inverse_transform(self, X):
         """Transform data back to its original space.
@@ -134,7 +138,7 @@ class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transfor
         out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
         backend.affine(out, add=np.asarray(self.mean_, dtype=np.float64))
         backend.record("inverse_transform", out)
-        return as_caller_type(orig, out)
+        return as_caller_type(orig, out, backend)
 
     # -- the probabilistic PCA model (Tipping and Bishop), on the host --------
 

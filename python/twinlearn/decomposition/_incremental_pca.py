@@ -106,7 +106,7 @@ class IncrementalPCA(BasePCA):
         self : object
         """
         self._reset()
-        X, backend, device = fit_input(self, X)
+        X, backend, device = fit_input(self, X, stage=False)
         n, d = X.shape
         self.batch_size_ = 5 * d if self.batch_size is None else self.batch_size
         for batch in gen_batches(n, self.batch_size_, min_batch_size=self.n_components or 0):
@@ -138,6 +138,7 @@ class IncrementalPCA(BasePCA):
         return self
 
     def _partial_fit(self, backend, X, device):
+        X = backend.stage(X)
         n, d = X.shape
         first = not hasattr(self, "components_") or self.components_ is None
         if first:

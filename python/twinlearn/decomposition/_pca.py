@@ -198,7 +198,7 @@ class PCA(BasePCA):
         """
         orig = X
         Xc, backend = self._fit(X)
-        return as_caller_type(orig, self._transform_checked(backend, Xc))
+        return as_caller_type(orig, self._transform_checked(backend, Xc), backend)
 
     def _fit(self, X):
         X, backend, device = fit_input(self, X)
@@ -280,7 +280,7 @@ class PCA(BasePCA):
     def _full_svd(self, backend, X, mean):
         """Singular values and right vectors of X - mean: centred on the
         backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the host."""
-        Xc = np.asarray(_array.to_numpy(backend.center(X, mean)), dtype=np.float64)
+        Xc = np.asarray(backend.host(backend.center(X, mean)), dtype=np.float64)
         backend.record("centered", Xc)
         _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
         return S, Vt
@@ -350,7 +350,7 @@ class PCA(BasePCA):
             side, G, A = "right", backend.gram(X, offset=mean), X
         else:
             A = backend.center(X, mean)
-            side, G = "left", np.asarray(_array.to_numpy(backend.matmul(A, False, A, True, like=np.empty(0))),
+            side, G = "left", np.asarray(backend.host(backend.matmul(A, False, A, True, like=np.empty(0))),
                                          dtype=np.float64)
         if G is not None:
             backend.record("gram", G)

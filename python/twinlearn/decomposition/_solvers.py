@@ -28,6 +28,23 @@ RNG_STREAM = 0x5043
 MAX_GRAM_SIDE = 8192
 
 
+class Staged:
+    """A C-contiguous float matrix in GPU memory held by the backend itself:
+    NumPy input of a GPU computation, copied once instead of once per pass.
+    The bindings read it through DLPack."""
+
+    __slots__ = ("_a", "shape", "dtype", "ndim")
+
+    def __init__(self, a, shape, dtype):
+        self._a, self.shape, self.dtype, self.ndim = a, tuple(shape), np.dtype(dtype), len(shape)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
 class Backend:
     """The backend module and Context of one call, and the numeric mode that
     the call's products delivered (fast as soon as one product used cuBLAS)."""
@@ -35,6 +52,37 @@ class Backend:
     def __init__(self, mod, ctx, tag):
         self.mod, self.ctx, self.tag = mod, ctx, tag
         self._fast = False
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.ctx.device != "cpu"
+
+    def stage(self, X):
+        """X itself, or for NumPy input of a GPU computation a device copy (Staged)."""
+        if self.on_gpu and isinstance(X, np.ndarray) and X.ndim == 2:
+            X = np.ascontiguousarray(X)
+            return Staged(self.mod.linalg_to_device(self.ctx, X), X.shape, X.dtype)
+        return X
+
+    def empty(self, like, shape, dtype):
+        """An uninitialised array of like's kind: Staged for Staged, else the
+        caller's array type (NumPy for host arrays)."""
+        if isinstance(like, Staged):
+            return Staged(self.mod.linalg_device_empty(self.ctx, shape[0], shape[1], np.dtype(dtype).name), shape,
+                          dtype)
+        return _array.empty_like_kind(like, shape, dtype)
+
+    def host(self, a):
+        """a as a NumPy array (a Staged array is copied back)."""
+        if isinstance(a, Staged):
+            out = np.empty(a.shape, dtype=a.dtype)
+            self.mod.linalg_prepare_rows(self.ctx, a, None, None, False, out)
+            return out
+        return _array.to_numpy(a)
+
+    def result(self, a):
+        """What a method returns: Staged results come back as NumPy."""
+        return self.host(a) if isinstance(a, Staged) else a
 
     def _note(self, mode):
         if mode == "fast":
@@ -45,7 +93,8 @@ class Backend:
         return "fast" if self._fast else "identical"
 
     def record(self, stage, a):
-        identity.record(f"{self.tag}.{stage}", a)
+        if identity.enabled():
+            identity.record(f"{self.tag}.{stage}", self.host(a))
 
     def column_stats(self, X):
         """(count, mean, m2) per column, float64 NumPy (canonical order)."""
@@ -64,21 +113,21 @@ class Backend:
         """op(A) @ op(B) in A's dtype; an array of like's kind (default: the
         device operand's, else NumPy). Host operands are float arrays of A's dtype."""
         dt = _dtype(A)
-        if not _array.is_device_array(A):
+        if not _is_dev(A):
             A = np.ascontiguousarray(A, dtype=dt)
-        if not _array.is_device_array(B):
+        if not _is_dev(B):
             B = np.ascontiguousarray(B, dtype=dt)
         m = A.shape[1] if transpose_a else A.shape[0]
         n = B.shape[0] if transpose_b else B.shape[1]
         if like is None:
-            like = A if _array.is_device_array(A) else (B if _array.is_device_array(B) else np.empty(0))
-        out = _array.empty_like_kind(like, (m, n), dt)
+            like = A if _is_dev(A) else (B if _is_dev(B) else np.empty(0))
+        out = self.empty(like, (m, n), dt)
         self._note(self.mod.linalg_matmul(self.ctx, A, transpose_a, B, transpose_b, out))
         return out
 
     def center(self, X, offset):
         """X - offset (offset rounded to X's dtype), a new array of X's kind."""
-        out = _array.empty_like_kind(X, tuple(X.shape), _dtype(X))
+        out = self.empty(X, tuple(X.shape), _dtype(X))
         off = np.ascontiguousarray(offset, dtype=_dtype(X))
         self.mod.linalg_prepare_rows(self.ctx, X, None, off, False, out)
         return out
@@ -90,6 +139,10 @@ class Backend:
         f = lambda v: None if v is None else np.ascontiguousarray(v, dtype=np.float64)  # noqa: E731
         self.mod.column_affine_apply(self.ctx, Y, Y, sub=f(sub), div=f(div), add=f(add))
         return Y
+
+
+def _is_dev(a):
+    return isinstance(a, Staged) or _array.is_device_array(a)
 
 
 def _dtype(X):
@@ -218,7 +271,7 @@ def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, s
         return Vt_s[:k], sv[:k]
     # The AAᵀ side: the right vectors are (Uhᵀ Tᵀ Qᵀ) A, one product on the backend.
     L = (Q @ (T @ Uh[:, :k])).T
-    Vt = np.asarray(_array.to_numpy(backend.matmul(L.astype(dtype), False, A, False, like=np.empty(0))),
+    Vt = np.asarray(backend.host(backend.matmul(L.astype(dtype), False, A, False, like=np.empty(0))),
                     dtype=np.float64)
     # Rows of norm 1 in exact arithmetic: remove the product's rounding.
     norms = np.linalg.norm(Vt, axis=1)
@@ -253,13 +306,13 @@ def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed):
         Y = _orthonormalize_tall(backend, backend.matmul(A, False, Q.astype(dtype), False), dtype)
         if Y is None:
             return np.zeros((0, d)), np.zeros(0)
-        Z = np.asarray(_array.to_numpy(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64).T
+        Z = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64).T
         Q = _orthonormal(Z)
     Y = backend.matmul(A, False, Q.astype(dtype), False)
     Y = _orthonormalize_tall(backend, Y, dtype, passes=2)
     if Y is None:
         return np.zeros((0, d)), np.zeros(0)
-    B = np.asarray(_array.to_numpy(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64)
+    B = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64)
     _, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
     k = min(n_components, len(sv))
     return Vt[:k], sv[:k]

@@ -169,7 +169,7 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
             self.explained_variance_ratio_ = (exp_var / full_var).astype(dtype)
         self.singular_values_ = np.asarray(S, dtype=dtype)
         self._tl_record_fit(device, backend.delivered)
-        return as_caller_type(orig, X_new)
+        return as_caller_type(orig, X_new, backend)
 
     def _exact(self, backend, X, k):
         n, d = X.shape
@@ -181,7 +181,7 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
             return V[:, :k].T.copy(), np.sqrt(lam[:k])
         from scipy import linalg
 
-        _, S, Vt = linalg.svd(np.asarray(_array.to_numpy(X), dtype=np.float64), full_matrices=False,
+        _, S, Vt = linalg.svd(np.asarray(backend.host(X), dtype=np.float64), full_matrices=False,
                               check_finite=False)
         return Vt[:k].copy(), S[:k]
 
@@ -194,7 +194,7 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
         elif n >= d:
             side, G = "right", backend.gram(X)
         else:
-            side, G = "left", np.asarray(_array.to_numpy(backend.matmul(X, False, X, True, like=np.empty(0))),
+            side, G = "left", np.asarray(backend.host(backend.matmul(X, False, X, True, like=np.empty(0))),
                                          dtype=np.float64)
         if G is not None:
             backend.record("gram", G)
@@ -219,7 +219,7 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
         X, backend, orig = apply_input(self, X)
         out = project(backend, X, self.components_)
         backend.record("transform", out)
-        return as_caller_type(orig, out)
+        return as_caller_type(orig, out, backend)
 
     def inverse_transform(self, X):
         """Transform X back to its original space.
@@ -248,7 +248,7 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
         backend = Backend(mod, ctx, type(self).__name__)
         dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
         out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
-        return as_caller_type(orig, out)
+        return as_caller_type(orig, out, backend)
 
     @property
     def _n_features_out(self):
