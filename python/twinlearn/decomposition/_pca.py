@@ -7,7 +7,6 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg
 from sklearn.base import _fit_context
-from sklearn.decomposition._pca import _infer_dimension
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from .. import _array
@@ -257,6 +256,10 @@ class PCA(BasePCA):
             ratio = explained_variance / total_var
 
             if n_components == "mle":
+                # Imported here: importing sklearn.decomposition pulls in most
+                # of scikit-learn, which `import twinlearn` must not do.
+                from sklearn.decomposition._pca import _infer_dimension
+
                 n_components = int(_infer_dimension(explained_variance, n))
             elif 0 < n_components < 1.0:
                 cumsum = np.cumsum(ratio)
