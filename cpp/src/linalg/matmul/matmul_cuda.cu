@@ -50,19 +50,20 @@ __global__ void prepare_transposed_kernel(const T* __restrict__ X, const T* __re
   }
 }
 
-// Z from X, elementwise. Mapping: a grid-stride loop; thread t handles the
-// flat indices t, t + stride, ..., entry (idx / d, idx % d), so a warp reads
-// and writes consecutive entries of a row.
+// Z from X, elementwise. Mapping: 32 x 8 threads per block; the block's
+// thread rows take the matrix rows in a grid-stride loop (row r goes to
+// thread row r % 8 of block (r / 8) % gridDim.x), and thread tx of a thread
+// row handles columns tx, tx + 32, ...: a warp reads and writes 32
+// consecutive entries of one row, and sqrt(w) is taken once per row.
 template <class T>
 __global__ void prepare_kernel(const T* __restrict__ X, const T* __restrict__ w, const T* __restrict__ offset,
                                std::int64_t n, std::int64_t d, T* __restrict__ out) {
-  const std::int64_t total = n * d;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
-       idx += stride) {
-    const std::int64_t i = idx / d, j = idx - i * d;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kRowsPerPass;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kRowsPerPass + threadIdx.y; i < n; i += stride) {
     const T s = w ? num::sqrt(w[i]) : T(1);
-    out[idx] = prepared(X[idx], offset, j, w != nullptr, s);
+    const T* xi = X + i * d;
+    T* oi = out + i * d;
+    for (std::int64_t j = threadIdx.x; j < d; j += kTile) oi[j] = prepared(xi[j], offset, j, w != nullptr, s);
   }
 }
 
@@ -149,10 +150,9 @@ void prepare_device(cudaStream_t stream, const T* X, const T* w, const T* offset
     prepare_transposed_kernel<T><<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(X, w, offset, n, d, out);
     TL_CUDA_CHECK_LAUNCH("prepare_transposed_kernel");
   } else {
-    const int block = 256;
-    const std::int64_t want = (n * d + block - 1) / block;
-    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, 32LL * sm_count()));
-    prepare_kernel<T><<<grid, block, 0, stream>>>(X, w, offset, n, d, out);
+    const std::int64_t want = (n + kRowsPerPass - 1) / kRowsPerPass;
+    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, 64LL * sm_count()));
+    prepare_kernel<T><<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(X, w, offset, n, d, out);
     TL_CUDA_CHECK_LAUNCH("prepare_kernel");
   }
 }
