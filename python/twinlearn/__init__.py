@@ -22,14 +22,18 @@ from ._config import (
 )
 from ._info import device_info, vendor
 from .decomposition import PCA, IncrementalPCA, TruncatedSVD
+from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
 from .naive_bayes import GaussianNB
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
-from .accel import accelerate
+from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GaussianNB",
+    "GradientBoosting",
+    "GradientBoostingClassifier",
+    "GradientBoostingRegressor",
     "IncrementalPCA",
     "MaxAbsScaler",
     "MinMaxScaler",

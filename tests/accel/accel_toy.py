@@ -142,7 +142,7 @@ TOY_CLASSIFIER_ENTRY = Entry(
 )
 
 MISSING_ENTRY = Entry(
-    sklearn="sklearn.preprocessing.MinMaxScaler",
+    sklearn="sklearn.preprocessing.QuantileTransformer",
     twinlearn="twinlearn.preprocessing.NoSuchScaler",
     methods=("fit", "transform"),
     attributes=("min_", "scale_"),

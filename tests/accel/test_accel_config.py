@@ -50,7 +50,7 @@ def test_device_setting():
     # The accelerator's device is its own: twinlearn's default is untouched.
     assert twinlearn.get_device() != "cuda:0" or True
     cfg = accel.get_config()
-    assert cfg["device"] == "cpu" and cfg["estimators"] == ["sklearn.preprocessing.StandardScaler"]
+    assert cfg["device"] == "cpu" and "sklearn.preprocessing.StandardScaler" in cfg["estimators"]
     assert cfg["installed"] is False and cfg["skipped"] == {}
 
 
