@@ -13,11 +13,8 @@ void init_preprocessing(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
-<<<<<<< HEAD
 void init_linalg(nb::module_& m);
-=======
 void init_ensemble(nb::module_& m);
->>>>>>> main
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -44,9 +41,6 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
-<<<<<<< HEAD
   init_linalg(m);
-=======
   init_ensemble(m);
->>>>>>> main
 }
