@@ -5,7 +5,7 @@ scikit-learn and PyTorch (a covariance eigh, torch.pca_lowrank and
 torch.svd_lowrank).
 
     PYTHONPATH=python:. python bench/decomp_quick.py [--rows 2000000] [--cols 256]
-        [--components 32] [--repeats 5] [--no-sklearn] [--out result.json]
+        [--components 32] [--repeats 5] [--no-sklearn] [--stages] [--out result.json]
 
 Target (fast mode, data on the device): each fit at most 10 ms.
 Every time is the median of --repeats runs after one warm-up, with the GPU
@@ -115,6 +115,39 @@ def _keep(est, X):
     return est
 
 
+def stage_rows(args, X, lib, mode):
+    """Where a PCA fit's time goes: each backend stage of the covariance path
+    timed on its own (same calls as PCA.fit / transform)."""
+    from twinlearn import PCA
+    from twinlearn.decomposition import _solvers
+    from twinlearn.decomposition._base import project
+
+    est = PCA(args.components, device=args.device, numeric_mode=mode)
+    mod, ctx = est._tl_context(args.device, X)
+    backend = _solvers.Backend(mod, ctx, "PCA")
+    Xs = backend.stage(X)
+    _, mean64, _ = backend.column_stats(Xs)
+    mean = mean64.astype(np.float32)
+    G = backend.gram(Xs, offset=mean)
+    _, V = _solvers.eigh_desc(G / (X.shape[0] - 1), args.components)
+    comps = V.T.astype(np.float32)
+    steps = [
+        ("column_stats", lambda: backend.column_stats(Xs)),
+        ("centre (copy)", lambda: backend.center(Xs, mean)),
+        ("gram (centred)", lambda: backend.gram(Xs, offset=mean)),
+        ("gram (no centring)", lambda: backend.gram(Xs)),
+        ("host eigh (top k)", lambda: _solvers.eigh_desc(G / (X.shape[0] - 1), args.components)),
+        ("host eigh (all)", lambda: _solvers.eigh_desc(G / (X.shape[0] - 1))),
+        ("transform", lambda: project(backend, Xs, comps, mean)),
+    ]
+    rows = []
+    for name, fn in steps:
+        med, best, _ = timed(fn, args.repeats, lib)
+        rows.append({"contender": f"  stage {mode}: {name}", "median_s": med, "min_s": best})
+        print(_fmt(rows[-1]), flush=True)
+    return rows
+
+
 def torch_rows(args, X_dev, ref_pca, ref_svd):
     import torch
 
@@ -185,6 +218,7 @@ def main(argv=None):
     p.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn (slow at full size)")
     p.add_argument("--out", default=None, help="write the rows as JSON here")
     p.add_argument("--device", default="cuda:0", help="cuda:N, or cpu for a dry run at small sizes")
+    p.add_argument("--stages", action="store_true", help="also time each stage of the PCA fit (fast mode)")
     args = p.parse_args(argv)
 
     from twinlearn import _backend
@@ -202,6 +236,8 @@ def main(argv=None):
     ref_pca = Reference(ref_X, ref_lib, args.components, center=True, device=args.device)
     ref_svd = Reference(ref_X, ref_lib, args.components, center=False, device=args.device)
     rows = twinlearn_rows(args, X_host, X_dev, lib, ref_pca, ref_svd)
+    if args.stages:
+        rows += stage_rows(args, X_dev if X_dev is not None else X_host, lib, "fast")
     if lib is not None and arrays.torch_cuda_usable():
         import torch
 

@@ -21,6 +21,7 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
+from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
 from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
 from .naive_bayes import GaussianNB

@@ -12,6 +12,7 @@ host in float64, the same code for both backends.
 
 from __future__ import annotations
 
+import contextlib
 from numbers import Integral
 
 import numpy as np
@@ -19,6 +20,7 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from .. import _array, _backend, identity
+from ..linalg._linalg import gram_matrix
 
 #: Philox stream of the random projections (docs/NUMERICS.md, rule 5).
 RNG_STREAM = 0x5043
@@ -105,7 +107,7 @@ class Backend:
         """(X - offset)ᵀ (X - offset), float64 NumPy (entries computed in X's dtype)."""
         if offset is not None:
             offset = np.ascontiguousarray(offset, dtype=_dtype(X))
-        G, mode = self.mod.linalg_gram(self.ctx, X, None, offset)
+        G, mode = gram_matrix(self.mod, self.ctx, X, None, offset)
         self._note(mode)
         return G
 
@@ -180,15 +182,33 @@ def svd_flip_rows(Vt, U=None):
     return U, Vt
 
 
+_blas_controller = None
+#: Up to this side the host eigensolver runs on one BLAS thread: threads cost
+#: more than they save on small matrices (and many more on a busy machine).
+SINGLE_THREAD_EIGH = 512
+
+
+def _blas_threads(d):
+    global _blas_controller
+    if d > SINGLE_THREAD_EIGH:
+        return contextlib.nullcontext()
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
 def eigh_desc(C, k=None):
     """Eigenvalues (descending) and eigenvectors (columns) of the symmetric C,
     float64. With k, only the k largest (LAPACK's syevr on a subset) when that
     saves work; otherwise all of them."""
     d = C.shape[0]
-    if k is not None and 0 < k and 4 * k <= d:
-        w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
-    else:
-        w, V = np.linalg.eigh(C)
+    with _blas_threads(d):
+        if k is not None and 0 < k and 4 * k <= d:
+            w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
+        else:
+            w, V = np.linalg.eigh(C)
     return w[::-1].copy(), V[:, ::-1].copy()
 
 
