@@ -9,7 +9,6 @@ from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
-from .. import _array
 from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
 from ._base import BasePCA, as_caller_type, fit_input
