@@ -211,6 +211,21 @@ PCA = register(Workload(
     mem_factor=3,
 ))
 
+TRUNCATED_SVD = register(Workload(
+    name="truncated_svd",
+    title="TruncatedSVD fit {rows} x {cols} -> {components}",
+    data=datasets.low_rank,
+    scales=PCA.scales,
+    estimator="decomposition.TruncatedSVD",
+    sklearn="sklearn.decomposition.TruncatedSVD",
+    params=lambda scale, data: {"n_components": scale.extra["components"], "random_state": 0},
+    steps=(FIT,),
+    quality=metrics.EXPLAINED_VARIANCE,
+    peers=(peers.cuml_peer("cuml.decomposition.TruncatedSVD"),),
+    suites=frozenset({"smoke", "full"}),
+    mem_factor=3,
+))
+
 # -- ensembles -------------------------------------------------------------------
 
 register(Workload(

@@ -15,6 +15,7 @@ void init_neighbors(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
+void init_linalg(nb::module_& m);
 void init_ensemble(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
@@ -44,5 +45,6 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
+  init_linalg(m);
   init_ensemble(m);
 }

@@ -22,6 +22,8 @@ from ._config import (
 )
 from ._info import device_info, vendor
 from .cluster import KMeans, MiniBatchKMeans
+from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
+from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
 from .naive_bayes import GaussianNB
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
@@ -38,13 +40,16 @@ __all__ = [
     "KMeans",
     "KNeighborsClassifier",
     "KNeighborsRegressor",
+    "IncrementalPCA",
     "MaxAbsScaler",
     "MinMaxScaler",
     "MiniBatchKMeans",
     "NearestNeighbors",
     "Normalizer",
+    "PCA",
     "RobustScaler",
     "StandardScaler",
+    "TruncatedSVD",
     "accelerate",
     "config_context",
     "device_info",
