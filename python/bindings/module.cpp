@@ -10,6 +10,7 @@ namespace nb = nanobind;
 
 void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
+void init_linear_model(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -33,4 +34,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   });
   init_core(m);
   init_preprocessing(m);
+  init_linear_model(m);
 }

@@ -17,11 +17,15 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
+from .linear_model import LinearRegression, Ridge, RidgeClassifier
 from .preprocessing import StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "LinearRegression",
+    "Ridge",
+    "RidgeClassifier",
     "StandardScaler",
     "config_context",
     "device_info",

@@ -1,0 +1,6 @@
+"""Linear models with scikit-learn's names, defaults and fitted attributes."""
+
+from ._base import LinearRegression
+from ._ridge import Ridge, RidgeClassifier
+
+__all__ = ["LinearRegression", "Ridge", "RidgeClassifier"]
