@@ -1,30 +1,51 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "convert.hpp"
+#include "twinlearn/core/extrema.hpp"
+#include "twinlearn/core/select.hpp"
+#include "twinlearn/preprocessing/column_affine.hpp"
+#include "twinlearn/preprocessing/normalizer.hpp"
 #include "twinlearn/preprocessing/standard_scaler.hpp"
 
 namespace nb = nanobind;
 using namespace tlb;
 
 namespace {
-const double* host_params(const std::optional<nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>>& a,
-                          std::int64_t cols, const char* name) {
+using HostVec = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+// Inputs that are only read may be read-only arrays (e.g. memory maps, or
+// fitted attributes restored from a pickle).
+using RoHostVec = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
+
+template <class V>
+const double* host_params(const std::optional<V>& a, std::int64_t cols, const char* name) {
   if (!a) return nullptr;
   if (static_cast<std::int64_t>(a->shape(0)) != cols)
     throw tl::ValueError(std::string(name) + " has " + std::to_string(a->shape(0)) + " entries, X has " +
                          std::to_string(cols) + " features");
   return a->data();
 }
+
+// A host NumPy array owning buf (rows x cols of V).
+template <class V>
+nb::ndarray<nb::numpy, V, nb::ndim<2>> owned_matrix(V* buf, std::size_t rows, std::size_t cols) {
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
+  return nb::ndarray<nb::numpy, V, nb::ndim<2>>(buf, {rows, cols}, owner);
+}
 }  // namespace
 
 void init_preprocessing(nb::module_& m) {
-  using HostVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
   // standard_scaler_apply(ctx, X, mean, scale, out, inverse) -> number of infinite entries in X;
   // out = (X - mean) / scale, or the inverse.
   m.def(
       "standard_scaler_apply",
-      [](const tl::Context& ctx, Arr X, std::optional<HostVec> mean, std::optional<HostVec> scale, ArrW out,
+      [](const tl::Context& ctx, Arr X, std::optional<RoHostVec> mean, std::optional<RoHostVec> scale, ArrW out,
          bool inverse) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
@@ -38,4 +59,99 @@ void init_preprocessing(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("mean").none(), nb::arg("scale").none(), nb::arg("out"),
       nb::arg("inverse") = false);
+
+  // column_extrema(ctx, X) -> float64 array (4, cols): min, max, max_abs and
+  // the count of non-NaN entries of each column (NaN skipped; see extrema.hpp).
+  m.def(
+      "column_extrema",
+      [](const tl::Context& ctx, Arr X) {
+        const std::int64_t cols = X.ndim() == 2 ? static_cast<std::int64_t>(X.shape(1)) : 1;
+        std::vector<tl::ColExtrema> out(static_cast<std::size_t>(cols));
+        by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          nb::gil_scoped_release release;
+          tl::column_extrema<T>(ctx, xv, out.data());
+        });
+        auto* buf = new double[4 * cols];
+        for (std::int64_t j = 0; j < cols; ++j) {
+          buf[j] = out[j].min;
+          buf[cols + j] = out[j].max;
+          buf[2 * cols + j] = out[j].max_abs;
+          buf[3 * cols + j] = static_cast<double>(out[j].n);
+        }
+        return owned_matrix(buf, 4, static_cast<std::size_t>(cols));
+      },
+      nb::arg("ctx"), nb::arg("X"));
+
+  // column_select(ctx, X, ranks) -> array (k, cols) of X's dtype: entry (r, j)
+  // is the ranks[r, j]-th smallest entry of column j (NaN sorted last, -0 < +0;
+  // rank -1 gives NaN). ranks: int64 (k, cols), host.
+  m.def(
+      "column_select",
+      [](const tl::Context& ctx, Arr X,
+         nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu, nb::ro> ranks) {
+        const std::int64_t cols = X.ndim() == 2 ? static_cast<std::int64_t>(X.shape(1)) : 1;
+        if (static_cast<std::int64_t>(ranks.shape(1)) != cols)
+          throw tl::ValueError("column_select: ranks has " + std::to_string(ranks.shape(1)) + " columns, X has " +
+                               std::to_string(cols));
+        const std::size_t k = ranks.shape(0);
+        return by_float_dtype(X, "X", [&](auto tag) -> nb::object {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          T* buf = new T[k * cols + 1];
+          try {
+            nb::gil_scoped_release release;
+            tl::column_select<T>(ctx, xv, ranks.data(), static_cast<std::int64_t>(k), buf);
+          } catch (...) {
+            delete[] buf;
+            throw;
+          }
+          return nb::cast(owned_matrix(buf, k, static_cast<std::size_t>(cols)));
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("ranks"));
+
+  // column_affine_apply(ctx, X, out, sub, div, mul, add, clip): out = X - sub,
+  // / div, * mul, + add, then clipped to clip = (lo, hi); each step optional.
+  m.def(
+      "column_affine_apply",
+      [](const tl::Context& ctx, Arr X, Arr out, std::optional<RoHostVec> sub, std::optional<RoHostVec> div,
+         std::optional<RoHostVec> mul, std::optional<RoHostVec> add, std::optional<std::pair<double, double>> clip) {
+        by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto ov = as_matrix<T>(out, "out");
+          tl::ColumnAffine steps;
+          steps.sub = host_params(sub, xv.cols, "sub");
+          steps.div = host_params(div, xv.cols, "div");
+          steps.mul = host_params(mul, xv.cols, "mul");
+          steps.add = host_params(add, xv.cols, "add");
+          if (clip) {
+            steps.clip = true;
+            steps.clip_lo = clip->first;
+            steps.clip_hi = clip->second;
+          }
+          nb::gil_scoped_release release;
+          tl::column_affine_apply<T>(ctx, xv, steps, ov);
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("out"), nb::arg("sub").none() = nb::none(),
+      nb::arg("div").none() = nb::none(), nb::arg("mul").none() = nb::none(), nb::arg("add").none() = nb::none(),
+      nb::arg("clip").none() = nb::none());
+
+  // normalizer_apply(ctx, X, norm, out): each row divided by its 'l1', 'l2' or 'max' norm.
+  m.def(
+      "normalizer_apply",
+      [](const tl::Context& ctx, Arr X, const std::string& norm, Arr out) {
+        const tl::RowNorm rn = tl::parse_row_norm(norm.c_str());
+        by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto ov = as_matrix<T>(out, "out");
+          nb::gil_scoped_release release;
+          tl::normalizer_apply<T>(ctx, xv, rn, ov);
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("norm"), nb::arg("out"));
 }

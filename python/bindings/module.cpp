@@ -10,6 +10,9 @@ namespace nb = nanobind;
 
 void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
+void init_naive_bayes(nb::module_& m);
+void init_reduce(nb::module_& m);
+void init_numerics(nb::module_& m);
 void init_linear_model(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
@@ -34,5 +37,8 @@ NB_MODULE(TL_MODULE_NAME, m) {
   });
   init_core(m);
   init_preprocessing(m);
+  init_naive_bayes(m);
+  init_reduce(m);
+  init_numerics(m);
   init_linear_model(m);
 }

@@ -18,14 +18,20 @@ from ._config import (
 )
 from ._info import device_info, vendor
 from .linear_model import LinearRegression, Ridge, RidgeClassifier
-from .preprocessing import StandardScaler
+from .naive_bayes import GaussianNB
+from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GaussianNB",
     "LinearRegression",
-    "Ridge",
+    "MaxAbsScaler",
+    "MinMaxScaler",
+    "Normalizer",
     "RidgeClassifier",
+    "Ridge",
+    "RobustScaler",
     "StandardScaler",
     "config_context",
     "device_info",

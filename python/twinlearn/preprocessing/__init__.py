@@ -1,5 +1,6 @@
 """Preprocessing estimators."""
 
 from ._data import StandardScaler
+from ._scalers import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler
 
-__all__ = ["StandardScaler"]
+__all__ = ["MaxAbsScaler", "MinMaxScaler", "Normalizer", "RobustScaler", "StandardScaler"]

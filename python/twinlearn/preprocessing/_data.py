@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .. import _array, identity
+from .._input import INF_MESSAGE as _INF_MESSAGE
+from .._input import check_X
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
-
-_FLOAT_DTYPES = (np.float64, np.float32)
-_INF_MESSAGE = "Input X contains infinity or a value too large for dtype('float64')."
 
 
 def _merge_stats(w_a, mean_a, m2_a, w_b, mean_b, m2_b):
@@ -120,36 +119,9 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         self._reset()
         return self.partial_fit(X, y, sample_weight)
 
-    # -- input handling ------------------------------------------------------
     def _check_input(self, X, device, *, reset):
-        """X as a float array the backend for `device` accepts (not copied).
-
-        Infinities are not looked for here: the kernels count them in the same
-        pass that does the work, and the caller raises."""
-        if _array.is_device_array(X):
-            if device == "cpu":
-                return self._check_input(_array.to_numpy(X), device, reset=reset)
-            X = _array.as_device_matrix(X, "X")
-            n, d = X.shape
-            for count, what in ((n, "sample"), (d, "feature")):
-                if count < 1:
-                    raise ValueError(
-                        f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                        f"required by {type(self).__name__}."
-                    )
-            if reset:
-                self.n_features_in_ = d
-                if hasattr(self, "feature_names_in_"):
-                    del self.feature_names_in_
-            elif d != self.n_features_in_:
-                raise ValueError(
-                    f"X has {d} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
-            return X
-        return validate_data(
-            self, X, accept_sparse=False, dtype=_FLOAT_DTYPES, ensure_all_finite=False, reset=reset, order="C"
-        )
+        # Infinities are counted by the kernels in the pass that does the work.
+        return check_X(self, X, device, reset=reset, for_fit=True, find_inf=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, sample_weight=None):

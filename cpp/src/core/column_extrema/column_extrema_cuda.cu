@@ -1,0 +1,63 @@
+#include <algorithm>
+
+#include "core/column_extrema/column_extrema_impl.hpp"
+#include "core/cuda/memory.cuh"
+
+namespace tl::detail {
+namespace {
+
+// One thread per (chunk, column): thread t handles column t % cols of chunk
+// t / cols, so a warp reads consecutive columns of the same rows (coalesced
+// for row-major X). Each thread walks its chunk's rows in order.
+template <class T>
+__global__ void extrema_partials_kernel(const T* __restrict__ X, std::int64_t rows, std::int64_t cols,
+                                        std::int64_t nchunks, ColExtrema* __restrict__ partials) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= nchunks * cols) return;
+  const std::int64_t c = t / cols, j = t % cols;
+  const std::int64_t r0 = c * kColStatsChunk;
+  const std::int64_t r1 = min(rows, r0 + kColStatsChunk);
+  ColExtrema acc;
+  for (std::int64_t i = r0; i < r1; ++i) extrema_detail::push(acc, static_cast<double>(X[i * cols + j]));
+  partials[j * nchunks + c] = acc;
+}
+
+// One thread per column: merges the column's chunk partials in chunk order.
+// The extrema rule is order-free, so no tree is needed for identity.
+__global__ void extrema_merge_kernel(const ColExtrema* __restrict__ partials, std::int64_t cols, std::int64_t nchunks,
+                                     ColExtrema* __restrict__ out) {
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  ColExtrema acc;
+  for (std::int64_t c = 0; c < nchunks; ++c) acc = extrema_detail::merge(acc, partials[j * nchunks + c]);
+  out[j] = extrema_detail::finish(acc);
+}
+
+}  // namespace
+
+template <class T>
+void column_extrema_cuda(const Context& ctx, MatrixView<const T> X, ColExtrema* out) {
+  const std::int64_t rows = X.rows, cols = X.cols;
+  const std::int64_t nchunks = colstats_num_chunks(rows);
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  auto xs = stage_to_device(ctx, X);
+  DeviceBuffer<ColExtrema> partials(static_cast<std::size_t>(nchunks * cols), dev);
+  DeviceBuffer<ColExtrema> res(static_cast<std::size_t>(cols), dev);
+  const int block = 256;
+  const std::int64_t nthreads = nchunks * cols;
+  extrema_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
+      xs.view.data, rows, cols, nchunks, partials.data());
+  TL_CUDA_CHECK_LAUNCH("extrema_partials_kernel");
+  extrema_merge_kernel<<<static_cast<unsigned>((cols + block - 1) / block), block, 0, stream>>>(partials.data(), cols,
+                                                                                                nchunks, res.data());
+  TL_CUDA_CHECK_LAUNCH("extrema_merge_kernel");
+  TL_CUDA_CHECK(cudaMemcpyAsync(out, res.data(), sizeof(ColExtrema) * cols, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template void column_extrema_cuda<float>(const Context&, MatrixView<const float>, ColExtrema*);
+template void column_extrema_cuda<double>(const Context&, MatrixView<const double>, ColExtrema*);
+
+}  // namespace tl::detail

@@ -1,0 +1,15 @@
+// Function multiversioning for hot CPU loops that use tl::num::fma.
+//
+// The library is built for baseline x86-64, where std::fma is a libm call per
+// element. TL_CPU_CLONES compiles a function twice, for baseline x86-64 and
+// for x86-64-v3 (AVX2 + FMA), and the loader picks the clone the CPU supports.
+// Both clones compute the same bits: fma is correctly rounded whether it is a
+// libm call or an instruction, and the build's -ffp-contract=off keeps the
+// compiler from fusing anything else.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__linux__)
+#define TL_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TL_CPU_CLONES
+#endif

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "../test_util.hpp"
+#include "twinlearn/preprocessing/column_affine.hpp"
+
+namespace {
+tl::Context cpu(int threads) { return tl::Context(tl::Device{}, threads, tl::NumericMode::Identical, 0); }
+}  // namespace
+
+TEST(ColumnAffine, StepsInOrderThenClip) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {1, 2, 3, nan, -5, 6};
+  std::vector<float> y(6);
+  const double sub[2] = {1, 2}, div[2] = {2, 4}, mul[2] = {10, 10}, add[2] = {0.5, -0.5};
+  tl::ColumnAffine s;
+  s.sub = sub;
+  s.div = div;
+  s.mul = mul;
+  s.add = add;
+  s.clip = true;
+  s.clip_lo = -20;
+  s.clip_hi = 9;
+  tl::column_affine_apply<float>(cpu(1), tl::MatrixView<const float>(x.data(), 3, 2), s,
+                                 tl::MatrixView<float>(y.data(), 3, 2));
+  EXPECT_EQ(y[0], 0.5f);          // (1-1)/2*10+0.5
+  EXPECT_EQ(y[1], -0.5f);         // (2-2)/4*10-0.5
+  EXPECT_EQ(y[2], 9.0f);          // 10.5 clipped
+  EXPECT_TRUE(std::isnan(y[3]));  // NaN kept
+  EXPECT_EQ(y[4], -20.0f);        // -29.5 clipped
+  EXPECT_EQ(y[5], 9.0f);          // 9.5 clipped
+}
+
+// Each step is one rounding to T: for float input the result equals float
+// arithmetic step by step, not one double expression rounded once. The
+// fixture separates the two spellings.
+TEST(ColumnAffine, EachStepRoundsToT) {
+  std::uint32_t bits = 3291475726u;  // -703.7352f
+  float x0;
+  std::memcpy(&x0, &bits, sizeof x0);
+  std::vector<float> x = {x0};
+  const double mul[1] = {3.0}, add[1] = {0.1};
+  tl::ColumnAffine s;
+  s.mul = mul;
+  s.add = add;
+  std::vector<float> y(1);
+  tl::column_affine_apply<float>(cpu(1), tl::MatrixView<const float>(x.data(), 1, 1), s,
+                                 tl::MatrixView<float>(y.data(), 1, 1));
+  const float stepwise =
+      static_cast<float>(static_cast<double>(static_cast<float>(static_cast<double>(x0) * 3.0)) + 0.1);
+  const float fused_double = static_cast<float>(static_cast<double>(x0) * 3.0 + 0.1);
+  EXPECT_TRUE(tltest::same_bits(y[0], stepwise));
+  EXPECT_FALSE(tltest::same_bits(stepwise, fused_double)) << "fixture cannot separate per-step rounding";
+}
+
+TEST(ColumnAffine, InPlaceAndStrided) {
+  std::vector<double> x = {1, 2, 3, 4, 5, 6};
+  const double div[1] = {2};
+  tl::ColumnAffine s;
+  s.div = div;
+  // Column 1 of a 3 x 2 matrix, viewed as a strided 3 x 1 matrix, in place.
+  tl::MatrixView<double> col(x.data() + 1, 3, 1, 2, 1, tl::Device{});
+  tl::column_affine_apply<double>(cpu(2), col.as_const(), s, col);
+  EXPECT_EQ(x, (std::vector<double>{1, 1, 3, 2, 5, 3}));
+}
+
+TEST(ColumnAffine, RejectsShapeMismatchAndEmptyClip) {
+  std::vector<double> x(6), y(4);
+  tl::ColumnAffine s;
+  EXPECT_THROW(tl::column_affine_apply<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 2), s,
+                                               tl::MatrixView<double>(y.data(), 2, 2)),
+               tl::ValueError);
+  s.clip = true;
+  s.clip_lo = 1;
+  s.clip_hi = 0;
+  EXPECT_THROW(tl::column_affine_apply<double>(cpu(1), tl::MatrixView<const double>(x.data(), 3, 2), s,
+                                               tl::MatrixView<double>(x.data(), 3, 2)),
+               tl::ValueError);
+}
+
+TEST(ColumnAffineCuda, IdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  const std::int64_t rows = 4099, cols = 5;
+  auto base = tltest::hostile_column(rows * cols, 21);
+  std::vector<float> x(base.begin(), base.end());
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  const double a[5] = {0.1, -3, 1e7, 0, 2}, b[5] = {3, 0.7, 1e8, 1, 1e-3};
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+  for (int variant = 0; variant < 3; ++variant) {
+    tl::ColumnAffine s;
+    if (variant == 0) {
+      s.sub = a;
+      s.div = b;
+    } else if (variant == 1) {
+      s.mul = b;
+      s.add = a;
+      s.clip = true;
+      s.clip_lo = -1;
+      s.clip_hi = 2;
+    } else {
+      s.div = b;
+      s.clip = true;
+      s.clip_lo = -1;
+      s.clip_hi = 1;
+    }
+    std::vector<float> y1(x.size()), y2(x.size());
+    tl::column_affine_apply<float>(cpu(3), tl::MatrixView<const float>(x.data(), rows, cols), s,
+                                   tl::MatrixView<float>(y1.data(), rows, cols));
+    tl::column_affine_apply<float>(gpu, tl::MatrixView<const float>(x.data(), rows, cols), s,
+                                   tl::MatrixView<float>(y2.data(), rows, cols));
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(tltest::same_bits(y1[i], y2[i])) << variant << " " << i;
+  }
+}

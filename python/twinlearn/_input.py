@@ -1,0 +1,114 @@
+"""Input checks shared by estimators that take a dense feature matrix.
+
+NumPy and other array-likes go through scikit-learn's ``validate_data`` (so
+messages, ``n_features_in_`` and ``feature_names_in_`` are scikit-learn's);
+device arrays (CuPy, PyTorch CUDA tensors, DLPack) stay on their device when
+the estimator runs there, and are checked with the same messages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _array
+
+FLOAT_DTYPES = (np.float64, np.float32)
+INF_MESSAGE = "Input X contains infinity or a value too large for dtype('float64')."
+
+
+def np_float_dtype(X):
+    """The NumPy float dtype (float32 or float64) of a NumPy, CuPy or PyTorch array."""
+    return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
+
+
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
+    X = _array.as_device_matrix(X, "X")
+    n, d = X.shape
+    name = type(est).__name__
+    if n < 1:
+        raise ValueError(
+            f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
+        )
+    if d < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
+        )
+    if reset:
+        est.n_features_in_ = d
+        if hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+    elif hasattr(est, "n_features_in_") and d != est.n_features_in_:
+        raise ValueError(f"X has {d} features, but {name} is expecting {est.n_features_in_} features as input.")
+    if not allow_nan and _array.device_any(X, "nan"):
+        raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
+    # With NaN allowed, a fit finds infinities in its own column reduction.
+    if find_inf and (not allow_nan or not for_fit) and _array.device_any(X, "inf"):
+        raise ValueError(INF_MESSAGE)
+    if copy:
+        X = X.copy() if _array.kind(X) != "torch" else X.clone()
+    return X
+
+
+def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True):
+    """X as a C-contiguous float32/float64 array the backend for `device` accepts.
+
+    Device arrays are kept on their device when `device` is a GPU and copied
+    to NumPy when it is the CPU. With ``for_fit=True`` and ``allow_nan=True``
+    the caller must detect infinities in device arrays itself (its column
+    reduction sees them anyway, which saves a pass over the data).
+    With ``find_inf=False`` infinities are never looked for here: the caller's
+    kernel counts them in the pass that does the work, and the caller raises.
+    """
+    if _array.is_device_array(X):
+        if device == "cpu":
+            return check_X(
+                est, _array.to_numpy(X), device, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
+                find_inf=find_inf,
+            )
+        return _check_device_X(
+            est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan, find_inf=find_inf
+        )
+    if not find_inf:
+        finite = False if allow_nan else True
+    else:
+        finite = "allow-nan" if allow_nan else True
+    return validate_data(
+        est,
+        X,
+        accept_sparse=False,
+        dtype=FLOAT_DTYPES,
+        ensure_all_finite=finite,
+        reset=reset,
+        order="C",
+        copy=copy,
+        force_writeable=not for_fit,
+    )
+
+
+def transform_in_place(est, X, copy, run, *, allow_nan=True, fitted=True):
+    """The shape of every elementwise transform: check X (copying it unless
+    ``copy`` is False), call ``run(module, ctx, X)`` to overwrite X, and return
+    it in the caller's array type."""
+    if fitted:
+        check_is_fitted(est)
+    copy = copy if copy is not None else est.copy
+    device = est._tl_device(X)
+    orig = X
+    if _array.is_device_array(X) and device == "cpu":
+        X = _array.to_numpy(X)
+        copy = True
+    X = check_X(est, X, device, reset=False, copy=copy, allow_nan=allow_nan)
+    mod, ctx = est._tl_context(device, X)
+    run(mod, ctx, X)
+    if _array.is_device_array(orig) and not _array.is_device_array(X):
+        return _array.from_numpy_like(orig, X)
+    return X
+
+
+def zeros_to_one(scale):
+    """scikit-learn's rule for scales of (near-)constant features: below
+    10 * eps of their dtype they become 1 (NaN stays NaN)."""
+    scale = np.array(scale, copy=True)
+    scale[scale < 10 * np.finfo(scale.dtype).eps] = 1.0
+    return scale
