@@ -31,8 +31,9 @@ def _nonfinite_message(name, has_nan):
 
 
 def gram_eps(dtype) -> float:
-    """Relative accuracy assumed of the Gram entries (docs/NUMERICS.md)."""
-    return 64.0 * float(np.finfo(dtype).eps)
+    """Relative accuracy assumed of the Gram entries (docs/NUMERICS.md): they
+    are accumulated in double for float32 and float64 data alike."""
+    return 64.0 * float(np.finfo(np.float64).eps)
 
 
 def _as_2d_targets(y):
@@ -151,9 +152,12 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         )
         return np.asarray(coef), int(rank), bool(cholesky), int(n_iter)
 
-    def _tl_set_coef(self, coef, x_off, y_off, single_target, dtype):
+    def _tl_set_coef(self, coef, x_off, y_off, single_target, dtype, ravel_single_column=False):
         """coef_ and intercept_ in X's dtype, as scikit-learn's _set_intercept:
-        intercept = y_offset - X_offset @ coef_ (one fma chain, then a subtraction)."""
+        intercept = y_offset - X_offset @ coef_ (one fma chain, then a subtraction).
+
+        single_target: y was 1-D (coef_ 1-D, intercept_ a scalar).
+        ravel_single_column: coef_ 1-D whenever there is one target (Ridge)."""
         from .. import _backend
 
         coef = np.ascontiguousarray(coef, dtype=dtype)
@@ -167,12 +171,11 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         else:
             intercept = None
         identity.record(f"{type(self).__name__}.coef_", coef)
-        if single_target:
-            self.coef_ = coef[0].copy()
-            self.intercept_ = intercept[0] if intercept is not None else 0.0
+        self.coef_ = coef[0].copy() if (single_target or (ravel_single_column and coef.shape[0] == 1)) else coef
+        if intercept is None:
+            self.intercept_ = 0.0
         else:
-            self.coef_ = coef
-            self.intercept_ = intercept if intercept is not None else 0.0
+            self.intercept_ = intercept[0] if single_target else intercept
 
     # -- prediction ------------------------------------------------------------
     def _tl_decision(self, X):

@@ -84,7 +84,7 @@ class _RidgeFit(LinearFitMixin):
         alpha = self._tl_alpha(Y.shape[1], dtype)
         G, x_off, y_off, delivered = self._tl_gram(X, Y, sw, device, on_device)
         coef, _, cholesky, _ = self._tl_solve(G, d, alpha, tol=0.0, dtype=dtype, method=method)
-        self._tl_set_coef(coef, x_off, y_off, single, dtype)
+        self._tl_set_coef(coef, x_off, y_off, single, dtype, ravel_single_column=True)
         self.n_iter_ = None
         if method == "nnls":
             self.solver_ = "lbfgs"
@@ -223,8 +223,8 @@ class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-    intercept_ : float or ndarray of shape (n_targets,)
+    coef_ : ndarray of shape (n_features,) for two classes, else (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
     n_iter_ : None
     classes_ : ndarray of shape (n_classes,)
     solver_ : str
@@ -331,6 +331,7 @@ class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
         """
         out = self._tl_decision(X)
         return out.reshape(-1) if out.shape[1] == 1 else out
+
 
     def predict(self, X):
         """Class labels for the samples in X.

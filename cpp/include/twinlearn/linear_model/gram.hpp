@@ -10,23 +10,28 @@
 // subtracted in T, then the rows are scaled by sqrt(sample_weight) in T.
 //
 // Canonical order (docs/NUMERICS.md, "Linear solves"). The rows are cut into
-// chunks of kGramChunk rows, a size fixed by the data alone. For every chunk c
-// and every j <= k, the chunk partial is ONE fused multiply-add chain in T over
-// the chunk's rows in increasing order, starting from +0.0:
+// chunks of kGramChunk rows, a size fixed by the data alone. The entries of
+// Zc are formed in T and widened to double (exactly). For every chunk c and
+// every j <= k, the chunk partial is ONE fused multiply-add chain in double
+// over the chunk's rows in increasing order, starting from +0.0:
 //     p = +0.0;  for i in chunk c (ascending): p = fma(Zc[i, j], Zc[i, k], p)
-// The partials are widened to double and merged over the chunks by the
-// pairwise tree of twinlearn/core/tree.hpp (element-wise addition). G[k, j]
-// is a copy of G[j, k]; NaN results are the canonical quiet NaN. The CPU
-// backend (OpenMP over chunks, any thread count) and the CUDA backend (a block
-// per (chunk, 128 x 128 output tile)) compute the same bits.
+// and the partials are merged over the chunks by the pairwise tree of
+// twinlearn/core/tree.hpp (element-wise addition in double). G[k, j] is a
+// copy of G[j, k]; NaN results are the canonical quiet NaN. The CPU backend
+// (OpenMP over chunks, any thread count) and the CUDA backend (a block per
+// (chunk, 128 x 128 output tile)) compute the same bits. Products of float32
+// entries are exact in double, so for float32 data the Gram matrix is as
+// accurate as for float64 data: the normal equations lose nothing more to
+// the product than scikit-learn's float32 solvers lose to their own arithmetic.
 //
 // Memory is bounded by processing kGramBatchChunks chunks (a power of two) at
 // a time: a full batch is a complete subtree of the canonical tree, so the
 // batching changes nothing in the result.
 //
 // Modes. identical / deterministic: the canonical order on both backends.
-// fast on CUDA: cuBLAS SYRK (TF32 off) over a centred, weighted copy of the
-// rows, summed in T; the CPU backend runs the canonical order in every mode.
+// fast on CUDA: cuBLAS DSYRK over a centred, weighted copy of the rows widened
+// to double (any summation order); the CPU backend runs the canonical order
+// in every mode.
 #pragma once
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/cuda/memory.cuh"
-#include "linear_model/gram/gram_common.hpp"
+#include "core/gram/gram_common.hpp"
 
 namespace tl::detail {
 namespace {
@@ -24,7 +24,7 @@ __device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std
   return gram_detail::centred(z, off, col, s, weighted);
 }
 
-// Chunk partials of one batch.
+// Chunk partials of one batch, in double.
 //
 // Mapping: blockIdx.y is the chunk (first_chunk + blockIdx.y); blockIdx.x is
 // an upper-triangle tile pair (ti <= tj) of the D x D output, enumerated row
@@ -32,19 +32,20 @@ __device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std
 // 128*tj over the chunk's rows. Thread t = 16*ty + tx owns the 8 x 8 elements
 // at tile rows {4ty..4ty+3, 64+4ty..64+4ty+3} and columns {4tx..4tx+3,
 // 64+4tx..64+4tx+3} and keeps their accumulators in registers. The rows are
-// staged 8 at a time in shared memory, double-buffered: thread t loads row
+// staged 8 at a time in shared memory (widened to double), double-buffered:
+// thread t loads row
 // t/32 of the step, columns 4*(t%32)..+3 of both tiles (a warp reads 128
 // consecutive entries of one row of X). Every accumulator receives
 // fma(Zc[i, j], Zc[i, k], acc) for the chunk's rows i in increasing order and
 // nothing else (the last step stops at the chunk's end), which is the
 // canonical chain. Out-of-range columns load zeros and are not stored.
 template <class T>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, 1)
     gram_chunk_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                       const T* __restrict__ w, const T* __restrict__ off, std::int64_t n, std::int64_t chunk,
-                      std::int64_t first_chunk, int ntiles, T* __restrict__ P) {
-  __shared__ alignas(16) T As[2][kStep][kTile];
-  __shared__ alignas(16) T Bs[2][kStep][kTile];
+                      std::int64_t first_chunk, int ntiles, double* __restrict__ P) {
+  __shared__ alignas(16) double As[2][kStep][kTile];
+  __shared__ alignas(16) double Bs[2][kStep][kTile];
   const std::int64_t D = d + t;
   int p = static_cast<int>(blockIdx.x), ti = 0, len = ntiles;
   while (p >= len) {
@@ -61,7 +62,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   const int tid = threadIdx.x;
   const int tx = tid % 16, ty = tid / 16;
   const int lr = tid >> 5, lc = (tid & 31) * 4;
-  T ra[4], rb[4];
+  double ra[4], rb[4];
 
   auto load_step = [&](std::int64_t i0) {
     const std::int64_t i = i0 + lr;
@@ -70,12 +71,12 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const std::int64_t ca = j0 + lc + q, cb = k0 + lc + q;
-        ra[q] = ca < D ? load_zc(X, d, Y, t, off, i, ca, s, weighted) : T(0);
-        rb[q] = cb < D ? load_zc(X, d, Y, t, off, i, cb, s, weighted) : T(0);
+        ra[q] = ca < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, ca, s, weighted)) : 0.0;
+        rb[q] = cb < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, cb, s, weighted)) : 0.0;
       }
     } else {
 #pragma unroll
-      for (int q = 0; q < 4; ++q) ra[q] = rb[q] = T(0);
+      for (int q = 0; q < 4; ++q) ra[q] = rb[q] = 0.0;
     }
   };
   auto store_step = [&](int buf) {
@@ -86,14 +87,14 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     }
   };
 
-  T acc[8][8];
+  double acc[8][8];
 #pragma unroll
   for (int a = 0; a < 8; ++a)
 #pragma unroll
-    for (int b = 0; b < 8; ++b) acc[a][b] = T(0);
+    for (int b = 0; b < 8; ++b) acc[a][b] = 0.0;
 
   auto step = [&](int buf, int kk) {
-    T av[8], bv[8];
+    double av[8], bv[8];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       av[q] = As[buf][kk][4 * ty + q];
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     __syncthreads();
   }
 
-  T* out = P + static_cast<std::int64_t>(blockIdx.y) * D * D;
+  double* out = P + static_cast<std::int64_t>(blockIdx.y) * D * D;
 #pragma unroll
   for (int a = 0; a < 8; ++a) {
     const std::int64_t j = j0 + (a < 4 ? 4 * ty + a : 64 + 4 * ty + (a - 4));
@@ -143,30 +144,31 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
 // The canonical tree over the nc chunk partials of a batch. One thread per
 // element e = j*D + k of the D x D output (upper triangle only); the threads
 // of a warp read consecutive elements of the same partial (coalesced).
-template <class T>
-__global__ void gram_tree_kernel(const T* __restrict__ P, std::int64_t D, std::int64_t nc, double* __restrict__ R) {
+__global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, std::int64_t nc,
+                                 double* __restrict__ R) {
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t DD = D * D;
   if (e >= DD) return;
   if (e / D > e % D) return;
   gram_detail::TreeStack st;
-  for (std::int64_t c = 0; c < nc; ++c) st.push(static_cast<double>(P[c * DD + e]));
+  for (std::int64_t c = 0; c < nc; ++c) st.push(P[c * DD + e]);
   R[e] = st.result();
 }
 
-// Fast path: Zc rows into a dense buffer (rows x D, row-major = column-major
-// D x rows for cuBLAS). One thread per element, consecutive threads along a row.
+// Fast path: Zc rows widened to double into a dense buffer (rows x D,
+// row-major = column-major D x rows for cuBLAS). One thread per element,
+// consecutive threads along a row.
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   std::int64_t rows, T* __restrict__ Z) {
+                                   std::int64_t rows, double* __restrict__ Z) {
   const std::int64_t D = d + t;
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= rows * D) return;
   const std::int64_t i = r0 + e / D, col = e % D;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
-  Z[e] = load_zc(X, d, Y, t, off, i, col, s, weighted);
+  Z[e] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
 // One cuBLAS handle per device, created on first use; calls are serialised
@@ -186,10 +188,6 @@ void check_cublas(cublasStatus_t st, const char* what) {
     throw CudaError(std::string("cuBLAS error ") + std::to_string(static_cast<int>(st)) + " in " + what);
 }
 
-cublasStatus_t syrk(cublasHandle_t h, int D, int k, const float* beta, const float* A, float* C) {
-  const float one = 1.0f;
-  return cublasSsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
-}
 cublasStatus_t syrk(cublasHandle_t h, int D, int k, const double* beta, const double* A, double* C) {
   const double one = 1.0;
   return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
@@ -201,9 +199,10 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const int dev = ctx.device().id;
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t D = d + t;
-  const std::int64_t batch_rows = std::min<std::int64_t>(n, kGramChunk * kGramBatchChunks);
-  DeviceBuffer<T> Z(static_cast<std::size_t>(batch_rows * D), dev);
-  DeviceBuffer<T> C(static_cast<std::size_t>(D * D), dev);
+  // Rows per SYRK call: a widened copy of at most 1 GiB.
+  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / D));
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * D), dev);
+  DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
   Cublas& cb = cublas_state();
   std::lock_guard<std::mutex> lock(cb.mu);
   TL_REQUIRE(dev < 64, ValueError, "device ordinal ", dev, " is out of range");
@@ -219,16 +218,16 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
     centre_rows_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(X, d, Y, t, w, off, r0,
                                                                                          rows, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
-    const T beta = r0 == 0 ? T(0) : T(1);
+    const double beta = r0 == 0 ? 0.0 : 1.0;
     check_cublas(syrk(h, static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()), "syrk");
   }
-  std::vector<T> host(static_cast<std::size_t>(D * D));
-  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(T) * D * D, cudaMemcpyDeviceToHost, stream));
+  std::vector<double> host(static_cast<std::size_t>(D * D));
+  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
   // Column-major upper triangle: G[j, k] (j <= k) is C[j + k*D].
   batches.assign(static_cast<std::size_t>(D * D), 0.0);
   for (std::int64_t j = 0; j < D; ++j)
-    for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = static_cast<double>(host[j + k * D]);
+    for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * D];
 }
 
 }  // namespace
@@ -260,11 +259,11 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
   }
 
   const std::int64_t nchunks = (n + kGramChunk - 1) / kGramChunk;
-  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(T), std::int64_t(512) << 20);
+  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(double), std::int64_t(512) << 20);
   const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
   const int ntiles = static_cast<int>((D + kTile - 1) / kTile);
   const std::int64_t npairs = static_cast<std::int64_t>(ntiles) * (ntiles + 1) / 2;
-  DeviceBuffer<T> P(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD), dev);
+  DeviceBuffer<double> P(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD), dev);
   DeviceBuffer<double> R(static_cast<std::size_t>(nbatches * DD), dev);
   for (std::int64_t b = 0; b < nbatches; ++b) {
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
@@ -272,7 +271,7 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
     gram_chunk_kernel<T><<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles,
                                                         P.data());
     TL_CUDA_CHECK_LAUNCH("gram_chunk_kernel");
-    gram_tree_kernel<T><<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
+    gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
                                                                                     R.data() + b * DD);
     TL_CUDA_CHECK_LAUNCH("gram_tree_kernel");
   }

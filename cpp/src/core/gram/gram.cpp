@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "linear_model/gram/gram_common.hpp"
+#include "core/gram/gram_common.hpp"
 
 namespace tl {
 namespace {

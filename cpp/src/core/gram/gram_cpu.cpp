@@ -1,8 +1,9 @@
 // CPU backend of the canonical Gram product (order: twinlearn/linear_model/gram.hpp).
 //
-// One parallel task per chunk. A task writes its rows of Zc into a panel
-// (rows x Dp, zero-padded to Dp columns) and runs a kMR x kNR register
-// micro-kernel over the panel for every block of the upper triangle:
+// One parallel task per chunk. A task writes its rows of Zc, widened to
+// double, into a panel (rows x Dp, zero-padded to Dp columns) and runs a
+// kMR x kNR register micro-kernel over the panel for every block of the upper
+// triangle:
 // acc[r][c] = fma(panel[i][j + r], panel[i][k + c], acc[r][c]) for the rows i
 // in increasing order, so every output element is one fma chain over the
 // chunk's rows whatever the blocking and the thread count. The vector lanes
@@ -12,7 +13,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "linear_model/gram/gram_common.hpp"
+#include "core/gram/gram_common.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
@@ -26,77 +27,48 @@ namespace tl::detail {
 namespace {
 
 constexpr std::int64_t kMR = 6;
-template <class T>
-constexpr std::int64_t kNR = sizeof(T) == 4 ? 16 : 8;  // two AVX2 registers
-constexpr std::int64_t kPad = 48;                        // a multiple of kMR and of every kNR
+constexpr std::int64_t kNR = 8;    // two AVX2 registers of doubles
+constexpr std::int64_t kPad = 24;  // a multiple of kMR and of kNR
 
 // acc[r][c] (ldc apart) continues over rows: acc[r][c] = fma(a[i*lda + r], b[i*lda + c], acc[r][c]).
-template <class T>
-void micro_portable(std::int64_t rows, const T* a, const T* b, std::int64_t lda, T* acc, std::int64_t ldc) {
-  constexpr std::int64_t NR = kNR<T>;
-  T c[kMR][NR];
+void micro_portable(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc,
+                    std::int64_t ldc) {
+  double c[kMR][kNR];
   for (std::int64_t r = 0; r < kMR; ++r)
-    for (std::int64_t q = 0; q < NR; ++q) c[r][q] = acc[r * ldc + q];
+    for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = acc[r * ldc + q];
   for (std::int64_t i = 0; i < rows; ++i) {
-    const T* ai = a + i * lda;
-    const T* bi = b + i * lda;
+    const double* ai = a + i * lda;
+    const double* bi = b + i * lda;
     for (std::int64_t r = 0; r < kMR; ++r)
-      for (std::int64_t q = 0; q < NR; ++q) c[r][q] = num::fma(ai[r], bi[q], c[r][q]);
+      for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = num::fma(ai[r], bi[q], c[r][q]);
   }
   for (std::int64_t r = 0; r < kMR; ++r)
-    for (std::int64_t q = 0; q < NR; ++q) acc[r * ldc + q] = c[r][q];
+    for (std::int64_t q = 0; q < kNR; ++q) acc[r * ldc + q] = c[r][q];
 }
 
 #if TL_GRAM_AVX2
-#define TL_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) static inline
-template <class T>
-struct Avx;
-template <>
-struct Avx<float> {
-  using V = __m256;
-  static constexpr int kW = 8;
-  TL_AVX2_FN V load(const float* p) { return _mm256_loadu_ps(p); }
-  TL_AVX2_FN void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  TL_AVX2_FN V bcast(float x) { return _mm256_set1_ps(x); }
-  TL_AVX2_FN V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-};
-template <>
-struct Avx<double> {
-  using V = __m256d;
-  static constexpr int kW = 4;
-  TL_AVX2_FN V load(const double* p) { return _mm256_loadu_pd(p); }
-  TL_AVX2_FN void store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  TL_AVX2_FN V bcast(double x) { return _mm256_set1_pd(x); }
-  TL_AVX2_FN V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-};
-
 // The same chains with AVX2 FMA instructions: each lane is one output
-// element and _mm256_fmadd rounds once per lane, exactly as std::fma.
-template <class T>
-__attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const T* a, const T* b, std::int64_t lda,
-                                                     T* acc, std::int64_t ldc) {
-  using X = Avx<T>;
-  using V = typename X::V;
-  constexpr int W = X::kW;
-  static_assert(kNR<T> == 2 * W, "two vectors per accumulator row");
-  V c[kMR][2];
+// element and _mm256_fmadd_pd rounds once per lane, exactly as std::fma.
+__attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const double* a, const double* b,
+                                                     std::int64_t lda, double* acc, std::int64_t ldc) {
+  __m256d c[kMR][2];
   for (int r = 0; r < kMR; ++r) {
-    c[r][0] = X::load(acc + r * ldc);
-    c[r][1] = X::load(acc + r * ldc + W);
+    c[r][0] = _mm256_loadu_pd(acc + r * ldc);
+    c[r][1] = _mm256_loadu_pd(acc + r * ldc + 4);
   }
   for (std::int64_t i = 0; i < rows; ++i) {
-    const T* ai = a + i * lda;
-    const V b0 = X::load(b + i * lda), b1 = X::load(b + i * lda + W);
+    const double* ai = a + i * lda;
+    const __m256d b0 = _mm256_loadu_pd(b + i * lda), b1 = _mm256_loadu_pd(b + i * lda + 4);
 #pragma GCC unroll 6
     for (int r = 0; r < kMR; ++r) {
-      const V av = X::bcast(ai[r]);
-      c[r][0] = X::fma(av, b0, c[r][0]);
-      c[r][1] = X::fma(av, b1, c[r][1]);
+      const __m256d av = _mm256_set1_pd(ai[r]);
+      c[r][0] = _mm256_fmadd_pd(av, b0, c[r][0]);
+      c[r][1] = _mm256_fmadd_pd(av, b1, c[r][1]);
     }
   }
   for (int r = 0; r < kMR; ++r) {
-    X::store(acc + r * ldc, c[r][0]);
-    X::store(acc + r * ldc + W, c[r][1]);
+    _mm256_storeu_pd(acc + r * ldc, c[r][0]);
+    _mm256_storeu_pd(acc + r * ldc + 4, c[r][1]);
   }
 }
 
@@ -106,8 +78,7 @@ bool have_avx2() {
 }
 #endif
 
-template <class T>
-void micro(std::int64_t rows, const T* a, const T* b, std::int64_t lda, T* acc, std::int64_t ldc) {
+void micro(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc, std::int64_t ldc) {
 #if TL_GRAM_AVX2
   if (have_avx2()) return micro_avx2(rows, a, b, lda, acc, ldc);
 #endif
@@ -115,30 +86,29 @@ void micro(std::int64_t rows, const T* a, const T* b, std::int64_t lda, T* acc, 
 }
 
 // The partial of rows [r0, r1): P (D x D, upper triangle written) of
-// Zcᵀ Zc over those rows, one fma chain per element in row order.
+// Zcᵀ Zc over those rows, one fma chain in double per element in row order.
 template <class T>
 void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w, const T* offset,
-                   std::int64_t r0, std::int64_t r1, T* P) {
+                   std::int64_t r0, std::int64_t r1, double* P) {
   const std::int64_t d = X.cols, D = X.cols + Y.cols;
   const std::int64_t Dp = (D + kPad - 1) / kPad * kPad;
   const std::int64_t rows = r1 - r0;
-  std::vector<T> panel(static_cast<std::size_t>(rows * Dp), T(0));
+  std::vector<double> panel(static_cast<std::size_t>(rows * Dp), 0.0);
   const bool weighted = w.data != nullptr;
   for (std::int64_t i = r0; i < r1; ++i) {
-    T* row = panel.data() + (i - r0) * Dp;
+    double* row = panel.data() + (i - r0) * Dp;
     const T s = weighted ? num::sqrt(w[i]) : T(1);
     for (std::int64_t c = 0; c < d; ++c) row[c] = gram_detail::centred(X(i, c), offset, c, s, weighted);
     for (std::int64_t c = d; c < D; ++c) row[c] = gram_detail::centred(Y(i, c - d), offset, c, s, weighted);
   }
-  constexpr std::int64_t NR = kNR<T>;
-  T acc[kMR * NR];
+  double acc[kMR * kNR];
   for (std::int64_t j = 0; j < D; j += kMR) {
-    for (std::int64_t k = j / NR * NR; k < D; k += NR) {
-      std::fill(acc, acc + kMR * NR, T(0));
-      micro(rows, panel.data() + j, panel.data() + k, Dp, acc, NR);
+    for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) {
+      std::fill(acc, acc + kMR * kNR, 0.0);
+      micro(rows, panel.data() + j, panel.data() + k, Dp, acc, kNR);
       for (std::int64_t r = 0; r < kMR && j + r < D; ++r)
-        for (std::int64_t q = std::max<std::int64_t>(0, j + r - k); q < NR && k + q < D; ++q)
-          P[(j + r) * D + k + q] = acc[r * NR + q];
+        for (std::int64_t q = std::max<std::int64_t>(0, j + r - k); q < kNR && k + q < D; ++q)
+          P[(j + r) * D + k + q] = acc[r * kNR + q];
     }
   }
 }
@@ -152,10 +122,10 @@ NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const
              "the CPU backend needs host arrays");
   const std::int64_t n = X.rows, D = X.cols + Y.cols, DD = D * D;
   const std::int64_t nchunks = (n + chunk - 1) / chunk;
-  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(T), std::int64_t(64) << 20);
+  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(double), std::int64_t(64) << 20);
   const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
   batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
-  std::vector<T> partials(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD));
+  std::vector<double> partials(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD));
   for (std::int64_t b = 0; b < nbatches; ++b) {
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
     parallel_for(ctx, nc, [&](std::int64_t c) {
@@ -166,7 +136,7 @@ NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const
     parallel_for(ctx, D, [&](std::int64_t j) {
       for (std::int64_t k = j; k < D; ++k) {
         gram_detail::TreeStack st;
-        for (std::int64_t c = 0; c < nc; ++c) st.push(static_cast<double>(partials[c * DD + j * D + k]));
+        for (std::int64_t c = 0; c < nc; ++c) st.push(partials[c * DD + j * D + k]);
         out[j * D + k] = st.result();
       }
     });
