@@ -10,6 +10,7 @@
 #include "twinlearn/linear_model/dense_solve.hpp"
 #include "twinlearn/linear_model/gram.hpp"
 #include "twinlearn/linear_model/linear_decision.hpp"
+#include "twinlearn/linear_model/logistic.hpp"
 
 namespace nb = nanobind;
 using namespace tlb;
@@ -161,4 +162,58 @@ void init_linear_model(nb::module_& m) {
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("coef"), nb::arg("intercept"), nb::arg("out"));
+
+  // logistic_lbfgs(ctx, X, y (int32 class indices), w, W (rows, cols) float64 host, in/out, n_classes,
+  //                fit_intercept, sum_weights, l2, l1, max_iter, gtol, gtol_converged)
+  //   -> (n_iter, n_evals, status, objective)
+  m.def(
+      "logistic_lbfgs",
+      [](const tl::Context& ctx, Arr X, Arr y, std::optional<Arr> w,
+         nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> W, std::int64_t n_classes,
+         bool fit_intercept, double sum_weights, double l2, double l1, std::int64_t max_iter, double gtol,
+         double gtol_converged) {
+        tl::LogisticOptions opt;
+        opt.n_classes = n_classes;
+        opt.fit_intercept = fit_intercept;
+        opt.sum_weights = sum_weights;
+        opt.l2 = l2;
+        opt.l1 = l1;
+        opt.max_iter = max_iter;
+        opt.gtol = gtol;
+        opt.gtol_converged = gtol_converged;
+        const std::int64_t rows = n_classes == 2 ? 1 : n_classes;
+        return by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto yv = as_vector<const std::int32_t>(y, "y");
+          tl::VectorView<const T> wv;
+          if (w) wv = as_vector<const T>(*w, "sample_weight");
+          if (static_cast<std::int64_t>(W.shape(0)) != rows ||
+              static_cast<std::int64_t>(W.shape(1)) != xv.cols + (fit_intercept ? 1 : 0))
+            throw tl::ValueError("logistic_lbfgs: W has the wrong shape");
+          tl::LogisticResult r;
+          {
+            nb::gil_scoped_release release;
+            r = tl::logistic_lbfgs<T>(ctx, xv, yv, wv, opt, W.data());
+          }
+          return nb::make_tuple(r.n_iter, r.n_evals, static_cast<int>(r.status), r.objective);
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("w").none(), nb::arg("W"), nb::arg("n_classes"),
+      nb::arg("fit_intercept"), nb::arg("sum_weights"), nb::arg("l2"), nb::arg("l1"), nb::arg("max_iter"),
+      nb::arg("gtol"), nb::arg("gtol_converged") = 0.0);
+
+  // logistic_proba(ctx, scores (n, 1 or K), log, out (n, 2 or K)): probabilities or their logarithms.
+  m.def(
+      "logistic_proba",
+      [](const tl::Context& ctx, Arr scores, bool log, ArrW out) {
+        by_float_dtype(scores, "scores", [&](auto tag) {
+          using T = decltype(tag);
+          auto sv = as_matrix<const T>(scores, "scores");
+          auto ov = as_matrix<T>(out, "out");
+          nb::gil_scoped_release release;
+          tl::logistic_proba<T>(ctx, sv, log, ov);
+        });
+      },
+      nb::arg("ctx"), nb::arg("scores"), nb::arg("log"), nb::arg("out"));
 }

@@ -17,7 +17,7 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
-from .linear_model import LinearRegression, Ridge, RidgeClassifier
+from .linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
 from .naive_bayes import GaussianNB
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "GaussianNB",
     "LinearRegression",
+    "LogisticRegression",
     "MaxAbsScaler",
     "MinMaxScaler",
     "Normalizer",
