@@ -17,6 +17,7 @@ void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
 void init_linalg(nb::module_& m);
 void init_ensemble(nb::module_& m);
+void init_linear_model(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -47,4 +48,5 @@ NB_MODULE(TL_MODULE_NAME, m) {
   init_numerics(m);
   init_linalg(m);
   init_ensemble(m);
+  init_linear_model(m);
 }

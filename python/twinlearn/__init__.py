@@ -25,6 +25,7 @@ from .cluster import KMeans, MiniBatchKMeans
 from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
 from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+from .linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
 from .naive_bayes import GaussianNB
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
@@ -41,12 +42,16 @@ __all__ = [
     "KNeighborsClassifier",
     "KNeighborsRegressor",
     "IncrementalPCA",
+    "LinearRegression",
+    "LogisticRegression",
     "MaxAbsScaler",
     "MinMaxScaler",
     "MiniBatchKMeans",
     "NearestNeighbors",
     "Normalizer",
     "PCA",
+    "RidgeClassifier",
+    "Ridge",
     "RobustScaler",
     "StandardScaler",
     "TruncatedSVD",

@@ -1,0 +1,152 @@
+// CPU backend of the canonical Gram product (order: twinlearn/linear_model/gram.hpp).
+//
+// One parallel task per chunk. A task writes its rows of Zc, widened to
+// double, into a panel (rows x Dp, zero-padded to Dp columns) and runs a
+// kMR x kNR register micro-kernel over the panel for every block of the upper
+// triangle:
+// acc[r][c] = fma(panel[i][j + r], panel[i][k + c], acc[r][c]) for the rows i
+// in increasing order, so every output element is one fma chain over the
+// chunk's rows whatever the blocking and the thread count. The vector lanes
+// of the AVX2 kernel run across output columns, never across rows. The chunk
+// partials of a batch are then merged by the canonical tree, one task per
+// output row.
+#include <algorithm>
+#include <vector>
+
+#include "core/gram/gram_common.hpp"
+#include "twinlearn/core/parallel.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define TL_GRAM_AVX2 1
+#include <immintrin.h>
+#else
+#define TL_GRAM_AVX2 0
+#endif
+
+namespace tl::detail {
+namespace {
+
+constexpr std::int64_t kMR = 6;
+constexpr std::int64_t kNR = 8;    // two AVX2 registers of doubles
+constexpr std::int64_t kPad = 24;  // a multiple of kMR and of kNR
+
+// acc[r][c] (ldc apart) continues over rows: acc[r][c] = fma(a[i*lda + r], b[i*lda + c], acc[r][c]).
+void micro_portable(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc,
+                    std::int64_t ldc) {
+  double c[kMR][kNR];
+  for (std::int64_t r = 0; r < kMR; ++r)
+    for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = acc[r * ldc + q];
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* ai = a + i * lda;
+    const double* bi = b + i * lda;
+    for (std::int64_t r = 0; r < kMR; ++r)
+      for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = num::fma(ai[r], bi[q], c[r][q]);
+  }
+  for (std::int64_t r = 0; r < kMR; ++r)
+    for (std::int64_t q = 0; q < kNR; ++q) acc[r * ldc + q] = c[r][q];
+}
+
+#if TL_GRAM_AVX2
+// The same chains with AVX2 FMA instructions: each lane is one output
+// element and _mm256_fmadd_pd rounds once per lane, exactly as std::fma.
+__attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const double* a, const double* b,
+                                                     std::int64_t lda, double* acc, std::int64_t ldc) {
+  __m256d c[kMR][2];
+  for (int r = 0; r < kMR; ++r) {
+    c[r][0] = _mm256_loadu_pd(acc + r * ldc);
+    c[r][1] = _mm256_loadu_pd(acc + r * ldc + 4);
+  }
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* ai = a + i * lda;
+    const __m256d b0 = _mm256_loadu_pd(b + i * lda), b1 = _mm256_loadu_pd(b + i * lda + 4);
+#pragma GCC unroll 6
+    for (int r = 0; r < kMR; ++r) {
+      const __m256d av = _mm256_set1_pd(ai[r]);
+      c[r][0] = _mm256_fmadd_pd(av, b0, c[r][0]);
+      c[r][1] = _mm256_fmadd_pd(av, b1, c[r][1]);
+    }
+  }
+  for (int r = 0; r < kMR; ++r) {
+    _mm256_storeu_pd(acc + r * ldc, c[r][0]);
+    _mm256_storeu_pd(acc + r * ldc + 4, c[r][1]);
+  }
+}
+
+bool have_avx2() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+#endif
+
+void micro(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc, std::int64_t ldc) {
+#if TL_GRAM_AVX2
+  if (have_avx2()) return micro_avx2(rows, a, b, lda, acc, ldc);
+#endif
+  micro_portable(rows, a, b, lda, acc, ldc);
+}
+
+// The partial of rows [r0, r1): P (D x D, upper triangle written) of
+// Zcᵀ Zc over those rows, one fma chain in double per element in row order.
+template <class T>
+void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w, const T* offset,
+                   std::int64_t r0, std::int64_t r1, double* P) {
+  const std::int64_t d = X.cols, D = X.cols + Y.cols;
+  const std::int64_t Dp = (D + kPad - 1) / kPad * kPad;
+  const std::int64_t rows = r1 - r0;
+  std::vector<double> panel(static_cast<std::size_t>(rows * Dp), 0.0);
+  const bool weighted = w.data != nullptr;
+  for (std::int64_t i = r0; i < r1; ++i) {
+    double* row = panel.data() + (i - r0) * Dp;
+    const T s = weighted ? num::sqrt(w[i]) : T(1);
+    for (std::int64_t c = 0; c < d; ++c) row[c] = gram_detail::centred(X(i, c), offset, c, s, weighted);
+    for (std::int64_t c = d; c < D; ++c) row[c] = gram_detail::centred(Y(i, c - d), offset, c, s, weighted);
+  }
+  double acc[kMR * kNR];
+  for (std::int64_t j = 0; j < D; j += kMR) {
+    for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) {
+      std::fill(acc, acc + kMR * kNR, 0.0);
+      micro(rows, panel.data() + j, panel.data() + k, Dp, acc, kNR);
+      for (std::int64_t r = 0; r < kMR && j + r < D; ++r)
+        for (std::int64_t q = std::max<std::int64_t>(0, j + r - k); q < kNR && k + q < D; ++q)
+          P[(j + r) * D + k + q] = acc[r * kNR + q];
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
+                     const T* offset, std::int64_t chunk, std::vector<double>& batches) {
+  TL_REQUIRE(X.on_host() && (Y.cols == 0 || Y.on_host()) && (!w.data || w.on_host()), ValueError,
+             "the CPU backend needs host arrays");
+  const std::int64_t n = X.rows, D = X.cols + Y.cols, DD = D * D;
+  const std::int64_t nchunks = (n + chunk - 1) / chunk;
+  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(double), std::int64_t(64) << 20);
+  const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
+  batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
+  std::vector<double> partials(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD));
+  for (std::int64_t b = 0; b < nbatches; ++b) {
+    const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
+    parallel_for(ctx, nc, [&](std::int64_t c) {
+      const std::int64_t r0 = (c0 + c) * chunk, r1 = std::min(n, r0 + chunk);
+      chunk_partial(X, Y, w, offset, r0, r1, partials.data() + c * DD);
+    });
+    double* out = batches.data() + b * DD;
+    parallel_for(ctx, D, [&](std::int64_t j) {
+      for (std::int64_t k = j; k < D; ++k) {
+        gram_detail::TreeStack st;
+        for (std::int64_t c = 0; c < nc; ++c) st.push(partials[c * DD + j * D + k]);
+        out[j * D + k] = st.result();
+      }
+    });
+  }
+  return NumericMode::Identical;
+}
+
+template NumericMode gram_cpu<float>(const Context&, MatrixView<const float>, MatrixView<const float>,
+                                     VectorView<const float>, const float*, std::int64_t, std::vector<double>&);
+template NumericMode gram_cpu<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
+                                      VectorView<const double>, const double*, std::int64_t, std::vector<double>&);
+
+}  // namespace tl::detail

@@ -1,0 +1,290 @@
+// CUDA backend of the Gram product: the canonical split-K kernel, and cuBLAS
+// SYRK for fast mode (order: twinlearn/linear_model/gram.hpp).
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "core/cuda/memory.cuh"
+#include "core/gram/gram_common.hpp"
+
+namespace tl::detail {
+namespace {
+
+constexpr int kTile = 128;   // output tile edge
+constexpr int kStep = 8;     // rows staged per step
+constexpr int kThreads = 256;
+
+// Zc[i, col] for a column of X or of Y (row-major, contiguous).
+template <class T>
+__device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std::int64_t t, const T* off,
+                                     std::int64_t i, std::int64_t col, T s, bool weighted) {
+  const T z = col < d ? X[i * d + col] : Y[i * t + (col - d)];
+  return gram_detail::centred(z, off, col, s, weighted);
+}
+
+// Chunk partials of one batch, in double.
+//
+// Mapping: blockIdx.y is the chunk (first_chunk + blockIdx.y); blockIdx.x is
+// an upper-triangle tile pair (ti <= tj) of the D x D output, enumerated row
+// by row. The block computes the 128 x 128 tile at rows 128*ti, columns
+// 128*tj over the chunk's rows. Thread t = 16*ty + tx owns the 8 x 8 elements
+// at tile rows {4ty..4ty+3, 64+4ty..64+4ty+3} and columns {4tx..4tx+3,
+// 64+4tx..64+4tx+3} and keeps their accumulators in registers. The rows are
+// staged 8 at a time in shared memory (widened to double), double-buffered:
+// thread t loads row
+// t/32 of the step, columns 4*(t%32)..+3 of both tiles (a warp reads 128
+// consecutive entries of one row of X). Every accumulator receives
+// fma(Zc[i, j], Zc[i, k], acc) for the chunk's rows i in increasing order and
+// nothing else (the last step stops at the chunk's end), which is the
+// canonical chain. Out-of-range columns load zeros and are not stored.
+template <class T>
+__global__ void __launch_bounds__(kThreads, 1)
+    gram_chunk_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
+                      const T* __restrict__ w, const T* __restrict__ off, std::int64_t n, std::int64_t chunk,
+                      std::int64_t first_chunk, int ntiles, double* __restrict__ P) {
+  __shared__ alignas(16) double As[2][kStep][kTile];
+  __shared__ alignas(16) double Bs[2][kStep][kTile];
+  const std::int64_t D = d + t;
+  int p = static_cast<int>(blockIdx.x), ti = 0, len = ntiles;
+  while (p >= len) {
+    p -= len;
+    ++ti;
+    --len;
+  }
+  const int tj = ti + p;
+  const std::int64_t j0 = static_cast<std::int64_t>(ti) * kTile, k0 = static_cast<std::int64_t>(tj) * kTile;
+  const std::int64_t r0 = (first_chunk + blockIdx.y) * chunk;
+  const std::int64_t r1 = min(n, r0 + chunk);
+  const bool weighted = w != nullptr;
+
+  const int tid = threadIdx.x;
+  const int tx = tid % 16, ty = tid / 16;
+  const int lr = tid >> 5, lc = (tid & 31) * 4;
+  double ra[4], rb[4];
+
+  auto load_step = [&](std::int64_t i0) {
+    const std::int64_t i = i0 + lr;
+    if (i < r1) {
+      const T s = weighted ? num::sqrt(w[i]) : T(1);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const std::int64_t ca = j0 + lc + q, cb = k0 + lc + q;
+        ra[q] = ca < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, ca, s, weighted)) : 0.0;
+        rb[q] = cb < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, cb, s, weighted)) : 0.0;
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) ra[q] = rb[q] = 0.0;
+    }
+  };
+  auto store_step = [&](int buf) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      As[buf][lr][lc + q] = ra[q];
+      Bs[buf][lr][lc + q] = rb[q];
+    }
+  };
+
+  double acc[8][8];
+#pragma unroll
+  for (int a = 0; a < 8; ++a)
+#pragma unroll
+    for (int b = 0; b < 8; ++b) acc[a][b] = 0.0;
+
+  auto step = [&](int buf, int kk) {
+    double av[8], bv[8];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      av[q] = As[buf][kk][4 * ty + q];
+      av[4 + q] = As[buf][kk][64 + 4 * ty + q];
+      bv[q] = Bs[buf][kk][4 * tx + q];
+      bv[4 + q] = Bs[buf][kk][64 + 4 * tx + q];
+    }
+#pragma unroll
+    for (int a = 0; a < 8; ++a)
+#pragma unroll
+      for (int b = 0; b < 8; ++b) acc[a][b] = num::fma(av[a], bv[b], acc[a][b]);
+  };
+
+  const std::int64_t rows = r1 - r0;
+  const std::int64_t nsteps = (rows + kStep - 1) / kStep;
+  load_step(r0);
+  store_step(0);
+  __syncthreads();
+  for (std::int64_t s = 0; s < nsteps; ++s) {
+    const int buf = static_cast<int>(s & 1);
+    const bool more = s + 1 < nsteps;
+    if (more) load_step(r0 + (s + 1) * kStep);
+    const std::int64_t left = rows - s * kStep;
+    if (left >= kStep) {
+#pragma unroll
+      for (int kk = 0; kk < kStep; ++kk) step(buf, kk);
+    } else {
+      for (int kk = 0; kk < static_cast<int>(left); ++kk) step(buf, kk);
+    }
+    if (more) store_step(buf ^ 1);
+    __syncthreads();
+  }
+
+  double* out = P + static_cast<std::int64_t>(blockIdx.y) * D * D;
+#pragma unroll
+  for (int a = 0; a < 8; ++a) {
+    const std::int64_t j = j0 + (a < 4 ? 4 * ty + a : 64 + 4 * ty + (a - 4));
+    if (j >= D) continue;
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+      const std::int64_t k = k0 + (b < 4 ? 4 * tx + b : 64 + 4 * tx + (b - 4));
+      if (k < D) out[j * D + k] = acc[a][b];
+    }
+  }
+}
+
+// The canonical tree over the nc chunk partials of a batch. One thread per
+// element e = j*D + k of the D x D output (upper triangle only); the threads
+// of a warp read consecutive elements of the same partial (coalesced).
+__global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, std::int64_t nc,
+                                 double* __restrict__ R) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t DD = D * D;
+  if (e >= DD) return;
+  if (e / D > e % D) return;
+  gram_detail::TreeStack st;
+  for (std::int64_t c = 0; c < nc; ++c) st.push(P[c * DD + e]);
+  R[e] = st.result();
+}
+
+// Fast path: Zc rows widened to double into a dense buffer (rows x D,
+// row-major = column-major D x rows for cuBLAS). One thread per element,
+// consecutive threads along a row.
+template <class T>
+__global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
+                                   const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
+                                   std::int64_t rows, double* __restrict__ Z) {
+  const std::int64_t D = d + t;
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= rows * D) return;
+  const std::int64_t i = r0 + e / D, col = e % D;
+  const bool weighted = w != nullptr;
+  const T s = weighted ? num::sqrt(w[i]) : T(1);
+  Z[e] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+}
+
+// One cuBLAS handle per device, created on first use; calls are serialised
+// because the stream is handle state.
+struct Cublas {
+  std::mutex mu;
+  cublasHandle_t h[64] = {};
+};
+Cublas& cublas_state() {
+  static Cublas s;
+  return s;
+}
+
+void check_cublas(cublasStatus_t st, const char* what) {
+  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(std::string("cuBLAS out of memory in ") + what);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(std::string("cuBLAS error ") + std::to_string(static_cast<int>(st)) + " in " + what);
+}
+
+cublasStatus_t syrk(cublasHandle_t h, int D, int k, const double* beta, const double* A, double* C) {
+  const double one = 1.0;
+  return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
+}
+
+template <class T>
+void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::int64_t t, const T* w, const T* off,
+               std::int64_t n, std::vector<double>& batches) {
+  const int dev = ctx.device().id;
+  cudaStream_t stream = tl_stream(ctx);
+  const std::int64_t D = d + t;
+  // Rows per SYRK call: a widened copy of at most 1 GiB.
+  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / D));
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * D), dev);
+  DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
+  Cublas& cb = cublas_state();
+  std::lock_guard<std::mutex> lock(cb.mu);
+  TL_REQUIRE(dev < 64, ValueError, "device ordinal ", dev, " is out of range");
+  if (!cb.h[dev]) {
+    check_cublas(cublasCreate(&cb.h[dev]), "cublasCreate");
+    check_cublas(cublasSetMathMode(cb.h[dev], CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  cublasHandle_t h = cb.h[dev];
+  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
+    const std::int64_t rows = std::min(batch_rows, n - r0);
+    const std::int64_t total = rows * D;
+    centre_rows_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(X, d, Y, t, w, off, r0,
+                                                                                         rows, Z.data());
+    TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
+    const double beta = r0 == 0 ? 0.0 : 1.0;
+    check_cublas(syrk(h, static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()), "syrk");
+  }
+  std::vector<double> host(static_cast<std::size_t>(D * D));
+  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Column-major upper triangle: G[j, k] (j <= k) is C[j + k*D].
+  batches.assign(static_cast<std::size_t>(D * D), 0.0);
+  for (std::int64_t j = 0; j < D; ++j)
+    for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * D];
+}
+
+}  // namespace
+
+template <class T>
+NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
+                      const T* offset, std::vector<double>& batches) {
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  const std::int64_t n = X.rows, d = X.cols, t = Y.cols, D = d + t, DD = D * D;
+  auto xs = stage_to_device(ctx, X);
+  auto ys = stage_to_device(ctx, MatrixView<const T>(Y.data, t > 0 ? Y.rows : 0, t, Y.row_stride, Y.col_stride,
+                                                     Y.device));
+  auto ws = stage_to_device(ctx, MatrixView<const T>(w.data, w.data ? w.size : 0, 1, w.device));
+  const T* wp = w.data ? ws.view.data : nullptr;
+  const T* yp = t > 0 ? ys.view.data : nullptr;
+  DeviceBuffer<T> off_dev;
+  const T* offp = nullptr;
+  if (offset) {
+    off_dev = DeviceBuffer<T>(static_cast<std::size_t>(D), dev);
+    TL_CUDA_CHECK(cudaMemcpyAsync(off_dev.data(), offset, sizeof(T) * D, cudaMemcpyHostToDevice, stream));
+    offp = off_dev.data();
+  }
+
+  if (ctx.mode() == NumericMode::Fast) {
+    gram_fast(ctx, xs.view.data, d, yp, t, wp, offp, n, batches);
+    return NumericMode::Fast;
+  }
+
+  const std::int64_t nchunks = (n + kGramChunk - 1) / kGramChunk;
+  const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(double), std::int64_t(512) << 20);
+  const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
+  const int ntiles = static_cast<int>((D + kTile - 1) / kTile);
+  const std::int64_t npairs = static_cast<std::int64_t>(ntiles) * (ntiles + 1) / 2;
+  DeviceBuffer<double> P(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD), dev);
+  DeviceBuffer<double> R(static_cast<std::size_t>(nbatches * DD), dev);
+  for (std::int64_t b = 0; b < nbatches; ++b) {
+    const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
+    dim3 grid(static_cast<unsigned>(npairs), static_cast<unsigned>(nc));
+    gram_chunk_kernel<T><<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles,
+                                                        P.data());
+    TL_CUDA_CHECK_LAUNCH("gram_chunk_kernel");
+    gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
+                                                                                    R.data() + b * DD);
+    TL_CUDA_CHECK_LAUNCH("gram_tree_kernel");
+  }
+  batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
+  TL_CUDA_CHECK(
+      cudaMemcpyAsync(batches.data(), R.data(), sizeof(double) * nbatches * DD, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return NumericMode::Identical;
+}
+
+template NumericMode gram_cuda<float>(const Context&, MatrixView<const float>, MatrixView<const float>,
+                                      VectorView<const float>, const float*, std::vector<double>&);
+template NumericMode gram_cuda<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
+                                       VectorView<const double>, const double*, std::vector<double>&);
+
+}  // namespace tl::detail

@@ -1,0 +1,81 @@
+// CPU versus CUDA identity of the canonical Gram product and of the linear
+// decision function. Compiled into both test binaries; skips (or fails under
+// TWINLEARN_REQUIRE_GPU=1) without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "../test_util.hpp"
+#include "gram_test_util.hpp"
+#include "twinlearn/linear_model/linear_decision.hpp"
+
+namespace {
+
+template <class T>
+std::vector<double> run_gram(const tl::Context& ctx, const tltest::GramFixture<T>& f, tl::NumericMode* mode) {
+  const std::int64_t D = f.d + f.t;
+  std::vector<double> out(static_cast<std::size_t>(D * D));
+  *mode = tl::gram<T>(ctx, f.xv(), f.yv(), f.wv(), f.offp(), out.data());
+  return out;
+}
+
+template <class T>
+void check_gram_identical(std::int64_t n, std::int64_t d, std::int64_t t, bool weighted, bool centred) {
+  auto f = tltest::gram_fixture<T>(n, d, t, weighted, centred, 100 + n + d);
+  tl::Context cpu(tl::Device{}, 3, tl::NumericMode::Identical, 0);
+  tl::NumericMode m1, m2;
+  for (tl::NumericMode gm : {tl::NumericMode::Identical, tl::NumericMode::Deterministic}) {
+    tl::Context gpu(tl::parse_device("cuda:0"), 0, gm, 0);
+    auto a = run_gram(cpu, f, &m1);
+    auto b = run_gram(gpu, f, &m2);
+    EXPECT_EQ(m2, tl::NumericMode::Identical);
+    EXPECT_TRUE(tltest::same_bits_vec(a, b)) << "n=" << n << " d=" << d << " t=" << t << " w=" << weighted;
+  }
+}
+
+}  // namespace
+
+TEST(GramCuda, IdenticalToCpuAcrossShapes) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  for (std::int64_t n : {1, 7, 4095, 4096, 4097, 3 * 4096 + 5}) {
+    for (std::int64_t d : {1, 3, 127, 128, 130}) {
+      check_gram_identical<double>(n, d, 1, n % 2 == 1, true);
+      check_gram_identical<float>(n, d, d > 3 ? 2 : 0, true, n % 2 == 0);
+    }
+  }
+  check_gram_identical<float>(300007, 260, 1, true, true);
+  check_gram_identical<double>(100003, 33, 3, false, false);
+}
+
+TEST(GramCuda, FastModeIsCloseAndSaysSo) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  auto f = tltest::gram_fixture<double>(20000, 40, 2, true, true, 7);
+  tl::Context cpu(tl::Device{}, 2, tl::NumericMode::Identical, 0);
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Fast, 0);
+  tl::NumericMode m1, m2;
+  auto a = run_gram(cpu, f, &m1);
+  auto b = run_gram(gpu, f, &m2);
+  EXPECT_EQ(m2, tl::NumericMode::Fast);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-10 * (1 + std::fabs(a[i])));
+}
+
+TEST(LinearDecisionCuda, IdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  for (std::int64_t n : {1, 129, 5000}) {
+    for (std::int64_t d : {1, 31, 33, 100}) {
+      for (std::int64_t t : {1, 3, 9}) {
+        auto f = tltest::gram_fixture<float>(n, d, 0, false, false, n * 7 + d);
+        std::vector<float> coef(static_cast<std::size_t>(t * d)), icpt(static_cast<std::size_t>(t));
+        for (std::int64_t i = 0; i < t * d; ++i) coef[i] = static_cast<float>(std::sin(0.37 * i) * 3.0);
+        for (std::int64_t c = 0; c < t; ++c) icpt[c] = 0.25f * c - 1.0f;
+        std::vector<float> a(static_cast<std::size_t>(n * t)), b(a.size());
+        tl::Context cpu(tl::Device{}, 2, tl::NumericMode::Identical, 0);
+        tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+        tl::linear_decision<float>(cpu, f.xv(), coef.data(), icpt.data(), t, tl::MatrixView<float>(a.data(), n, t));
+        tl::linear_decision<float>(gpu, f.xv(), coef.data(), icpt.data(), t, tl::MatrixView<float>(b.data(), n, t));
+        for (std::size_t i = 0; i < a.size(); ++i) ASSERT_TRUE(tltest::same_bits(a[i], b[i])) << n << " " << d << " " << t;
+      }
+    }
+  }
+}
