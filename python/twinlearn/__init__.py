@@ -17,14 +17,16 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
-from .linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
+from .linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge, RidgeClassifier
 from .naive_bayes import GaussianNB
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ElasticNet",
     "GaussianNB",
+    "Lasso",
     "LinearRegression",
     "LogisticRegression",
     "MaxAbsScaler",
