@@ -86,6 +86,24 @@ KMEANS = register(Workload(
 ))
 
 
+register(Workload(
+    name="minibatch_kmeans",
+    title="MiniBatchKMeans {rows} x {cols}, k={k}, batches of 4096, 5 passes",
+    data=datasets.blobs,
+    scales=KMEANS.scales,
+    estimator="cluster.MiniBatchKMeans",
+    sklearn="sklearn.cluster.MiniBatchKMeans",
+    params=lambda scale, data: {
+        "n_clusters": scale.extra["k"], "init": data["init"], "n_init": 1, "batch_size": 4096, "max_iter": 5,
+        "max_no_improvement": None, "random_state": 0,
+    },
+    steps=(FIT,),
+    quality=metrics.INERTIA,
+    suites=frozenset({"full"}),
+    mem_factor=4,
+))
+
+
 def _knn_params(scale, data):
     return {"n_neighbors": scale.extra["neighbors"]}
 
@@ -190,6 +208,21 @@ PCA = register(Workload(
         peers.torch_peer(lambda a: peers.TorchPCA(a.params["n_components"])),
         peers.cuml_peer("cuml.decomposition.PCA"),
     ),
+    mem_factor=3,
+))
+
+TRUNCATED_SVD = register(Workload(
+    name="truncated_svd",
+    title="TruncatedSVD fit {rows} x {cols} -> {components}",
+    data=datasets.low_rank,
+    scales=PCA.scales,
+    estimator="decomposition.TruncatedSVD",
+    sklearn="sklearn.decomposition.TruncatedSVD",
+    params=lambda scale, data: {"n_components": scale.extra["components"], "random_state": 0},
+    steps=(FIT,),
+    quality=metrics.EXPLAINED_VARIANCE,
+    peers=(peers.cuml_peer("cuml.decomposition.TruncatedSVD"),),
+    suites=frozenset({"smoke", "full"}),
     mem_factor=3,
 ))
 

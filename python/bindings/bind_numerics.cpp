@@ -55,7 +55,7 @@ void init_numerics(nb::module_& m) {
   // float64 1-D arrays of one dtype (NumPy, or CUDA arrays on ctx's device).
   m.def(
       "math_apply",
-      [](const tl::Context& ctx, const std::string& name, Arr x, Arr out) {
+      [](const tl::Context& ctx, const std::string& name, Arr x, ArrW out) {
         const tl::MathFn fn = tl::parse_math_fn(name);
         by_float_dtype(x, "x", [&](auto tag) {
           using T = decltype(tag);
@@ -70,7 +70,7 @@ void init_numerics(nb::module_& m) {
   // math_pow(ctx, x, y, out): out[i] = x[i] ** y[i].
   m.def(
       "math_pow",
-      [](const tl::Context& ctx, Arr x, Arr y, Arr out) {
+      [](const tl::Context& ctx, Arr x, Arr y, ArrW out) {
         by_float_dtype(x, "x", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_vector<const T>(x, "x");
@@ -86,7 +86,7 @@ void init_numerics(nb::module_& m) {
   // softmax or log_softmax (out: rows x cols).
   m.def(
       "math_rows",
-      [](const tl::Context& ctx, const std::string& name, Arr X, Arr out) {
+      [](const tl::Context& ctx, const std::string& name, Arr X, ArrW out) {
         const tl::RowFn fn = tl::parse_row_fn(name);
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);

@@ -12,7 +12,6 @@
 #include "twinlearn/core/select.hpp"
 #include "twinlearn/preprocessing/column_affine.hpp"
 #include "twinlearn/preprocessing/normalizer.hpp"
-#include "twinlearn/preprocessing/standard_scaler.hpp"
 
 namespace nb = nanobind;
 using namespace tlb;
@@ -41,27 +40,6 @@ nb::ndarray<nb::numpy, V, nb::ndim<2>> owned_matrix(V* buf, std::size_t rows, st
 }  // namespace
 
 void init_preprocessing(nb::module_& m) {
-  // standard_scaler_apply(ctx, X, mean, scale, out, inverse) -> number of infinite entries in X;
-  // out = (X - mean) / scale, or the inverse.
-  m.def(
-      "standard_scaler_apply",
-      [](const tl::Context& ctx, Arr X, std::optional<RoHostVec> mean, std::optional<RoHostVec> scale, ArrW out,
-         bool inverse) {
-        return by_float_dtype(X, "X", [&](auto tag) {
-          using T = decltype(tag);
-          auto xv = as_matrix<const T>(X, "X");
-          auto ov = as_matrix<T>(out, "out");
-          const double* mp = host_params(mean, xv.cols, "mean");
-          const double* sp = host_params(scale, xv.cols, "scale");
-          nb::gil_scoped_release release;
-          return tl::standard_scaler_apply<T>(ctx, xv, mp, sp, ov, inverse);
-        });
-      },
-      nb::arg("ctx"), nb::arg("X"), nb::arg("mean").none(), nb::arg("scale").none(), nb::arg("out"),
-      nb::arg("inverse") = false);
-
-  // column_extrema(ctx, X) -> float64 array (4, cols): min, max, max_abs and
-  // the count of non-NaN entries of each column (NaN skipped; see extrema.hpp).
   m.def(
       "column_extrema",
       [](const tl::Context& ctx, Arr X) {
@@ -112,13 +90,14 @@ void init_preprocessing(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("ranks"));
 
-  // column_affine_apply(ctx, X, out, sub, div, mul, add, clip): out = X - sub,
-  // / div, * mul, + add, then clipped to clip = (lo, hi); each step optional.
+  // column_affine_apply(ctx, X, out, sub, div, mul, add, clip) -> number of
+  // infinite entries of X; out = X - sub, / div, * mul, + add, then clipped
+  // to clip = (lo, hi); each step optional.
   m.def(
       "column_affine_apply",
-      [](const tl::Context& ctx, Arr X, Arr out, std::optional<RoHostVec> sub, std::optional<RoHostVec> div,
+      [](const tl::Context& ctx, Arr X, ArrW out, std::optional<RoHostVec> sub, std::optional<RoHostVec> div,
          std::optional<RoHostVec> mul, std::optional<RoHostVec> add, std::optional<std::pair<double, double>> clip) {
-        by_float_dtype(X, "X", [&](auto tag) {
+        return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           auto ov = as_matrix<T>(out, "out");
@@ -133,7 +112,7 @@ void init_preprocessing(nb::module_& m) {
             steps.clip_hi = clip->second;
           }
           nb::gil_scoped_release release;
-          tl::column_affine_apply<T>(ctx, xv, steps, ov);
+          return tl::column_affine_apply<T>(ctx, xv, steps, ov);
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("out"), nb::arg("sub").none() = nb::none(),
@@ -143,7 +122,7 @@ void init_preprocessing(nb::module_& m) {
   // normalizer_apply(ctx, X, norm, out): each row divided by its 'l1', 'l2' or 'max' norm.
   m.def(
       "normalizer_apply",
-      [](const tl::Context& ctx, Arr X, const std::string& norm, Arr out) {
+      [](const tl::Context& ctx, Arr X, const std::string& norm, ArrW out) {
         const tl::RowNorm rn = tl::parse_row_norm(norm.c_str());
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);

@@ -206,7 +206,7 @@ void init_reduce(nb::module_& m) {
   // order except in fast mode on a GPU (cuBLAS).
   m.def(
       "gemm",
-      [](const tl::Context& ctx, Arr A, Arr B, bool transpose_b, Arr out) {
+      [](const tl::Context& ctx, Arr A, Arr B, bool transpose_b, ArrW out) {
         by_float_dtype(A, "A", [&](auto tag) {
           using T = decltype(tag);
           TL_REQUIRE(A.ndim() == 2 && B.ndim() == 2 && out.ndim() == 2, tl::ValueError,

@@ -10,9 +10,13 @@ namespace nb = nanobind;
 
 void init_core(nb::module_& m);
 void init_preprocessing(nb::module_& m);
+void init_cluster(nb::module_& m);
+void init_neighbors(nb::module_& m);
 void init_naive_bayes(nb::module_& m);
 void init_reduce(nb::module_& m);
 void init_numerics(nb::module_& m);
+void init_linalg(nb::module_& m);
+void init_ensemble(nb::module_& m);
 void init_linear_model(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
@@ -37,8 +41,12 @@ NB_MODULE(TL_MODULE_NAME, m) {
   });
   init_core(m);
   init_preprocessing(m);
+  init_cluster(m);
+  init_neighbors(m);
   init_naive_bayes(m);
   init_reduce(m);
   init_numerics(m);
+  init_linalg(m);
+  init_ensemble(m);
   init_linear_model(m);
 }

@@ -86,10 +86,15 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
     )
 
 
-def transform_in_place(est, X, copy, run, *, allow_nan=True, fitted=True):
-    """The shape of every elementwise transform: check X (copying it unless
-    ``copy`` is False), call ``run(module, ctx, X)`` to overwrite X, and return
-    it in the caller's array type."""
+def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, counts_inf=False):
+    """The shape of every elementwise transform: check X, pick the output (X
+    itself when ``copy`` is False and X can be written, else a new array of
+    the same kind), call ``run(module, ctx, X, out)``, and return out in the
+    caller's array type.
+
+    With ``counts_inf=True``, ``run`` returns the number of infinite entries
+    its kernel saw (no separate pass looks for them) and a non-zero count
+    raises scikit-learn's error."""
     if fitted:
         check_is_fitted(est)
     copy = copy if copy is not None else est.copy
@@ -97,13 +102,16 @@ def transform_in_place(est, X, copy, run, *, allow_nan=True, fitted=True):
     orig = X
     if _array.is_device_array(X) and device == "cpu":
         X = _array.to_numpy(X)
-        copy = True
-    X = check_X(est, X, device, reset=False, copy=copy, allow_nan=allow_nan)
-    mod, ctx = est._tl_context(device, X)
-    run(mod, ctx, X)
-    if _array.is_device_array(orig) and not _array.is_device_array(X):
-        return _array.from_numpy_like(orig, X)
-    return X
+    Xc = check_X(est, X, device, reset=False, for_fit=True, allow_nan=allow_nan, find_inf=not counts_inf)
+    writable = not isinstance(Xc, np.ndarray) or Xc.flags.writeable
+    out = Xc if (not copy and Xc is X and writable) else _array.empty_like_kind(Xc, Xc.shape, Xc.dtype)
+    mod, ctx = est._tl_context(device, Xc)
+    n_inf = run(mod, ctx, Xc, out)
+    if counts_inf and n_inf:
+        raise ValueError(INF_MESSAGE)
+    if _array.is_device_array(orig) and not _array.is_device_array(out):
+        return _array.from_numpy_like(orig, out)
+    return out
 
 
 def zeros_to_one(scale):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight
 
 from .. import _array, identity
 from .._input import INF_MESSAGE as _INF_MESSAGE
-from .._input import check_X
+from .._input import check_X, np_float_dtype, transform_elementwise
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -205,25 +205,19 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         return self
 
     def _apply(self, X, copy, inverse):
-        check_is_fitted(self)
-        copy = self.copy if copy is None else copy
-        device = self._tl_device(X)
-        orig = X
-        if _array.is_device_array(X) and device == "cpu":
-            X = _array.to_numpy(X)
-        X_checked = self._check_input(X, device, reset=False)
-        # Write in place only when asked to and the input itself is usable.
-        in_place = not copy and X_checked is X and (not isinstance(X, np.ndarray) or X.flags.writeable)
-        out = X_checked if in_place else _array.empty_like_kind(X_checked, X_checked.shape, X_checked.dtype)
-        mean = np.ascontiguousarray(self.mean_, dtype=np.float64) if self.with_mean else None
-        scale = np.ascontiguousarray(self.scale_, dtype=np.float64) if self.with_std else None
-        mod, ctx = self._tl_context(device, X_checked)
-        if mod.standard_scaler_apply(ctx, X_checked, mean, scale, out, inverse):
-            raise ValueError(_INF_MESSAGE)
-        identity.record("StandardScaler.inverse_transform" if inverse else "StandardScaler.transform", out)
-        if _array.is_device_array(orig) and not _array.is_device_array(out):
-            return _array.from_numpy_like(orig, out)
-        return out
+        def run(mod, ctx, X, out):
+            # scikit-learn works in X's dtype: `X -= mean_.astype(X.dtype)`.
+            dt = np_float_dtype(X)
+            mean = self.mean_.astype(dt).astype(np.float64) if self.with_mean else None
+            scale = self.scale_.astype(dt).astype(np.float64) if self.with_std else None
+            if inverse:
+                n_inf = mod.column_affine_apply(ctx, X, out, mul=scale, add=mean)
+            else:
+                n_inf = mod.column_affine_apply(ctx, X, out, sub=mean, div=scale)
+            identity.record("StandardScaler.inverse_transform" if inverse else "StandardScaler.transform", out)
+            return n_inf
+
+        return transform_elementwise(self, X, copy, run, counts_inf=True)
 
     def transform(self, X, copy=None):
         """Perform standardization by centering and scaling.

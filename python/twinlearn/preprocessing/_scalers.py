@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import identity
-from .._input import INF_MESSAGE, check_X, np_float_dtype, transform_in_place, zeros_to_one
+from .._input import INF_MESSAGE, check_X, np_float_dtype, transform_elementwise, zeros_to_one
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -57,11 +57,12 @@ class _ColumnScalerMixin:
     """transform/inverse_transform through the core's column-affine kernel."""
 
     def _affine(self, X, copy, *, sub=None, div=None, mul=None, add=None, clip=None, tag):
-        def run(mod, ctx, X):
-            mod.column_affine_apply(ctx, X, X, _f64(sub), _f64(div), _f64(mul), _f64(add), clip)
-            identity.record(tag, X)
+        def run(mod, ctx, X, out):
+            n_inf = mod.column_affine_apply(ctx, X, out, _f64(sub), _f64(div), _f64(mul), _f64(add), clip)
+            identity.record(tag, out)
+            return n_inf
 
-        return transform_in_place(self, X, copy, run)
+        return transform_elementwise(self, X, copy, run, counts_inf=True)
 
 
 class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -666,12 +667,12 @@ class Normalizer(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerMixin
             raise ValueError(f"The 'norm' parameter of Normalizer must be a str among {{'l1', 'l2', 'max'}}. "
                              f"Got {self.norm!r} instead.")
 
-        def run(mod, ctx, X):
-            mod.normalizer_apply(ctx, X, self.norm, X)
-            identity.record("Normalizer.transform", X)
+        def run(mod, ctx, X, out):
+            mod.normalizer_apply(ctx, X, self.norm, out)
+            identity.record("Normalizer.transform", out)
             self._tl_record_fit(ctx.device, "identical")
 
-        return transform_in_place(self, X, copy, run, allow_nan=False, fitted=False)
+        return transform_elementwise(self, X, copy, run, allow_nan=False, fitted=False)
 
     def numeric_mode_used(self) -> str:
         """The numeric mode the last fit or transform delivered."""

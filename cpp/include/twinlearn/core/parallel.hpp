@@ -2,6 +2,7 @@
 // exception thrown by any iteration is carried out of the region and rethrown
 // on the calling thread (the first one thrown wins; the rest are dropped).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -34,8 +35,14 @@ class ExceptionCarrier {
 // result must not depend on which thread runs which i (the caller's promise).
 template <class Fn>
 void parallel_for(const Context& ctx, std::int64_t n, Fn&& fn) {
+  // Never more threads than iterations; one iteration runs inline (starting a
+  // thread team costs more than small work).
+  const int nt = static_cast<int>(std::min<std::int64_t>(ctx.n_threads(), n));
+  if (nt <= 1) {
+    for (std::int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
   ExceptionCarrier carrier;
-  const int nt = ctx.n_threads();
 #pragma omp parallel for schedule(static) num_threads(nt)
   for (std::int64_t i = 0; i < n; ++i) {
     carrier.run([&] { fn(i); });

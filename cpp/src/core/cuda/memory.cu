@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -115,6 +117,92 @@ void allocator_release_cached_impl(int device) {
   std::lock_guard<std::mutex> lock(a.mu);
   DeviceGuard guard(device);
   a.release_locked(a.pool(device));
+}
+
+namespace {
+
+constexpr std::size_t kPinnedChunk = std::size_t(32) << 20;  // bytes per staging buffer
+constexpr std::size_t kDirectCopy = std::size_t(8) << 20;    // below this, no staging
+
+// Two pinned buffers and their "DMA done" events, per device.
+struct PinnedRing {
+  std::mutex mu;
+  void* buf[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+};
+
+PinnedRing& pinned_ring(int device) {
+  static std::mutex mu;
+  static std::map<int, PinnedRing*>* rings = new std::map<int, PinnedRing*>();
+  std::lock_guard<std::mutex> lock(mu);
+  PinnedRing*& r = (*rings)[device];
+  if (!r) {
+    auto* nr = new PinnedRing();
+    for (int k = 0; k < 2; ++k) {
+      TL_CUDA_CHECK(cudaHostAlloc(&nr->buf[k], kPinnedChunk, cudaHostAllocPortable));
+      TL_CUDA_CHECK(cudaEventCreateWithFlags(&nr->done[k], cudaEventDisableTiming));
+    }
+    r = nr;
+  }
+  return *r;
+}
+
+// memcpy split over n threads (plain bytes: no arithmetic, so any split is exact).
+void parallel_memcpy(void* dst, const void* src, std::size_t bytes, int n) {
+  const std::size_t piece = std::max<std::size_t>(std::size_t(1) << 20, (bytes + n - 1) / n);
+  const std::int64_t pieces = static_cast<std::int64_t>((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) num_threads(n)
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::size_t off = static_cast<std::size_t>(p) * piece;
+    std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(piece, bytes - off));
+  }
+}
+
+}  // namespace
+
+void copy_h2d(const Context& ctx, void* dst, const void* src, std::size_t bytes) {
+  cudaStream_t stream = tl_stream(ctx);
+  if (bytes < kDirectCopy) {
+    TL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+    return;
+  }
+  PinnedRing& ring = pinned_ring(ctx.device().id);
+  std::lock_guard<std::mutex> lock(ring.mu);
+  const int nt = std::min(ctx.n_threads(), 8);
+  int k = 0;
+  for (std::size_t off = 0; off < bytes; off += kPinnedChunk, k ^= 1) {
+    const std::size_t len = std::min(kPinnedChunk, bytes - off);
+    TL_CUDA_CHECK(cudaEventSynchronize(ring.done[k]));  // the DMA that last read buf[k] is over
+    parallel_memcpy(ring.buf[k], static_cast<const char*>(src) + off, len, nt);
+    TL_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + off, ring.buf[k], len, cudaMemcpyHostToDevice, stream));
+    TL_CUDA_CHECK(cudaEventRecord(ring.done[k], stream));
+  }
+}
+
+void copy_d2h(const Context& ctx, void* dst, const void* src, std::size_t bytes) {
+  cudaStream_t stream = tl_stream(ctx);
+  if (bytes < kDirectCopy) {
+    TL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
+    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  PinnedRing& ring = pinned_ring(ctx.device().id);
+  std::lock_guard<std::mutex> lock(ring.mu);
+  const int nt = std::min(ctx.n_threads(), 8);
+  const std::size_t nchunks = (bytes + kPinnedChunk - 1) / kPinnedChunk;
+  auto issue = [&](std::size_t c) {
+    const std::size_t off = c * kPinnedChunk, len = std::min(kPinnedChunk, bytes - off);
+    TL_CUDA_CHECK(cudaMemcpyAsync(ring.buf[c & 1], static_cast<const char*>(src) + off, len,
+                                  cudaMemcpyDeviceToHost, stream));
+    TL_CUDA_CHECK(cudaEventRecord(ring.done[c & 1], stream));
+  };
+  issue(0);
+  for (std::size_t c = 0; c < nchunks; ++c) {
+    if (c + 1 < nchunks) issue(c + 1);  // the next chunk's DMA runs while this one is copied out
+    TL_CUDA_CHECK(cudaEventSynchronize(ring.done[c & 1]));
+    const std::size_t off = c * kPinnedChunk, len = std::min(kPinnedChunk, bytes - off);
+    parallel_memcpy(static_cast<char*>(dst) + off, ring.buf[c & 1], len, nt);
+  }
 }
 
 void device_alloc_probe_impl(int device, std::size_t bytes) {

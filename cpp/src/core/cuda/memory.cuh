@@ -66,6 +66,14 @@ class DeviceGuard {
   bool restore_ = false;
 };
 
+// Host <-> device copies of large pageable host buffers through a pinned
+// double buffer (the host-side copy split over the context's threads, each
+// chunk's DMA overlapped with the next chunk's host copy). Small copies go
+// straight to cudaMemcpyAsync. Both return once `dst` may be read: the H2D
+// data is on the context's stream in order; the D2H data is on the host.
+void copy_h2d(const Context& ctx, void* dst, const void* src, std::size_t bytes);
+void copy_d2h(const Context& ctx, void* dst, const void* src, std::size_t bytes);
+
 // A contiguous device copy of a (possibly host, possibly strided) matrix, or
 // the matrix itself when it already is a contiguous device array.
 template <class T>
@@ -84,9 +92,31 @@ StagedMatrix<T> stage_to_device(const Context& ctx, MatrixView<const T> m) {
   TL_REQUIRE(m.is_c_contiguous(), ValueError, "the CUDA backend needs C-contiguous arrays");
   const int dev = ctx.device().id;
   s.owned = DeviceBuffer<T>(static_cast<std::size_t>(m.size()), dev);
-  TL_CUDA_CHECK(cudaMemcpyAsync(s.owned.data(), m.data, sizeof(T) * m.size(), cudaMemcpyHostToDevice, tl_stream(ctx)));
+  copy_h2d(ctx, s.owned.data(), m.data, sizeof(T) * m.size());
   s.view = MatrixView<const T>(s.owned.data(), m.rows, m.cols, ctx.device());
   return s;
 }
+
+// Where a kernel writes a matrix result: the output itself when it is a
+// device array, else a device buffer that finish() copies to the host array.
+template <class T>
+struct StagedOutput {
+  DeviceBuffer<T> owned;
+  T* data = nullptr;
+  MatrixView<T> target;
+
+  StagedOutput(const Context& ctx, MatrixView<T> out) : target(out) {
+    TL_REQUIRE(out.is_c_contiguous(), ValueError, "the CUDA backend writes C-contiguous outputs only");
+    if (out.on_host()) {
+      owned = DeviceBuffer<T>(static_cast<std::size_t>(out.size()), ctx.device().id);
+      data = owned.data();
+    } else {
+      data = out.data;
+    }
+  }
+  void finish(const Context& ctx) {
+    if (target.on_host()) copy_d2h(ctx, target.data, data, sizeof(T) * target.size());
+  }
+};
 
 }  // namespace tl::detail

@@ -27,12 +27,14 @@ TL_HD T affine_one(T x, const AffineParams& p, std::int64_t j) {
     if (v < lo) v = lo;
     if (v > hi) v = hi;
   }
-  return v;
+  return tl::num::canonical(v);
 }
 
 template <class T>
-void column_affine_apply_cpu(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out);
+std::int64_t column_affine_apply_cpu(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps,
+                                     MatrixView<T> out);
 template <class T>
-void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out);
+std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps,
+                                      MatrixView<T> out);
 
 }  // namespace tl::detail

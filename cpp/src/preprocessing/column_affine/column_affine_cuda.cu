@@ -6,30 +6,57 @@
 namespace tl::detail {
 namespace {
 
-// x and y may alias (in-place transform): each element is read, then
-// written, by the same thread.
-// Grid-stride loop over the rows*cols elements of a C-contiguous matrix; one
-// element per thread per step, consecutive threads on consecutive elements.
+// Block b handles rows [b*rows_per_block, ...) of a C-contiguous matrix; its
+// threads walk the columns of each row (thread t: columns t, t+blockDim, ...),
+// so a warp touches consecutive addresses, with no integer division per
+// element. Each thread issues U rows' loads before their stores. Infinite
+// inputs are counted with one atomicAdd per block that saw any.
+// x and y may be the same array (in-place): each element is read before the
+// same thread writes it, so they are not declared __restrict__.
 template <class T>
-__global__ void column_affine_kernel(const T* x, T* y, std::int64_t n, std::int64_t cols, AffineParams p) {
-  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    y[e] = affine_one(x[e], p, e % cols);
+__global__ void column_affine_kernel(const T* x, T* y, std::int64_t rows, std::int64_t cols,
+                                     std::int64_t rows_per_block, AffineParams p,
+                                     unsigned long long* __restrict__ n_inf) {
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * rows_per_block;
+  const std::int64_t r1 = min(rows, r0 + rows_per_block);
+  unsigned long long local_inf = 0;
+  constexpr int U = 4;
+  for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+    std::int64_t i = r0;
+    for (; i + U <= r1; i += U) {
+      T v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) v[u] = x[(i + u) * cols + j];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        local_inf += num::is_inf(v[u]);
+        y[(i + u) * cols + j] = affine_one(v[u], p, j);
+      }
+    }
+    for (; i < r1; ++i) {
+      const T v = x[i * cols + j];
+      local_inf += num::is_inf(v);
+      y[i * cols + j] = affine_one(v, p, j);
+    }
   }
+  if (local_inf) atomicAdd(n_inf, local_inf);
 }
 
 }  // namespace
 
 template <class T>
-void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps, MatrixView<T> out) {
+std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const ColumnAffine& steps,
+                                      MatrixView<T> out) {
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  TL_REQUIRE(out.is_c_contiguous(), ValueError, "column_affine_apply: output must be C-contiguous");
   auto xs = stage_to_device(ctx, X);
-  const std::int64_t cols = X.cols, n = X.size();
-  // The four parameter vectors side by side in one device buffer.
+  StagedOutput<T> ys(ctx, out);
+  const std::int64_t rows = X.rows, cols = X.cols;
+  // The four parameter vectors side by side in one device buffer, then the infinity counter.
   DeviceBuffer<double> params(static_cast<std::size_t>(4 * cols), dev);
+  DeviceBuffer<unsigned long long> n_inf(1, dev);
+  TL_CUDA_CHECK(cudaMemsetAsync(n_inf.data(), 0, sizeof(unsigned long long), stream));
   const double* host[4] = {steps.sub, steps.div, steps.mul, steps.add};
   const double* devp[4] = {nullptr, nullptr, nullptr, nullptr};
   for (int s = 0; s < 4; ++s) {
@@ -39,26 +66,25 @@ void column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X, const C
     devp[s] = params.data() + s * cols;
   }
   const AffineParams p{devp[0], devp[1], devp[2], devp[3], steps.clip, steps.clip_lo, steps.clip_hi};
-  DeviceBuffer<T> staged_out;
-  T* y = out.data;
-  if (out.on_host()) {
-    staged_out = DeviceBuffer<T>(static_cast<std::size_t>(n), dev);
-    y = staged_out.data();
-  }
   int sms = 0;
   TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const int block = 256;
-  const std::int64_t want = (n + block - 1) / block;
-  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, static_cast<std::int64_t>(sms) * 16));
-  column_affine_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, y, n, cols, p);
+  const int block = static_cast<int>(std::min<std::int64_t>(256, (cols + 31) / 32 * 32));
+  // Enough blocks to fill the GPU several times over; the split changes no result.
+  const std::int64_t target_blocks = static_cast<std::int64_t>(sms) * 32;
+  const std::int64_t rows_per_block = std::max<std::int64_t>(1, (rows + target_blocks - 1) / target_blocks);
+  const unsigned grid = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+  column_affine_kernel<T><<<grid, block, 0, stream>>>(xs.view.data, ys.data, rows, cols, rows_per_block, p, n_inf.data());
   TL_CUDA_CHECK_LAUNCH("column_affine_kernel");
-  if (out.on_host()) TL_CUDA_CHECK(cudaMemcpyAsync(out.data, y, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
+  ys.finish(ctx);
+  unsigned long long h_inf = 0;
+  TL_CUDA_CHECK(cudaMemcpyAsync(&h_inf, n_inf.data(), sizeof(h_inf), cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::int64_t>(h_inf);
 }
 
-template void column_affine_apply_cuda<float>(const Context&, MatrixView<const float>, const ColumnAffine&,
-                                              MatrixView<float>);
-template void column_affine_apply_cuda<double>(const Context&, MatrixView<const double>, const ColumnAffine&,
-                                               MatrixView<double>);
+template std::int64_t column_affine_apply_cuda<float>(const Context&, MatrixView<const float>, const ColumnAffine&,
+                                                      MatrixView<float>);
+template std::int64_t column_affine_apply_cuda<double>(const Context&, MatrixView<const double>,
+                                                       const ColumnAffine&, MatrixView<double>);
 
 }  // namespace tl::detail

@@ -1,0 +1,152 @@
+// Gradient-boosted decision trees, CatBoost-shaped: features quantized into
+// at most 256 bins, oblivious (symmetric) trees grown level by level from
+// histograms of fixed-point gradients, Newton or gradient leaf values.
+//
+// Every numeric mode delivers `identical` (docs/NUMERICS.md): histogram sums
+// are exact int64 sums of quantized gradients, so their order does not matter
+// and the CUDA backend may use integer atomics; every floating-point step is
+// spelled out with tl::num operations and the project's own exp, shared by
+// both backends; ties between candidate splits go to the lowest
+// (feature, bin) index. The CPU and CUDA backends therefore produce the same
+// model, bit for bit, for any thread count.
+//
+// Shapes: X is n x d (row-major view, host or device); y and sample_weight
+// have n entries (host). A fitted model lives in host memory.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "twinlearn/core/array.hpp"
+#include "twinlearn/core/context.hpp"
+
+namespace tl {
+
+enum class GbdtLoss : int {
+  Logloss = 0,             // binary classification, labels 0/1, one raw output
+  RMSE = 1,                // regression, one raw output
+  MultiClass = 2,          // softmax over n_classes raw outputs, labels 0..n_classes-1
+  CrossEntropy = 3,        // Logloss with probabilistic labels in [0, 1]
+  MultiClassOneVsAll = 4,  // n_classes independent sigmoids, labels 0..n_classes-1
+  Poisson = 5,             // counts (labels >= 0), log link: prediction exp(raw)
+  Tweedie = 6,             // labels >= 0, log link; loss_param = variance power in (1, 2)
+  Huber = 7,               // regression; loss_param = delta > 0
+};
+
+// Number of raw outputs of a loss (n_classes for the multiclass losses).
+inline int gbdt_outputs(GbdtLoss l, int n_classes) {
+  return (l == GbdtLoss::MultiClass || l == GbdtLoss::MultiClassOneVsAll) ? n_classes : 1;
+}
+
+// Where NaN feature values go. Forbidden: NaN in X is an error. Min: NaN is
+// below every value (its own lowest bin; at prediction it takes the left
+// branch of every split). Max: above every value (highest bin; right branch).
+enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2 };
+
+const char* to_string(GbdtLoss l);
+GbdtLoss parse_gbdt_loss(const std::string& s);
+const char* to_string(GbdtNanMode m);
+GbdtNanMode parse_gbdt_nan_mode(const std::string& s);
+
+struct GbdtParams {
+  GbdtLoss loss = GbdtLoss::Logloss;
+  int n_estimators = 1000;      // boosting rounds (trees; MultiClass trees carry n_classes outputs per leaf)
+  int max_depth = 6;            // levels of each oblivious tree, 1..16
+  double learning_rate = 0.03;  // > 0
+  double l2_leaf_reg = 3.0;     // >= 0, lambda in the leaf value -G / (H + lambda)
+  int border_count = 128;       // borders per feature, 1..255 (at most border_count + 1 bins)
+  GbdtNanMode nan_mode = GbdtNanMode::Min;
+  int n_classes = 2;            // MultiClass, MultiClassOneVsAll: number of classes (>= 2)
+  double loss_param = 0.0;      // Tweedie: variance power in (1, 2); Huber: delta > 0
+  // Start from the best constant instead of 0: the weighted mean of y (RMSE,
+  // Huber), its log-odds (Logloss, CrossEntropy) or its log (Poisson, Tweedie).
+  bool boost_from_average = false;
+  // Early stopping on the eval set (when one is given): stop after this many
+  // rounds without improvement of the eval loss; 0 = never stop early.
+  int early_stopping_rounds = 0;
+};
+
+// A fitted model. Tree t has depth tree_depth[t]; its splits are entries
+// [split_offset(t), split_offset(t) + depth) of the split arrays, level 0
+// first; its 2^depth leaves x n_outputs values start at leaf_offset(t). The
+// leaf of a row is sum over levels l of goes_right(level l) << l, where a row
+// goes right when its value of split_feature exceeds split_border (NaN: right
+// iff nan_mode == Max). Raw prediction = base_score + sum over trees of the
+// leaf values, accumulated in double in tree order.
+struct GbdtModel {
+  GbdtLoss loss = GbdtLoss::Logloss;
+  GbdtNanMode nan_mode = GbdtNanMode::Min;
+  int n_features = 0;
+  int n_outputs = 1;
+  std::vector<double> borders;               // all features' borders, increasing within a feature
+  std::vector<std::int32_t> border_offsets;  // n_features + 1: feature j's borders at [off[j], off[j+1])
+  std::vector<std::int32_t> tree_depth;      // n_trees
+  std::vector<std::int32_t> split_feature;   // sum of depths
+  std::vector<std::int32_t> split_bin;       // index of the border within its feature's list
+  std::vector<double> split_border;          // the border value itself (borders[off[f] + bin])
+  std::vector<double> split_gain;            // score gain of each split when it was chosen
+  std::vector<double> leaf_values;           // sum over trees of 2^depth * n_outputs
+  std::vector<double> base_score;            // n_outputs
+
+  std::int64_t n_trees() const { return static_cast<std::int64_t>(tree_depth.size()); }
+  // Checks that the arrays are consistent with each other (sizes, indices,
+  // offsets); raises ValueError naming the first inconsistency.
+  void validate() const;
+};
+
+// Training history returned beside the model.
+struct GbdtFitInfo {
+  std::vector<double> train_loss;  // per round, when record_train_loss
+  std::vector<double> eval_loss;   // per round, when an eval set is given
+  std::int64_t best_iteration = -1;  // 0-based round with the lowest eval loss (-1 without eval set)
+  bool stopped_early = false;
+};
+
+// Optional evaluation data for early stopping and use_best_model.
+template <class T>
+struct GbdtEvalSet {
+  MatrixView<const T> X;           // m x d, host or device; rows == 0 means none
+  const double* y = nullptr;       // m entries, host
+  const double* weight = nullptr;  // m entries, host, or nullptr
+};
+
+// Fits a model. y: n labels (host; Logloss 0/1, MultiClass 0..n_classes-1,
+// RMSE any finite value). weight: n non-negative weights (host) or nullptr.
+// record_train_loss: also compute the training loss after every round.
+template <class T>
+GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
+                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info);
+
+// Raw: the margin. Probability: sigmoid (Logloss, CrossEntropy), softmax
+// (MultiClass), per-class sigmoids normalized to sum to 1 (OneVsAll).
+// Exponent: exp of the margin (Poisson, Tweedie: the expected value).
+enum class GbdtOutput : int { Raw = 0, Probability = 1, Exponent = 2 };
+
+// Predictions of trees [0, n_trees) (n_trees < 0: all) for X (n x d, host or
+// device). out: n x n_outputs float32, host or on the context's device. Per
+// row, acc = base_score, then acc += leaf value of each tree in tree order,
+// in double; Raw writes float(acc), Probability and Exponent write
+// float(link(acc)) with the link above, computed in double with the
+// project's exp (gbdt_link on the host gives the same bits).
+template <class T>
+void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
+                  GbdtOutput kind, MatrixView<float> out);
+
+// Staged prediction: acc (n x n_outputs doubles, host) += the leaf values of
+// trees [tree_begin, tree_end), tree by tree, in the same order as
+// gbdt_predict. Starting from acc = base_score and adding all trees gives the
+// accumulator gbdt_predict rounds.
+template <class T>
+void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
+                        std::int64_t tree_end, double* acc);
+
+// out[i] = float(acc[i]) (Raw) or float(link(acc row)) (Probability), rows of
+// n_outputs entries; host arrays, the same arithmetic as gbdt_predict.
+void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, float* out);
+
+// The borders the fit would compute for X (diagnostics and tests):
+// model.borders / model.border_offsets only.
+template <class T>
+GbdtModel gbdt_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode);
+
+}  // namespace tl

@@ -1,0 +1,242 @@
+// The CPU KMeans engine: the same passes as the CUDA engine, in the same
+// canonical orders (kmeans.hpp), on host memory with tl::parallel_for.
+#include <algorithm>
+#include <vector>
+
+#include "cluster/kmeans/kmeans_common.hpp"
+#include "neighbors/distance/distance_cpu.hpp"
+#include "twinlearn/core/parallel.hpp"
+
+namespace tl::detail {
+namespace {
+
+template <class T>
+class CpuEngine final : public KMeansEngine<T> {
+ public:
+  CpuEngine(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const double* x_mean) : ctx_(ctx) {
+    TL_REQUIRE(X.on_host(), ValueError, "X: the CPU backend needs host arrays");
+    this->n = X.rows;
+    this->d = X.cols;
+    const std::int64_t n = X.rows, d = X.cols;
+    if (x_mean || !X.is_c_contiguous()) {
+      own_.resize(static_cast<std::size_t>(n * d));
+      std::vector<T> mu(static_cast<std::size_t>(d), T(0));
+      if (x_mean)
+        for (std::int64_t f = 0; f < d; ++f) mu[f] = static_cast<T>(x_mean[f]);
+      parallel_for(ctx, (n + 1023) / 1024, [&](std::int64_t b) {
+        const std::int64_t r1 = std::min(n, (b + 1) * 1024);
+        for (std::int64_t i = b * 1024; i < r1; ++i)
+          for (std::int64_t f = 0; f < d; ++f) own_[i * d + f] = x_mean ? num::sub(X(i, f), mu[f]) : X(i, f);
+      });
+      x_ = own_.data();
+    } else {
+      x_ = X.data;
+    }
+    if (w.data) {
+      this->weighted = true;
+      w_.resize(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) w_[i] = w[i];
+    }
+    norms_.resize(static_cast<std::size_t>(n));
+    row_sqnorms_cpu(ctx, MatrixView<const T>(x_, n, d), norms_.data());
+    labels_.assign(static_cast<std::size_t>(n), -1);
+    mind_.resize(static_cast<std::size_t>(n));
+  }
+
+  T w(std::int64_t i) const { return this->weighted ? w_[i] : T(1); }
+  const T* row_ptr(std::int64_t i) const { return x_ + i * this->d; }
+
+  std::int64_t assign(const T* centers, std::int64_t k) override {
+    const std::int64_t n = this->n, d = this->d;
+    const PackedPanels<T> P = pack_panels(ctx_, MatrixView<const T>(centers, k, d), true);
+    const std::int64_t nblocks = (n + kRowBlock - 1) / kRowBlock;
+    std::vector<std::int64_t> changed(static_cast<std::size_t>(nblocks), 0);
+    parallel_for(ctx_, nblocks, [&](std::int64_t b) {
+      const std::int64_t r0 = b * kRowBlock, nr = std::min(kRowBlock, n - r0);
+      std::vector<T> acc(static_cast<std::size_t>(kRowBlock * kPanel));
+      T best[kRowBlock];
+      std::int64_t bi[kRowBlock];
+      for (std::int64_t r = 0; r < nr; ++r) {
+        best[r] = dist::empty_value<T>();
+        bi[r] = dist::kNoIndex;
+      }
+      for (std::int64_t q = 0; q < P.npanels; ++q) {
+        accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
+        const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
+        for (std::int64_t r = 0; r < nr; ++r)
+          for (std::int64_t j = 0; j < nc; ++j) {
+            const T v = dist::sq_from_dot(norms_[r0 + r], P.norms[c0 + j], acc[r * P.width + j]);
+            if (dist::nearer(v, c0 + j, best[r], bi[r])) {
+              best[r] = v;
+              bi[r] = c0 + j;
+            }
+          }
+      }
+      std::int64_t ch = 0;
+      for (std::int64_t r = 0; r < nr; ++r) {
+        const std::int32_t lab = static_cast<std::int32_t>(bi[r]);
+        ch += labels_[r0 + r] != lab;
+        labels_[r0 + r] = lab;
+        mind_[r0 + r] = best[r];
+      }
+      changed[b] = ch;
+    });
+    std::int64_t total = 0;
+    for (std::int64_t c : changed) total += c;
+    return total;
+  }
+
+  void cluster_sums(std::int64_t k, double* sums, double* wsum) override {
+    const std::int64_t n = this->n, d = this->d, w1 = d + 1, nb = sum_batches(n);
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for (std::int64_t b = 0; b < nb; ++b)
+      batch_sums(b * kBatchRows, std::min(n, (b + 1) * kBatchRows), k, parts.data() + b * k * w1);
+    combine_batches(parts, nb, k, d, sums, wsum);
+  }
+
+  // Sums of rows [r0, r1) per cluster (kmeans.hpp): out (k x (d + 1)), the
+  // weight in column d.
+  void batch_sums(std::int64_t r0, std::int64_t r1, std::int64_t k, double* out_kw) {
+    const std::int64_t d = this->d, w1 = d + 1, m = r1 - r0;
+    // Stable counting sort of the batch's rows by label.
+    std::vector<std::int64_t> start(static_cast<std::size_t>(k + 1), 0);
+    for (std::int64_t i = r0; i < r1; ++i) ++start[labels_[i] + 1];
+    for (std::int64_t c = 0; c < k; ++c) start[c + 1] += start[c];
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(m)), pos(start.begin(), start.end() - 1);
+    for (std::int64_t i = r0; i < r1; ++i) perm[pos[labels_[i]]++] = i;
+    // Chunks: cluster c's rows cut every kClusterChunk rows.
+    std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0);
+    for (std::int64_t c = 0; c < k; ++c)
+      cfirst[c + 1] = cfirst[c] + (start[c + 1] - start[c] + kClusterChunk - 1) / kClusterChunk;
+    const std::int64_t nch = cfirst[k];
+    std::vector<double> part(static_cast<std::size_t>(nch * w1));
+    std::vector<std::int32_t> chunk_cluster(static_cast<std::size_t>(nch));
+    for (std::int64_t c = 0; c < k; ++c)
+      for (std::int64_t q = cfirst[c]; q < cfirst[c + 1]; ++q) chunk_cluster[q] = static_cast<std::int32_t>(c);
+    parallel_for(ctx_, nch, [&](std::int64_t q) {
+      const std::int64_t c = chunk_cluster[q];
+      const std::int64_t p0 = start[c] + (q - cfirst[c]) * kClusterChunk;
+      const std::int64_t p1 = std::min(start[c + 1], p0 + kClusterChunk);
+      double* out = part.data() + q * w1;
+      for (std::int64_t f = 0; f < w1; ++f) out[f] = 0.0;
+      for (std::int64_t r = p0; r < p1; ++r) {
+        const std::int64_t i = perm[r];
+        const T wi = w(i);
+        const T* x = row_ptr(i);
+        for (std::int64_t f = 0; f < d; ++f) out[f] = num::add(out[f], weighted_term(wi, x[f]));
+        out[d] = num::add(out[d], static_cast<double>(wi));
+      }
+    });
+    parallel_for(ctx_, k, [&](std::int64_t c) {
+      const std::int64_t mc = cfirst[c + 1] - cfirst[c];
+      for (std::int64_t f = 0; f < w1; ++f) {
+        double v = 0.0;
+        if (mc > 0) {
+          double* p = part.data() + cfirst[c] * w1 + f;
+          tree_reduce_inplace(p, mc, w1, [](double a, double b) { return num::add(a, b); });
+          v = p[0];
+        }
+        out_kw[c * w1 + f] = v;
+      }
+    });
+  }
+
+  std::int64_t assign_sums(const T* centers, std::int64_t k, double* sums, double* wsum) override {
+    const std::int64_t changed = assign(centers, k);
+    cluster_sums(k, sums, wsum);
+    return changed;
+  }
+
+  double inertia(const T* centers, std::int64_t k) override {
+    const std::int64_t n = this->n, d = this->d, nch = row_chunks(n);
+    std::vector<double> part(static_cast<std::size_t>(nch));
+    parallel_for(ctx_, nch, [&](std::int64_t c) {
+      const std::int64_t r0 = c * kRowChunk, r1 = std::min(n, (c + 1) * kRowChunk);
+      std::vector<T> sq(static_cast<std::size_t>(r1 - r0));
+      sqdiff_rows(row_ptr(r0), d, r1 - r0, d, labels_.data() + r0, centers, sq.data());
+      double acc = 0.0;
+      for (std::int64_t i = r0; i < r1; ++i) acc = num::add(acc, weighted_term(w(i), sq[i - r0]));
+      part[c] = acc;
+    });
+    return tree_sum(part);
+  }
+
+  void copy_labels(std::int32_t* out) override { std::copy(labels_.begin(), labels_.end(), out); }
+  void copy_min_dist(T* out) override { std::copy(mind_.begin(), mind_.end(), out); }
+  void copy_weights(T* out) override {
+    for (std::int64_t i = 0; i < this->n; ++i) out[i] = w(i);
+  }
+  void copy_row(std::int64_t i, T* out) override { std::copy(row_ptr(i), row_ptr(i) + this->d, out); }
+  std::int32_t label_of(std::int64_t i) override { return labels_[i]; }
+  T weight_of(std::int64_t i) override { return w(i); }
+
+  void pp_closest_ones() override { closest_.assign(static_cast<std::size_t>(this->n), T(1)); }
+  void pp_closest_to(std::int64_t row) override {
+    closest_.resize(static_cast<std::size_t>(this->n));
+    const T* c = row_ptr(row);
+    const T cn = norms_[row];
+    parallel_for(ctx_, row_chunks(this->n), [&](std::int64_t b) {
+      const std::int64_t r0 = b * kRowChunk, r1 = std::min(this->n, (b + 1) * kRowChunk);
+      dot_rows(row_ptr(r0), this->d, r1 - r0, this->d, c, closest_.data() + r0);
+      for (std::int64_t i = r0; i < r1; ++i) closest_[i] = dist::sq_from_dot(norms_[i], cn, closest_[i]);
+    });
+  }
+  void pp_candidates(const std::int64_t* cand, int nc, double* partials) override {
+    const std::int64_t n = this->n, nch = row_chunks(n);
+    cand_min_.resize(static_cast<std::size_t>(nc * n));
+    parallel_for(ctx_, nch * nc, [&](std::int64_t task) {
+      const std::int64_t t = task / nch, b = task % nch;
+      const T* c = row_ptr(cand[t]);
+      const T cn = norms_[cand[t]];
+      const std::int64_t r0 = b * kRowChunk, r1 = std::min(n, (b + 1) * kRowChunk);
+      std::vector<T> dots(static_cast<std::size_t>(r1 - r0));
+      dot_rows(row_ptr(r0), this->d, r1 - r0, this->d, c, dots.data());
+      double acc = 0.0;
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const T dv = dist::sq_from_dot(norms_[i], cn, dots[i - r0]);
+        const T m = dist::value_less(dv, closest_[i]) ? dv : closest_[i];
+        cand_min_[t * n + i] = m;
+        acc = num::add(acc, weighted_term(w(i), m));
+      }
+      partials[t * nch + b] = acc;
+    });
+  }
+  void pp_commit(int t) override {
+    std::copy(cand_min_.begin() + t * this->n, cand_min_.begin() + (t + 1) * this->n, closest_.begin());
+  }
+  void pp_partials(double* out) override {
+    parallel_for(ctx_, row_chunks(this->n), [&](std::int64_t b) {
+      const std::int64_t r1 = std::min(this->n, (b + 1) * kRowChunk);
+      double acc = 0.0;
+      for (std::int64_t i = b * kRowChunk; i < r1; ++i) acc = num::add(acc, weighted_term(w(i), closest_[i]));
+      out[b] = acc;
+    });
+  }
+  void pp_chunk_values(std::int64_t c, double* out) override {
+    const std::int64_t r1 = std::min(this->n, (c + 1) * kRowChunk);
+    for (std::int64_t i = c * kRowChunk; i < r1; ++i) out[i - c * kRowChunk] = weighted_term(w(i), closest_[i]);
+  }
+
+ private:
+  Context ctx_;
+  std::vector<T> own_;
+  const T* x_ = nullptr;
+  std::vector<T> w_, norms_, mind_, closest_, cand_min_;
+  std::vector<std::int32_t> labels_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<KMeansEngine<T>> make_kmeans_engine_cpu(const Context& ctx, MatrixView<const T> X,
+                                                        VectorView<const T> w, const double* x_mean) {
+  return std::make_unique<CpuEngine<T>>(ctx, X, w, x_mean);
+}
+
+template std::unique_ptr<KMeansEngine<float>> make_kmeans_engine_cpu<float>(const Context&, MatrixView<const float>,
+                                                                           VectorView<const float>, const double*);
+template std::unique_ptr<KMeansEngine<double>> make_kmeans_engine_cpu<double>(const Context&,
+                                                                             MatrixView<const double>,
+                                                                             VectorView<const double>, const double*);
+
+}  // namespace tl::detail

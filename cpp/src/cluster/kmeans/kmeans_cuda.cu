@@ -1,0 +1,567 @@
+// The CUDA KMeans engine: the passes of kmeans_common.hpp on the device, in
+// the canonical orders of kmeans.hpp (the CPU engine computes the same bits).
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include "cluster/kmeans/kmeans_common.hpp"
+#include "neighbors/distance/distance_tile.cuh"
+
+namespace tl::detail {
+namespace {
+
+using tile::Cfg;
+using tile::Smem;
+
+unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
+
+// X - mean (in T), one thread per element; out may be X (in place).
+template <class T>
+__global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t n, std::int64_t d, T* out) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e < n * d) out[e] = num::sub(X[e], mu[e % d]);
+}
+
+// Fused distance + argmin. Block b owns rows [b*BM, b*BM + BM) and walks all
+// center tiles; threads as in distance_tile.cuh. Each thread keeps, for each
+// of its TM rows, the nearest (distance, center) among its columns; the 16
+// threads of a row group then reduce by half-warp shuffles, and the thread
+// with tx == 0 writes the label, the distance and whether the label changed.
+// Two blocks per SM (at most 128 registers a thread): the center indices are
+// kept as 32-bit integers to make room.
+template <class T>
+__global__ void __launch_bounds__(tile::kThreads, 2)
+    assign_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t n, const T* __restrict__ C,
+                  const T* __restrict__ cn, std::int64_t k, std::int64_t d, std::int32_t* __restrict__ labels,
+                  T* __restrict__ mind, unsigned long long* __restrict__ changed) {
+  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN, TM = Cfg<T>::TM, TN = Cfg<T>::TN;
+  __shared__ Smem<T> s;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BM;
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  T best[TM];
+  int bi[TM];
+  T xr[TM];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    best[i] = dist::empty_value<T>();
+    bi[i] = INT_MAX;
+    xr[i] = xn[min(row0 + ty * TM + i, n - 1)];
+  }
+  T acc[TM][TN];
+  for (std::int64_t col0 = 0; col0 < k; col0 += BN) {
+    tile::compute_tile<T, dist::Family::Dot>(X, n, C, k, d, row0, col0, T(0), s, acc);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int c = static_cast<int>(col0) + tx * TN + j;
+      if (c >= k) continue;
+      const T cc = cn[c];
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const T v = dist::sq_from_dot(xr[i], cc, acc[i][j]);
+        if (dist::nearer<T>(v, c, best[i], bi[i])) {
+          best[i] = v;
+          bi[i] = c;
+        }
+      }
+    }
+  }
+  unsigned long long ch = 0;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int o = 8; o >= 1; o >>= 1) {  // (distance, center) minimum across the 16 lanes of the row group
+      const T ov = __shfl_xor_sync(0xffffffffu, best[i], o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
+      if (dist::nearer<T>(ov, oi, best[i], bi[i])) {
+        best[i] = ov;
+        bi[i] = oi;
+      }
+    }
+    const std::int64_t r = row0 + ty * TM + i;
+    if (tx == 0 && r < n) {
+      const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
+      ch += labels[r] != lab;
+      labels[r] = lab;
+      mind[r] = best[i];
+    }
+  }
+  if (ch) atomicAdd(changed, ch);
+}
+
+// Label histogram (integer atomics: exact). One thread per row.
+__global__ void count_kernel(const std::int32_t* __restrict__ labels, std::int64_t n, int* __restrict__ counts) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&counts[labels[i]], 1);
+}
+
+__global__ void iota_kernel(std::int64_t* __restrict__ out, std::int64_t n) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = i;
+}
+
+// Block q sums chunk q: rows perm[r0 .. r0 + len) of one cluster, in order
+// (perm holds row indices within the batch X, w). Thread f (stepping by
+// blockDim) owns feature f; f == d is the weight.
+template <class T>
+__global__ void chunk_sums_kernel(const T* __restrict__ X, const T* __restrict__ w, std::int64_t d,
+                                  const std::int64_t* __restrict__ perm, const std::int64_t* __restrict__ chunks,
+                                  double* __restrict__ part) {
+  const std::int64_t q = blockIdx.x;
+  const std::int64_t r0 = chunks[2 * q], len = chunks[2 * q + 1];
+  for (std::int64_t f = threadIdx.x; f <= d; f += blockDim.x) {
+    double acc = 0.0;
+    // U rows' loads are issued before their terms are added, in row order.
+    constexpr int U = 8;
+    std::int64_t r = r0;
+    for (; r + U <= r0 + len; r += U) {
+      T xv[U], wv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t i = perm[r + u];
+        wv[u] = w ? w[i] : T(1);
+        xv[u] = f < d ? X[i * d + f] : T(0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        acc = num::add(acc, f < d ? weighted_term(wv[u], xv[u]) : static_cast<double>(wv[u]));
+    }
+    for (; r < r0 + len; ++r) {
+      const std::int64_t i = perm[r];
+      const T wi = w ? w[i] : T(1);
+      acc = num::add(acc, f < d ? weighted_term(wi, X[i * d + f]) : static_cast<double>(wi));
+    }
+    part[q * (d + 1) + f] = acc;
+  }
+}
+
+// One thread per (cluster, feature column of d + 1): the pairwise tree over
+// the cluster's chunk partials, in place, result to out (k x (d + 1)).
+__global__ void cluster_tree_kernel(double* __restrict__ part, const std::int64_t* __restrict__ cfirst,
+                                    std::int64_t k, std::int64_t w1, double* __restrict__ out) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= k * w1) return;
+  const std::int64_t c = t / w1, f = t % w1;
+  const std::int64_t m = cfirst[c + 1] - cfirst[c];
+  double v = 0.0;
+  if (m > 0) {
+    double* p = part + cfirst[c] * w1 + f;
+    tree_reduce_inplace(p, m, w1, [](double a, double b) { return num::add(a, b); });
+    v = p[0];
+  }
+  out[t] = v;
+}
+
+// Per-row inertia terms w_i * sum_f (x_if - c_f)^2. One thread per row.
+template <class T>
+__global__ void inertia_terms_kernel(const T* __restrict__ X, const T* __restrict__ w, std::int64_t n,
+                                     std::int64_t d, const T* __restrict__ C, const std::int32_t* __restrict__ labels,
+                                     double* __restrict__ out) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = weighted_term(w ? w[i] : T(1), sq_diff(X + i * d, C + labels[i] * d, d));
+}
+
+// One thread per row chunk: the sequential sum of its kRowChunk terms.
+__global__ void chunk_total_kernel(const double* __restrict__ v, std::int64_t n, double* __restrict__ out) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c * kRowChunk >= n) return;
+  const std::int64_t r1 = min(n, (c + 1) * kRowChunk);
+  double acc = 0.0;
+  for (std::int64_t i = c * kRowChunk; i < r1; ++i) acc = num::add(acc, v[i]);
+  out[c] = acc;
+}
+
+// One thread per row chunk: the sequential sum of w_i * v_i.
+template <class T>
+__global__ void chunk_wsum_kernel(const T* __restrict__ v, const T* __restrict__ w, std::int64_t n,
+                                  double* __restrict__ out) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c * kRowChunk >= n) return;
+  const std::int64_t r1 = min(n, (c + 1) * kRowChunk);
+  double acc = 0.0;
+  for (std::int64_t i = c * kRowChunk; i < r1; ++i) acc = num::add(acc, weighted_term(w ? w[i] : T(1), v[i]));
+  out[c] = acc;
+}
+
+template <class T>
+__global__ void fill_kernel(T* __restrict__ out, std::int64_t n, T v) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = v;
+}
+
+// Squared distances of every row to `nc` candidate rows (cand: nc x d,
+// cnorm: nc), minimum with closest, to out (nc rows of stride ld). One
+// thread per row.
+template <class T>
+__global__ void candidates_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t n, std::int64_t d,
+                                  const T* __restrict__ cand, const T* __restrict__ cnorm, int nc,
+                                  const T* __restrict__ closest, T* __restrict__ out, std::int64_t ld) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int t = 0; t < nc; ++t) {
+    const T dv = dist::sq_from_dot(xn[i], cnorm[t], dist::accumulate<T, dist::Family::Dot>(X + i * d, cand + t * d, d, T(0)));
+    if (closest) {
+      const T c = closest[i];
+      out[t * ld + i] = dist::value_less(dv, c) ? dv : c;
+    } else {
+      out[t * ld + i] = dv;
+    }
+  }
+}
+
+// Bytes of X the engine keeps on the device; larger host data is streamed
+// batch by batch. TWINLEARN_KMEANS_DEVICE_BYTES overrides the default (45%
+// of the free device memory), e.g. to test the streaming path.
+std::size_t device_budget(int dev) {
+  if (const char* env = std::getenv("TWINLEARN_KMEANS_DEVICE_BYTES")) return std::strtoull(env, nullptr, 10);
+  std::size_t free_b = 0, total_b = 0;
+  TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  (void)dev;
+  return free_b / 100 * 45;
+}
+
+template <class T>
+class CudaEngine final : public KMeansEngine<T> {
+ public:
+  CudaEngine(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const double* x_mean)
+      : ctx_(ctx), dev_(ctx.device().id), guard_(dev_), stream_(tl_stream(ctx)) {
+    this->n = X.rows;
+    this->d = X.cols;
+    const std::int64_t n = X.rows, d = X.cols;
+    mu_.assign(static_cast<std::size_t>(d), T(0));
+    if (x_mean)
+      for (std::int64_t f = 0; f < d; ++f) mu_[f] = static_cast<T>(x_mean[f]);
+    centered_ = x_mean != nullptr;
+    if (centered_) {
+      dmu_ = DeviceBuffer<T>(static_cast<std::size_t>(d), dev_);
+      TL_CUDA_CHECK(cudaMemcpyAsync(dmu_.data(), mu_.data(), sizeof(T) * d, cudaMemcpyHostToDevice, stream_));
+    }
+    const std::size_t bytes = static_cast<std::size_t>(n * d) * sizeof(T);
+    resident_ = X.device.is_cuda() || bytes <= device_budget(dev_);
+    if (resident_) {
+      staged_ = stage_to_device(ctx, X);
+      x_ = staged_.view.data;
+      if (centered_) {
+        centered_buf_ = DeviceBuffer<T>(static_cast<std::size_t>(n * d), dev_);
+        center_kernel<T><<<blocks_for(n * d, 256), 256, 0, stream_>>>(x_, dmu_.data(), n, d, centered_buf_.data());
+        TL_CUDA_CHECK_LAUNCH("center_kernel");
+        x_ = centered_buf_.data();
+      }
+    } else {
+      TL_REQUIRE(X.is_c_contiguous(), ValueError, "KMeans: streamed data must be C-contiguous");
+      host_ = X;
+      xb_ = DeviceBuffer<T>(static_cast<std::size_t>(std::min(n, kBatchRows) * d), dev_);
+    }
+    if (w.data) {
+      this->weighted = true;
+      TL_REQUIRE(w.is_contiguous(), ValueError, "sample_weight must be contiguous");
+      wstage_ = stage_to_device(ctx, MatrixView<const T>(w.data, w.size, 1, w.device));
+      w_ = wstage_.view.data;
+    }
+    norms_ = DeviceBuffer<T>(static_cast<std::size_t>(n), dev_);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      tile::row_sqnorms(xb, len, d, norms_.data() + r0, stream_);
+    });
+    labels_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n), dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(labels_.data(), 0xff, sizeof(std::int32_t) * n, stream_));  // -1
+    mind_ = DeviceBuffer<T>(static_cast<std::size_t>(n), dev_);
+    changed_ = DeviceBuffer<unsigned long long>(1, dev_);
+  }
+
+  std::int64_t assign(const T* centers, std::int64_t k) override {
+    upload_centers(centers, k);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) { assign_batch(r0, len, xb, k); });
+    return read_changed();
+  }
+
+  void cluster_sums(std::int64_t k, double* sums, double* wsum) override {
+    const std::int64_t nb = sum_batches(this->n), w1 = this->d + 1;
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      batch_sums(r0, len, xb, k, parts.data() + (r0 / kBatchRows) * k * w1);
+    });
+    combine_batches(parts, nb, k, this->d, sums, wsum);
+  }
+
+  std::int64_t assign_sums(const T* centers, std::int64_t k, double* sums, double* wsum) override {
+    upload_centers(centers, k);
+    const std::int64_t nb = sum_batches(this->n), w1 = this->d + 1;
+    std::vector<double> parts(static_cast<std::size_t>(nb * k * w1));
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      assign_batch(r0, len, xb, k);
+      batch_sums(r0, len, xb, k, parts.data() + (r0 / kBatchRows) * k * w1);
+    });
+    combine_batches(parts, nb, k, this->d, sums, wsum);
+    return read_changed();
+  }
+
+  double inertia(const T* centers, std::int64_t k) override {
+    const std::int64_t n = this->n, d = this->d, nch = row_chunks(n);
+    upload_centers(centers, k);
+    DeviceBuffer<double> terms(static_cast<std::size_t>(n), dev_), part(static_cast<std::size_t>(nch), dev_);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      inertia_terms_kernel<T><<<blocks_for(len, 256), 256, 0, stream_>>>(xb, w_ ? w_ + r0 : nullptr, len, d,
+                                                                          centers_.data(), labels_.data() + r0,
+                                                                          terms.data() + r0);
+      TL_CUDA_CHECK_LAUNCH("inertia_terms_kernel");
+    });
+    chunk_total_kernel<<<blocks_for(nch, 64), 64, 0, stream_>>>(terms.data(), n, part.data());
+    TL_CUDA_CHECK_LAUNCH("chunk_total_kernel");
+    std::vector<double> h(static_cast<std::size_t>(nch));
+    to_host(h.data(), part.data(), nch);
+    return tree_sum(h);
+  }
+
+  void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
+  void copy_min_dist(T* out) override { to_host(out, mind_.data(), this->n); }
+  void copy_weights(T* out) override { to_host(out, w_, this->n); }
+  void copy_row(std::int64_t i, T* out) override {
+    if (resident_) {
+      to_host(out, x_ + i * this->d, this->d);
+      return;
+    }
+    const T* row = host_.data + i * this->d;
+    for (std::int64_t f = 0; f < this->d; ++f) out[f] = centered_ ? num::sub(row[f], mu_[f]) : row[f];
+  }
+  std::int32_t label_of(std::int64_t i) override {
+    std::int32_t v;
+    to_host(&v, labels_.data() + i, 1);
+    return v;
+  }
+  T weight_of(std::int64_t i) override {
+    if (!w_) return T(1);
+    T v;
+    to_host(&v, w_ + i, 1);
+    return v;
+  }
+
+  void pp_closest_ones() override {
+    ensure_closest();
+    fill_kernel<T><<<blocks_for(this->n, 256), 256, 0, stream_>>>(closest_.data(), this->n, T(1));
+    TL_CUDA_CHECK_LAUNCH("fill_kernel");
+  }
+  void pp_closest_to(std::int64_t row) override {
+    ensure_closest();
+    const std::int64_t rows[1] = {row};
+    upload_candidates(rows, 1);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      candidates_kernel<T><<<blocks_for(len, 128), 128, 0, stream_>>>(xb, norms_.data() + r0, len, this->d,
+                                                                       cand_.data(), cand_norm_.data(), 1, nullptr,
+                                                                       closest_.data() + r0, this->n);
+      TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    });
+  }
+  void pp_candidates(const std::int64_t* cand, int nc, double* partials) override {
+    const std::int64_t n = this->n, nch = row_chunks(n);
+    upload_candidates(cand, nc);
+    if (cand_min_.size() < static_cast<std::size_t>(nc * n))
+      cand_min_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * n), dev_);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
+      candidates_kernel<T><<<blocks_for(len, 128), 128, 0, stream_>>>(xb, norms_.data() + r0, len, this->d,
+                                                                       cand_.data(), cand_norm_.data(), nc,
+                                                                       closest_.data() + r0, cand_min_.data() + r0, n);
+      TL_CUDA_CHECK_LAUNCH("candidates_kernel");
+    });
+    DeviceBuffer<double> part(static_cast<std::size_t>(nc * nch), dev_);
+    for (int t = 0; t < nc; ++t) {
+      chunk_wsum_kernel<T><<<blocks_for(nch, 64), 64, 0, stream_>>>(cand_min_.data() + t * n, w_, n,
+                                                                     part.data() + t * nch);
+      TL_CUDA_CHECK_LAUNCH("chunk_wsum_kernel");
+    }
+    to_host(partials, part.data(), nc * nch);
+  }
+  void pp_commit(int t) override {
+    TL_CUDA_CHECK(cudaMemcpyAsync(closest_.data(), cand_min_.data() + t * this->n, sizeof(T) * this->n,
+                                  cudaMemcpyDeviceToDevice, stream_));
+  }
+  void pp_partials(double* out) override {
+    const std::int64_t nch = row_chunks(this->n);
+    DeviceBuffer<double> part(static_cast<std::size_t>(nch), dev_);
+    chunk_wsum_kernel<T><<<blocks_for(nch, 64), 64, 0, stream_>>>(closest_.data(), w_, this->n, part.data());
+    TL_CUDA_CHECK_LAUNCH("chunk_wsum_kernel");
+    to_host(out, part.data(), nch);
+  }
+  void pp_chunk_values(std::int64_t c, double* out) override {
+    const std::int64_t r0 = c * kRowChunk, len = std::min(kRowChunk, this->n - r0);
+    std::vector<T> v(static_cast<std::size_t>(len)), wv(static_cast<std::size_t>(len), T(1));
+    to_host(v.data(), closest_.data() + r0, len);
+    if (w_) to_host(wv.data(), w_ + r0, len);
+    for (std::int64_t i = 0; i < len; ++i) out[i] = weighted_term(wv[i], v[i]);
+  }
+
+ private:
+  // fn(r0, len, xb) for the batches of kBatchRows rows in order; xb holds the
+  // batch's (centered) rows on the device: a pointer into the resident data,
+  // or the streaming buffer after copying and centering the batch.
+  template <class Fn>
+  void for_each_batch(Fn&& fn) {
+    const std::int64_t n = this->n, d = this->d;
+    for (std::int64_t r0 = 0; r0 < n; r0 += kBatchRows) {
+      const std::int64_t len = std::min(kBatchRows, n - r0);
+      if (resident_) {
+        fn(r0, len, x_ + r0 * d);
+        continue;
+      }
+      copy_h2d(ctx_, xb_.data(), host_.data + r0 * d, sizeof(T) * len * d);
+      if (centered_) {
+        center_kernel<T><<<blocks_for(len * d, 256), 256, 0, stream_>>>(xb_.data(), dmu_.data(), len, d, xb_.data());
+        TL_CUDA_CHECK_LAUNCH("center_kernel");
+      }
+      fn(r0, len, static_cast<const T*>(xb_.data()));
+    }
+  }
+
+  void upload_centers(const T* centers, std::int64_t k) {
+    const std::int64_t d = this->d;
+    if (centers_.size() < static_cast<std::size_t>(k * d)) {
+      centers_ = DeviceBuffer<T>(static_cast<std::size_t>(k * d), dev_);
+      cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
+    }
+    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
+    tile::row_sqnorms(centers_.data(), k, d, cnorms_.data(), stream_);
+    TL_CUDA_CHECK(cudaMemsetAsync(changed_.data(), 0, sizeof(unsigned long long), stream_));
+  }
+
+  void assign_batch(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+    assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
+        xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
+        mind_.data() + r0, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("assign_kernel");
+  }
+
+  std::int64_t read_changed() {
+    unsigned long long h = 0;
+    to_host(&h, changed_.data(), 1);
+    return static_cast<std::int64_t>(h);
+  }
+
+  // Sums of one batch (rows r0 .. r0 + len, data xb) per cluster into out
+  // (host, k x (d + 1)): stable radix sort of the batch's labels (CUB's LSD
+  // sort keeps equal keys in input order), the chunk table on the host,
+  // chunk_sums_kernel, then the per-cluster tree.
+  void batch_sums(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k, double* out_kw) {
+    const std::int64_t d = this->d, w1 = d + 1;
+    if (iota_.size() < static_cast<std::size_t>(len)) {
+      iota_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(len), dev_);
+      iota_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(iota_.data(), len);
+      TL_CUDA_CHECK_LAUNCH("iota_kernel");
+      perm_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(len), dev_);
+      keys_out_ = DeviceBuffer<unsigned>(static_cast<std::size_t>(len), dev_);
+    }
+    int end_bit = 1;
+    while ((std::int64_t(1) << end_bit) < k) ++end_bit;
+    const unsigned* keys_in = reinterpret_cast<const unsigned*>(labels_.data() + r0);
+    std::size_t temp_bytes = 0;
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out_.data(), iota_.data(),
+                                                  perm_.data(), len, 0, end_bit, stream_));
+    if (temp_.size() < temp_bytes) temp_ = DeviceBuffer<unsigned char>(temp_bytes, dev_);
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, keys_in, keys_out_.data(), iota_.data(),
+                                                  perm_.data(), len, 0, end_bit, stream_));
+    DeviceBuffer<int> counts(static_cast<std::size_t>(k), dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(int) * k, stream_));
+    count_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(labels_.data() + r0, len, counts.data());
+    TL_CUDA_CHECK_LAUNCH("count_kernel");
+    std::vector<int> hc(static_cast<std::size_t>(k));
+    to_host(hc.data(), counts.data(), k);
+    std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0), table;
+    std::int64_t start = 0;
+    for (std::int64_t c = 0; c < k; ++c) {
+      const std::int64_t cnt = hc[c];
+      for (std::int64_t o = 0; o < cnt; o += kClusterChunk) {
+        table.push_back(start + o);
+        table.push_back(std::min(kClusterChunk, cnt - o));
+      }
+      cfirst[c + 1] = cfirst[c] + (cnt + kClusterChunk - 1) / kClusterChunk;
+      start += cnt;
+    }
+    const std::int64_t nch = cfirst[k];
+    DeviceBuffer<std::int64_t> dtable(std::max<std::size_t>(table.size(), 1), dev_), dcfirst(cfirst.size(), dev_);
+    if (!table.empty())
+      TL_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), sizeof(std::int64_t) * table.size(),
+                                    cudaMemcpyHostToDevice, stream_));
+    TL_CUDA_CHECK(cudaMemcpyAsync(dcfirst.data(), cfirst.data(), sizeof(std::int64_t) * cfirst.size(),
+                                  cudaMemcpyHostToDevice, stream_));
+    DeviceBuffer<double> part(static_cast<std::size_t>(std::max<std::int64_t>(nch, 1) * w1), dev_);
+    DeviceBuffer<double> out(static_cast<std::size_t>(k * w1), dev_);
+    if (nch > 0) {
+      const int block = static_cast<int>(std::min<std::int64_t>(256, (w1 + 31) / 32 * 32));
+      chunk_sums_kernel<T><<<static_cast<unsigned>(nch), block, 0, stream_>>>(xb, w_ ? w_ + r0 : nullptr, d,
+                                                                              perm_.data(), dtable.data(),
+                                                                              part.data());
+      TL_CUDA_CHECK_LAUNCH("chunk_sums_kernel");
+    }
+    cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst.data(), k, w1,
+                                                                       out.data());
+    TL_CUDA_CHECK_LAUNCH("cluster_tree_kernel");
+    to_host(out_kw, out.data(), k * w1);
+  }
+
+  template <class U>
+  void to_host(U* dst, const U* src, std::int64_t count) {
+    if (count <= 0) return;
+    TL_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(U) * count, cudaMemcpyDeviceToHost, stream_));
+    TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void ensure_closest() {
+    if (closest_.size() < static_cast<std::size_t>(this->n))
+      closest_ = DeviceBuffer<T>(static_cast<std::size_t>(this->n), dev_);
+  }
+  // The candidate rows (centered) and their norms on the device.
+  void upload_candidates(const std::int64_t* rows, int nc) {
+    const std::int64_t d = this->d;
+    if (cand_.size() < static_cast<std::size_t>(nc * d)) {
+      cand_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * d), dev_);
+      cand_norm_ = DeviceBuffer<T>(static_cast<std::size_t>(nc), dev_);
+    }
+    for (int t = 0; t < nc; ++t) {
+      if (resident_) {
+        TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data() + t * d, x_ + rows[t] * d, sizeof(T) * d,
+                                      cudaMemcpyDeviceToDevice, stream_));
+      } else {
+        std::vector<T> row(static_cast<std::size_t>(d));
+        copy_row(rows[t], row.data());
+        TL_CUDA_CHECK(cudaMemcpyAsync(cand_.data() + t * d, row.data(), sizeof(T) * d, cudaMemcpyHostToDevice,
+                                      stream_));
+        TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      }
+      TL_CUDA_CHECK(cudaMemcpyAsync(cand_norm_.data() + t, norms_.data() + rows[t], sizeof(T),
+                                    cudaMemcpyDeviceToDevice, stream_));
+    }
+  }
+
+  Context ctx_;
+  int dev_;
+  DeviceGuard guard_;
+  cudaStream_t stream_;
+  bool resident_ = true, centered_ = false;
+  MatrixView<const T> host_;
+  std::vector<T> mu_;
+  StagedMatrix<T> staged_, wstage_;
+  DeviceBuffer<T> dmu_, centered_buf_, xb_, norms_, mind_, centers_, cnorms_, closest_, cand_, cand_norm_, cand_min_;
+  DeviceBuffer<std::int32_t> labels_;
+  DeviceBuffer<unsigned long long> changed_;
+  DeviceBuffer<std::int64_t> iota_, perm_;
+  DeviceBuffer<unsigned> keys_out_;
+  DeviceBuffer<unsigned char> temp_;
+  const T* x_ = nullptr;
+  const T* w_ = nullptr;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<KMeansEngine<T>> make_kmeans_engine_cuda(const Context& ctx, MatrixView<const T> X,
+                                                         VectorView<const T> w, const double* x_mean) {
+  return std::make_unique<CudaEngine<T>>(ctx, X, w, x_mean);
+}
+
+template std::unique_ptr<KMeansEngine<float>> make_kmeans_engine_cuda<float>(const Context&, MatrixView<const float>,
+                                                                            VectorView<const float>, const double*);
+template std::unique_ptr<KMeansEngine<double>> make_kmeans_engine_cuda<double>(const Context&,
+                                                                              MatrixView<const double>,
+                                                                              VectorView<const double>,
+                                                                              const double*);
+
+}  // namespace tl::detail

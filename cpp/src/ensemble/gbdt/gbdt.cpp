@@ -1,0 +1,159 @@
+// Validation and dispatch of the gradient-boosted trees.
+#include <cmath>
+
+#include "ensemble/gbdt/gbdt_common.hpp"
+
+namespace tl {
+namespace {
+
+void check_params(const GbdtParams& p) {
+  TL_REQUIRE(p.n_estimators >= 1, ValueError, "n_estimators must be >= 1, got ", p.n_estimators);
+  TL_REQUIRE(p.max_depth >= 1 && p.max_depth <= gbdt::kMaxDepth, ValueError, "max_depth must be in [1, ",
+             gbdt::kMaxDepth, "], got ", p.max_depth);
+  TL_REQUIRE(std::isfinite(p.learning_rate) && p.learning_rate > 0.0, ValueError,
+             "learning_rate must be a finite number > 0, got ", p.learning_rate);
+  TL_REQUIRE(std::isfinite(p.l2_leaf_reg) && p.l2_leaf_reg >= 0.0, ValueError,
+             "l2_leaf_reg must be a finite number >= 0, got ", p.l2_leaf_reg);
+  TL_REQUIRE(p.border_count >= 1 && p.border_count <= 255, ValueError, "border_count must be in [1, 255], got ",
+             p.border_count);
+  TL_REQUIRE(!gbdt::is_multiclass(p.loss) || (p.n_classes >= 2 && p.n_classes <= 65536), ValueError,
+             to_string(p.loss), " needs n_classes in [2, 65536], got ", p.n_classes);
+  TL_REQUIRE(p.loss != GbdtLoss::Tweedie || (p.loss_param > 1.0 && p.loss_param < 2.0), ValueError,
+             "Tweedie needs variance_power in (1, 2), got ", p.loss_param);
+  TL_REQUIRE(p.loss != GbdtLoss::Huber || (std::isfinite(p.loss_param) && p.loss_param > 0.0), ValueError,
+             "Huber needs delta > 0, got ", p.loss_param);
+  TL_REQUIRE(p.early_stopping_rounds >= 0, ValueError, "early_stopping_rounds must be >= 0, got ",
+             p.early_stopping_rounds);
+}
+
+void check_labels(const GbdtParams& p, const double* y, std::int64_t n, const char* name) {
+  TL_REQUIRE(y != nullptr, ValueError, name, ": labels are required");
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = y[i];
+    TL_REQUIRE(std::isfinite(v), ValueError, name, " contains NaN or infinity (entry ", i, ")");
+    if (p.loss == GbdtLoss::Logloss) {
+      TL_REQUIRE(v == 0.0 || v == 1.0, ValueError, "loss 'Logloss' needs labels 0 or 1; ", name, "[", i, "] = ", v);
+    } else if (p.loss == GbdtLoss::CrossEntropy) {
+      TL_REQUIRE(v >= 0.0 && v <= 1.0, ValueError, "loss 'CrossEntropy' needs labels in [0, 1]; ", name, "[", i,
+                 "] = ", v);
+    } else if (gbdt::is_multiclass(p.loss)) {
+      TL_REQUIRE(v >= 0.0 && v < p.n_classes && v == std::floor(v), ValueError, "loss '", to_string(p.loss),
+                 "' needs labels 0..", p.n_classes - 1, "; ", name, "[", i, "] = ", v);
+    } else if (p.loss == GbdtLoss::Poisson || p.loss == GbdtLoss::Tweedie) {
+      TL_REQUIRE(v >= 0.0, ValueError, "loss '", to_string(p.loss), "' needs labels >= 0; ", name, "[", i, "] = ", v);
+    }
+  }
+}
+
+void check_weights(const double* w, std::int64_t n, const char* name) {
+  if (!w) return;
+  double total = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    TL_REQUIRE(std::isfinite(w[i]) && w[i] >= 0.0, ValueError, name, " must be finite and >= 0; entry ", i, " is ",
+               w[i]);
+    total += w[i];
+  }
+  TL_REQUIRE(total > 0.0, ValueError, name, " sums to zero");
+}
+
+template <class T>
+void check_X(const Context& ctx, MatrixView<const T> X, const char* name) {
+  TL_REQUIRE(X.rows >= 1, ValueError, name, " has 0 samples");
+  TL_REQUIRE(X.cols >= 1, ValueError, name, " has 0 features");
+  TL_REQUIRE(X.rows <= gbdt::kMaxRows, ValueError, name, " has ", X.rows, " rows; at most ", gbdt::kMaxRows,
+             " are supported (int64 histogram sums would overflow beyond)");
+  TL_REQUIRE(X.cols <= 1000000, ValueError, name, " has ", X.cols, " features; at most 1000000 are supported");
+  check_placement(ctx, X, name);
+}
+
+}  // namespace
+
+template <class T>
+GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
+                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info) {
+  check_params(params);
+  check_X(ctx, X, "X");
+  check_labels(params, y, X.rows, "y");
+  check_weights(weight, X.rows, "sample_weight");
+  if (eval.X.rows > 0) {
+    check_X(ctx, eval.X, "eval_set X");
+    TL_REQUIRE(eval.X.cols == X.cols, ValueError, "eval_set X has ", eval.X.cols, " features, X has ", X.cols);
+    check_labels(params, eval.y, eval.X.rows, "eval_set y");
+    check_weights(eval.weight, eval.X.rows, "eval_set sample_weight");
+  }
+  return ctx.dispatch(
+      [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info); },
+      [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info); });
+}
+
+namespace {
+template <class T>
+void check_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
+                   std::int64_t tree_end) {
+  model.validate();
+  TL_REQUIRE(X.cols == model.n_features, ValueError, "X has ", X.cols, " features, but the model is expecting ",
+             model.n_features, " features as input.");
+  TL_REQUIRE(X.rows <= gbdt::kMaxRows, ValueError, "X has too many rows (", X.rows, ")");
+  TL_REQUIRE(0 <= tree_begin && tree_begin <= tree_end && tree_end <= model.n_trees(), ValueError,
+             "tree range [", tree_begin, ", ", tree_end, ") is outside the model's ", model.n_trees(), " trees");
+  check_placement(ctx, X, "X");
+}
+}  // namespace
+
+template <class T>
+void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
+                  GbdtOutput kind, MatrixView<float> out) {
+  if (n_trees < 0) n_trees = model.n_trees();
+  check_predict(ctx, model, X, 0, n_trees);
+  TL_REQUIRE(out.rows == X.rows && out.cols == model.n_outputs, ValueError, "gbdt_predict: output shape (", out.rows,
+             ", ", out.cols, ") should be (", X.rows, ", ", model.n_outputs, ")");
+  const bool classifier = model.loss == GbdtLoss::Logloss || model.loss == GbdtLoss::CrossEntropy ||
+                          gbdt::is_multiclass(model.loss);
+  const bool log_link = model.loss == GbdtLoss::Poisson || model.loss == GbdtLoss::Tweedie;
+  TL_REQUIRE(kind != GbdtOutput::Probability || classifier, ValueError,
+             "probabilities need a classification loss; the model's loss is ", to_string(model.loss));
+  TL_REQUIRE(kind != GbdtOutput::Exponent || log_link, ValueError,
+             "the exponent output is for Poisson and Tweedie; the model's loss is ", to_string(model.loss));
+  check_placement(ctx, out, "out");
+  if (X.rows == 0) return;
+  ctx.dispatch([&] { detail::gbdt_predict_cpu<T>(ctx, model, X, 0, n_trees, nullptr, kind, out); },
+               [&] { detail::gbdt_predict_cuda<T>(ctx, model, X, 0, n_trees, nullptr, kind, out); });
+}
+
+template <class T>
+void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
+                        std::int64_t tree_end, double* acc) {
+  check_predict(ctx, model, X, tree_begin, tree_end);
+  TL_REQUIRE(acc != nullptr || X.rows == 0, ValueError, "gbdt_predict_stage: no accumulator");
+  if (X.rows == 0 || tree_begin == tree_end) return;
+  ctx.dispatch(
+      [&] {
+        detail::gbdt_predict_cpu<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<float>());
+      },
+      [&] {
+        detail::gbdt_predict_cuda<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<float>());
+      });
+}
+
+template <class T>
+GbdtModel gbdt_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
+  check_X(ctx, X, "X");
+  TL_REQUIRE(border_count >= 1 && border_count <= 255, ValueError, "border_count must be in [1, 255], got ",
+             border_count);
+  return ctx.dispatch([&] { return detail::gbdt_borders_cpu<T>(ctx, X, border_count, nan_mode); },
+                      [&] { return detail::gbdt_borders_cuda<T>(ctx, X, border_count, nan_mode); });
+}
+
+#define TL_GBDT_INSTANTIATE(T)                                                                                      \
+  template GbdtModel gbdt_fit<T>(const Context&, MatrixView<const T>, const double*, const double*,                  \
+                                 const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*);                      \
+  template void gbdt_predict<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, GbdtOutput,     \
+                                MatrixView<float>);                                                                  \
+  template void gbdt_predict_stage<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,           \
+                                      std::int64_t, double*);                                                        \
+  template GbdtModel gbdt_borders<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);
+TL_GBDT_INSTANTIATE(float)
+TL_GBDT_INSTANTIATE(double)
+#undef TL_GBDT_INSTANTIATE
+
+}  // namespace tl

@@ -1,0 +1,600 @@
+// CPU backend of the gradient-boosted trees. The reference the CUDA backend
+// is tested against: the same steps in the same order, with OpenMP threads
+// deciding only who computes which feature or row block.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ensemble/gbdt/gbdt_driver.hpp"
+#include "twinlearn/core/parallel.hpp"
+#include "twinlearn/core/tree.hpp"
+
+namespace tl {
+namespace {
+
+using gbdt::kMaxBordersPadded;
+constexpr std::int64_t kRowBlock = 8192;  // rows per task in row-parallel loops (results do not depend on it)
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// fn(i) for i in [0, n): on the context's threads, or serially when the
+// work (an element count) is too small to pay for a parallel region. Every
+// caller's result is the same either way.
+template <class Fn>
+void pfor(const Context& ctx, std::int64_t n, std::int64_t work, Fn&& fn) {
+  if (n <= 1 || work < (std::int64_t(1) << 15) || ctx.n_threads() == 1) {
+    for (std::int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  parallel_for(ctx, n, fn);
+}
+
+// ---------------------------------------------------------------------------
+// Borders and bins
+// ---------------------------------------------------------------------------
+struct Borders {
+  int F = 0;
+  std::vector<double> padded;  // F * kMaxBordersPadded
+  std::vector<int> count;      // F
+  bool nan_max = false;
+};
+
+// Per-feature NaN counts over all rows; raises on infinities, and on NaN under nan_mode Forbidden.
+template <class T>
+std::vector<std::int64_t> count_nan(const Context& ctx, MatrixView<const T> X, GbdtNanMode nan_mode) {
+  const std::int64_t n = X.rows, F = X.cols, nb = ceil_div(n, kRowBlock);
+  std::vector<std::int64_t> part(static_cast<std::size_t>(nb * (F + 1)), 0);
+  pfor(ctx, nb, n * F, [&](std::int64_t b) {
+    std::int64_t* c = part.data() + b * (F + 1);
+    const std::int64_t r1 = std::min(n, (b + 1) * kRowBlock);
+    for (std::int64_t i = b * kRowBlock; i < r1; ++i)
+      for (std::int64_t f = 0; f < F; ++f) {
+        const T v = X(i, f);
+        c[f] += num::is_nan(v);
+        c[F] += num::is_inf(v);
+      }
+  });
+  std::vector<std::int64_t> nan(static_cast<std::size_t>(F + 1), 0);
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t f = 0; f <= F; ++f) nan[f] += part[b * (F + 1) + f];
+  TL_REQUIRE(nan[F] == 0, ValueError, "Input X contains infinity or a value too large for dtype('float64').");
+  if (nan_mode == GbdtNanMode::Forbidden)
+    for (std::int64_t f = 0; f < F; ++f)
+      TL_REQUIRE(nan[f] == 0, ValueError, "Input X contains NaN (feature ", f, ") and nan_mode is 'Forbidden'.");
+  nan.resize(static_cast<std::size_t>(F));
+  return nan;
+}
+
+template <class T>
+Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
+  const std::int64_t n = X.rows;
+  const int F = static_cast<int>(X.cols);
+  Borders B;
+  B.F = F;
+  B.nan_max = nan_mode == GbdtNanMode::Max;
+  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, 0.0);
+  B.count.assign(static_cast<std::size_t>(F), 0);
+  const std::vector<std::int64_t> nan = count_nan(ctx, X, nan_mode);
+  const std::int64_t S = std::min<std::int64_t>(n, gbdt::kBorderSample);
+  pfor(ctx, F, S * F * 16, [&](std::int64_t f) {
+    std::vector<double> v;
+    v.reserve(static_cast<std::size_t>(S));
+    for (std::int64_t k = 0; k < S; ++k) {
+      const std::int64_t row = n <= gbdt::kBorderSample ? k : k * n / S;
+      const double x = gbdt::canonical_key(static_cast<double>(X(row, f)));
+      if (!num::is_nan(x)) v.push_back(x);
+    }
+    std::sort(v.begin(), v.end());
+    const std::int64_t m = static_cast<std::int64_t>(v.size());
+    std::vector<std::int32_t> bpos;
+    for (std::int64_t i = 1; i < m; ++i)
+      if (v[i - 1] < v[i]) bpos.push_back(static_cast<std::int32_t>(i));
+    const bool has_nan = nan[f] > 0;
+    const int maxb = has_nan ? std::min(border_count, kMaxBordersPadded - 2) : border_count;
+    double* out = B.padded.data() + f * kMaxBordersPadded;
+    int c = gbdt::select_borders(v.data(), m, bpos.data(), static_cast<std::int32_t>(bpos.size()), maxb,
+                                 has_nan && nan_mode == GbdtNanMode::Min ? out + 1 : out);
+    if (has_nan) {
+      if (nan_mode == GbdtNanMode::Min)
+        out[0] = -gbdt::double_of(0x7ff0000000000000ULL);
+      else
+        out[c] = gbdt::double_of(0x7ff0000000000000ULL);
+      ++c;
+    }
+    B.count[f] = c;
+  });
+  return B;
+}
+
+// Feature-major bins: bins[f * n + i].
+template <class T>
+void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std::vector<std::uint8_t>& bins) {
+  const std::int64_t n = X.rows, F = X.cols;
+  bins.assign(static_cast<std::size_t>(n * F), 0);
+  pfor(ctx, ceil_div(n, kRowBlock), n * F, [&](std::int64_t b) {
+    const std::int64_t r1 = std::min(n, (b + 1) * kRowBlock);
+    for (std::int64_t f = 0; f < F; ++f) {
+      const double* bf = B.padded.data() + f * kMaxBordersPadded;
+      std::uint8_t* col = bins.data() + f * n;
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i)
+        col[i] = static_cast<std::uint8_t>(gbdt::bin_of(static_cast<double>(X(i, f)), bf, B.count[f], B.nan_max));
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Trainer
+// ---------------------------------------------------------------------------
+template <class T>
+class CpuTrainer {
+ public:
+  CpuTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
+             const GbdtEvalSet<T>& eval)
+      : ctx_(ctx), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)), y_(y), w_(w) {
+    B_ = compute_borders(ctx, X, p.border_count, p.nan_mode);
+    bin_matrix(ctx, X, B_, bins_);
+    int maxb = 0;
+    bool any = false;
+    for (int f = 0; f < F_; ++f) {
+      maxb = std::max(maxb, B_.count[f]);
+      any = any || B_.count[f] > 0;
+    }
+    Bp_ = maxb + 1;
+    depth_ = any ? p.max_depth : 0;
+    if (eval.X.rows > 0) {
+      has_eval_ = true;
+      m_ = eval.X.rows;
+      ey_ = eval.y;
+      ew_ = eval.weight;
+      count_nan(ctx, eval.X, p.nan_mode);
+      bin_matrix(ctx, eval.X, B_, ebins_);
+    }
+    const std::size_t nD = static_cast<std::size_t>(n_ * D_);
+    approx_.resize(nD);
+    g_.resize(nD);
+    h_.resize(nD);
+    qg_.resize(nD);
+    qh_.resize(nD);
+    leaf_.resize(static_cast<std::size_t>(n_));
+    if (depth_ > 0) {
+      const std::size_t hs = (std::size_t(1) << (depth_ - 1)) * F_ * Bp_ * D_ * 2;
+      prev_.resize(hs);
+      cur_.resize(hs);
+    }
+  }
+
+  void init(const std::vector<double>& base) {
+    for (std::int64_t i = 0; i < n_; ++i)
+      for (int k = 0; k < D_; ++k) approx_[i * D_ + k] = base[k];
+    if (has_eval_) {
+      eapprox_.resize(static_cast<std::size_t>(m_ * D_));
+      for (std::int64_t i = 0; i < m_; ++i)
+        for (int k = 0; k < D_; ++k) eapprox_[i * D_ + k] = base[k];
+    }
+  }
+
+  void grow_tree(int t) {
+    gradients();
+    const int depth = depth_;
+    const std::int64_t nleaves = std::int64_t(1) << depth;
+    std::vector<std::int32_t> sf(depth), sb(depth);
+    std::vector<double> sg(depth);
+    std::vector<double> values(static_cast<std::size_t>(nleaves * D_));
+    std::fill(leaf_.begin(), leaf_.end(), 0);
+    if (depth == 0) {
+      // No feature can split: one leaf from the totals.
+      std::vector<std::int64_t> G(D_, 0), H(D_, 0);
+      for (std::int64_t i = 0; i < n_; ++i)
+        for (int k = 0; k < D_; ++k) {
+          G[k] += qg_[i * D_ + k];
+          H[k] += qh_[i * D_ + k];
+        }
+      for (int k = 0; k < D_; ++k)
+        values[k] = gbdt::leaf_value(gbdt::dequantize(G[k], isg_), gbdt::dequantize(H[k], ish_), p_.l2_leaf_reg,
+                                     p_.learning_rate);
+    }
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(nleaves), 0);
+    for (int d = 0; d < depth; ++d) {
+      const std::int64_t L = std::int64_t(1) << d;
+      choose_slots(d, counts);
+      build_histograms(L);
+      if (d > 0) subtract_siblings(L);
+      best_split(L, &sf[d], &sb[d], &sg[d]);
+      update_leaves(d, sf[d], sb[d], counts, d + 1 < depth);
+      if (d + 1 < depth) std::swap(prev_, cur_);
+    }
+    if (depth > 0) leaf_values(depth, sf[depth - 1], sb[depth - 1], values);
+    apply_tree(values);
+    if (has_eval_) apply_tree_eval(depth, sf, sb, values);
+    split_feature_.insert(split_feature_.end(), sf.begin(), sf.end());
+    split_bin_.insert(split_bin_.end(), sb.begin(), sb.end());
+    split_gain_.insert(split_gain_.end(), sg.begin(), sg.end());
+    leaf_values_.insert(leaf_values_.end(), values.begin(), values.end());
+    (void)t;
+  }
+
+  double loss(bool eval) {
+    const std::int64_t n = eval ? m_ : n_;
+    const double* a = eval ? eapprox_.data() : approx_.data();
+    const double* y = eval ? ey_ : y_;
+    const double* w = eval ? ew_ : w_;
+    const std::int64_t nc = ceil_div(n, gbdt::kLossChunk);
+    std::vector<double> part(static_cast<std::size_t>(2 * nc));
+    pfor(ctx_, nc, n * D_ * 8, [&](std::int64_t c) {
+      double s = 0.0, ws = 0.0;
+      const std::int64_t r1 = std::min(n, (c + 1) * gbdt::kLossChunk);
+      for (std::int64_t i = c * gbdt::kLossChunk; i < r1; ++i) {
+        const double wi = w ? w[i] : 1.0;
+        s = num::add(s, num::mul(wi, gbdt::row_loss(p_.loss, D_, a + i * D_, y[i], p_.loss_param)));
+        ws = num::add(ws, wi);
+      }
+      part[2 * c] = s;
+      part[2 * c + 1] = ws;
+    });
+    return gbdt::finish_loss(p_.loss, part);
+  }
+
+  void export_model(GbdtModel& m, int n_trees) {
+    gbdt::set_borders(m, F_, B_.padded, B_.count);
+    m.tree_depth.assign(static_cast<std::size_t>(n_trees), depth_);
+    const std::size_t ns = static_cast<std::size_t>(n_trees) * depth_;
+    const std::size_t nl = static_cast<std::size_t>(n_trees) * (std::size_t(1) << depth_) * D_;
+    m.split_feature.assign(split_feature_.begin(), split_feature_.begin() + ns);
+    m.split_bin.assign(split_bin_.begin(), split_bin_.begin() + ns);
+    m.split_gain.assign(split_gain_.begin(), split_gain_.begin() + ns);
+    m.leaf_values.assign(leaf_values_.begin(), leaf_values_.begin() + nl);
+  }
+
+ private:
+  // g, h per row and output; then their fixed-point versions.
+  void gradients() {
+    const std::int64_t nb = ceil_div(n_, kRowBlock);
+    std::vector<double> mg(static_cast<std::size_t>(nb), 0.0), mh(static_cast<std::size_t>(nb), 0.0);
+    pfor(ctx_, nb, n_ * D_ * 8, [&](std::int64_t b) {
+      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
+      double a = 0.0, c = 0.0;
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
+        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], w_ ? w_[i] : 1.0, p_.loss_param,
+                            g_.data() + i * D_,
+                            h_.data() + i * D_);
+        for (int k = 0; k < D_; ++k) {
+          const double ag = gbdt::abs_bits(g_[i * D_ + k]), ah = gbdt::abs_bits(h_[i * D_ + k]);
+          a = ag > a ? ag : a;
+          c = ah > c ? ah : c;
+        }
+      }
+      mg[b] = a;
+      mh[b] = c;
+    });
+    double maxg = 0.0, maxh = 0.0;
+    for (std::int64_t b = 0; b < nb; ++b) {
+      maxg = mg[b] > maxg ? mg[b] : maxg;
+      maxh = mh[b] > maxh ? mh[b] : maxh;
+    }
+    const int eg = gbdt::quant_exponent(maxg), eh = gbdt::quant_exponent(maxh);
+    const double sg = gbdt::pow2(eg), sh = gbdt::pow2(eh);
+    isg_ = gbdt::pow2(-eg);
+    ish_ = gbdt::pow2(-eh);
+    pfor(ctx_, nb, n_ * D_, [&](std::int64_t b) {
+      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock) * D_;
+      for (std::int64_t j = b * kRowBlock * D_; j < r1; ++j) {
+        qg_[j] = gbdt::quantize(g_[j], sg);
+        qh_[j] = gbdt::quantize(h_[j], sh);
+      }
+    });
+  }
+
+  // Which leaves get their histogram built at level d: the root at level 0;
+  // then, of each pair of siblings, the one with fewer rows (the other comes
+  // from its parent by subtraction). The choice only affects speed.
+  void choose_slots(int d, const std::vector<std::int64_t>& counts) {
+    const std::int64_t L = std::int64_t(1) << d;
+    built_.assign(static_cast<std::size_t>(L), 0);
+    if (d == 0) {
+      built_[0] = 1;
+      return;
+    }
+    const std::int64_t half = L / 2;
+    for (std::int64_t p = 0; p < half; ++p) {
+      const std::int64_t c = counts[p] <= counts[p + half] ? p : p + half;
+      built_[c] = 1;
+    }
+  }
+
+  // hist entry (leaf, f, bin, k) at 2 * (((leaf * F + f) * Bp + bin) * D + k) (+1 for h).
+  std::size_t hidx(std::int64_t leaf, std::int64_t f, std::int64_t b, int k) const {
+    return static_cast<std::size_t>(2 * (((leaf * F_ + f) * Bp_ + b) * D_ + k));
+  }
+
+  void build_histograms(std::int64_t L) {
+    const std::size_t per_leaf = static_cast<std::size_t>(F_) * Bp_ * D_ * 2;
+    std::fill(cur_.begin(), cur_.begin() + L * per_leaf, 0);
+    const int nt = ctx_.n_threads();
+    // Row blocks per feature when there are fewer features than threads;
+    // partial histograms are integer, so merging them is exact in any order.
+    std::int64_t rb = F_ >= nt ? 1 : ceil_div(nt, F_);
+    rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(n_, 4 * kRowBlock)));
+    const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * D_ * 2;
+    while (rb > 1 && rb * F_ * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
+    // Rows of the built leaves, in increasing order (all rows at the root):
+    // the per-feature loops then run without a data-dependent branch.
+    const std::int32_t* rows = nullptr;
+    std::int64_t nrows = n_;
+    if (L > 1) {
+      rows_.clear();
+      for (std::int64_t i = 0; i < n_; ++i)
+        if (built_[leaf_[i]]) rows_.push_back(static_cast<std::int32_t>(i));
+      rows = rows_.data();
+      nrows = static_cast<std::int64_t>(rows_.size());
+    }
+    const std::int64_t rows_per = ceil_div(nrows, rb);
+    if (rb == 1) {
+      pfor(ctx_, F_, nrows * F_, [&](std::int64_t f) { accumulate(f, rows, 0, nrows, nullptr); });
+      return;
+    }
+    std::vector<std::int64_t> parts(static_cast<std::size_t>(F_ * rb) * part_size, 0);
+    pfor(ctx_, F_ * rb, n_ * F_, [&](std::int64_t task) {
+      const std::int64_t f = task / rb, r = task % rb;
+      accumulate(f, rows, r * rows_per, std::min(nrows, (r + 1) * rows_per), parts.data() + task * part_size);
+    });
+    pfor(ctx_, F_, L * F_ * Bp_ * D_ * rb, [&](std::int64_t f) {
+      for (std::int64_t r = 0; r < rb; ++r) {
+        const std::int64_t* src = parts.data() + (f * rb + r) * part_size;
+        for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+          if (!built_[leaf]) continue;
+          std::int64_t* dst = cur_.data() + hidx(leaf, f, 0, 0);
+          const std::int64_t* s = src + leaf * Bp_ * D_ * 2;
+          for (std::int64_t e = 0; e < Bp_ * D_ * 2; ++e) dst[e] += s[e];
+        }
+      }
+    });
+  }
+
+  // Adds rows rows[r0..r1) (rows == nullptr: rows r0..r1) for feature f,
+  // into cur_ directly (part == nullptr: this task owns feature f) or into
+  // part[(leaf, bin, k)].
+  void accumulate(std::int64_t f, const std::int32_t* rows, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
+    const std::uint8_t* col = bins_.data() + f * n_;
+    const std::int64_t stride_leaf = part ? Bp_ * D_ * 2 : static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
+    std::int64_t* base = part ? part : cur_.data() + hidx(0, f, 0, 0);
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t i = rows ? rows[r] : r;
+      const std::int32_t leaf = leaf_[i];
+      std::int64_t* e = base + leaf * stride_leaf + static_cast<std::int64_t>(col[i]) * D_ * 2;
+      for (int k = 0; k < D_; ++k) {
+        e[2 * k] += qg_[i * D_ + k];
+        e[2 * k + 1] += qh_[i * D_ + k];
+      }
+    }
+  }
+
+  // The sibling of each built leaf: parent (previous level) minus built child.
+  void subtract_siblings(std::int64_t L) {
+    const std::int64_t half = L / 2;
+    const std::int64_t per_leaf = static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
+    pfor(ctx_, half, half * per_leaf, [&](std::int64_t p) {
+      const std::int64_t c = built_[p] ? p : p + half;
+      const std::int64_t o = c == p ? p + half : p;
+      const std::int64_t* par = prev_.data() + p * per_leaf;
+      const std::int64_t* ch = cur_.data() + c * per_leaf;
+      std::int64_t* out = cur_.data() + o * per_leaf;
+      for (std::int64_t e = 0; e < per_leaf; ++e) out[e] = par[e] - ch[e];
+    });
+  }
+
+  // Score of every candidate (f, border b): sum over leaves (in leaf order)
+  // of the leaf's gain summed over outputs (in output order); the best by
+  // gbdt::better_candidate.
+  void best_split(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
+    std::vector<double> score(static_cast<std::size_t>(F_) * Bp_, 0.0);
+    const double lambda = p_.l2_leaf_reg;
+    pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
+      const int nb = B_.count[f];
+      if (nb == 0) return;
+      double* sc = score.data() + f * Bp_;
+      std::vector<double> tl(static_cast<std::size_t>(nb));
+      for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+        std::fill(tl.begin(), tl.end(), 0.0);
+        for (int k = 0; k < D_; ++k) {
+          std::int64_t Gt = 0, Ht = 0;
+          for (int b = 0; b <= nb; ++b) {
+            Gt += cur_[hidx(leaf, f, b, k)];
+            Ht += cur_[hidx(leaf, f, b, k) + 1];
+          }
+          const double G = gbdt::dequantize(Gt, isg_), H = gbdt::dequantize(Ht, ish_);
+          std::int64_t GL = 0, HL = 0;
+          double gain = 0.0;
+          for (int b = 0; b < nb; ++b) {
+            const std::int64_t dg = cur_[hidx(leaf, f, b, k)], dh = cur_[hidx(leaf, f, b, k) + 1];
+            // An empty bin leaves the prefix, hence the gain, unchanged: reuse it (exact).
+            if (b == 0 || dg != 0 || dh != 0) {
+              GL += dg;
+              HL += dh;
+              const double gl = gbdt::dequantize(GL, isg_), hl = gbdt::dequantize(HL, ish_);
+              const double gr = gbdt::dequantize(Gt - GL, isg_), hr = gbdt::dequantize(Ht - HL, ish_);
+              gain = gbdt::split_gain(gl, hl, gr, hr, G, H, lambda);
+            }
+            tl[b] = num::add(tl[b], gain);
+          }
+        }
+        for (int b = 0; b < nb; ++b) sc[b] = num::add(sc[b], tl[b]);
+      }
+    });
+    double best = 0.0;
+    std::int64_t bi = -1;
+    for (int f = 0; f < F_; ++f)
+      for (int b = 0; b < B_.count[f]; ++b) {
+        const std::int64_t idx = static_cast<std::int64_t>(f) * Bp_ + b;
+        if (bi < 0 || gbdt::better_candidate(score[idx], idx, best, bi)) {
+          best = score[idx];
+          bi = idx;
+        }
+      }
+    *bf = static_cast<std::int32_t>(bi / Bp_);
+    *bb = static_cast<std::int32_t>(bi % Bp_);
+    *bg = best;
+  }
+
+  void update_leaves(int d, int f, int b, std::vector<std::int64_t>& counts, bool want_counts) {
+    const std::uint8_t* col = bins_.data() + static_cast<std::int64_t>(f) * n_;
+    const std::int64_t nb = ceil_div(n_, kRowBlock);
+    const std::int64_t L2 = std::int64_t(2) << d;
+    std::vector<std::int64_t> part(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
+    pfor(ctx_, nb, n_, [&](std::int64_t blk) {
+      const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
+      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
+        leaf_[i] += static_cast<std::int32_t>(col[i] > b) << d;
+        if (want_counts) part[blk * L2 + leaf_[i]] += 1;
+      }
+    });
+    if (!want_counts) return;
+    std::fill(counts.begin(), counts.begin() + L2, 0);
+    for (std::int64_t blk = 0; blk < nb; ++blk)
+      for (std::int64_t l = 0; l < L2; ++l) counts[l] += part[blk * L2 + l];
+  }
+
+  // Leaf values of the final leaves from the last level's histograms split at (f, b).
+  void leaf_values(int depth, int f, int b, std::vector<double>& values) {
+    const std::int64_t L = std::int64_t(1) << (depth - 1);
+    for (std::int64_t j = 0; j < 2 * L; ++j) {
+      const std::int64_t p = j % L;
+      const bool right = j >= L;
+      for (int k = 0; k < D_; ++k) {
+        std::int64_t GL = 0, HL = 0, Gt = 0, Ht = 0;
+        for (int bin = 0; bin <= B_.count[f]; ++bin) {
+          const std::int64_t g = cur_[hidx(p, f, bin, k)], h = cur_[hidx(p, f, bin, k) + 1];
+          Gt += g;
+          Ht += h;
+          if (bin <= b) {
+            GL += g;
+            HL += h;
+          }
+        }
+        const std::int64_t G = right ? Gt - GL : GL, H = right ? Ht - HL : HL;
+        values[j * D_ + k] = gbdt::leaf_value(gbdt::dequantize(G, isg_), gbdt::dequantize(H, ish_), p_.l2_leaf_reg,
+                                              p_.learning_rate);
+      }
+    }
+  }
+
+  void apply_tree(const std::vector<double>& values) {
+    pfor(ctx_, ceil_div(n_, kRowBlock), n_ * D_, [&](std::int64_t blk) {
+      const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
+      for (std::int64_t i = blk * kRowBlock; i < r1; ++i)
+        for (int k = 0; k < D_; ++k)
+          approx_[i * D_ + k] = num::add(approx_[i * D_ + k], values[leaf_[i] * D_ + k]);
+    });
+  }
+
+  void apply_tree_eval(int depth, const std::vector<std::int32_t>& sf, const std::vector<std::int32_t>& sb,
+                       const std::vector<double>& values) {
+    pfor(ctx_, ceil_div(m_, kRowBlock), m_ * (depth + D_), [&](std::int64_t blk) {
+      const std::int64_t r1 = std::min(m_, (blk + 1) * kRowBlock);
+      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
+        std::int64_t leaf = 0;
+        for (int d = 0; d < depth; ++d)
+          leaf |= static_cast<std::int64_t>(ebins_[static_cast<std::int64_t>(sf[d]) * m_ + i] > sb[d]) << d;
+        for (int k = 0; k < D_; ++k)
+          eapprox_[i * D_ + k] = num::add(eapprox_[i * D_ + k], values[leaf * D_ + k]);
+      }
+    });
+  }
+
+  const Context& ctx_;
+  GbdtParams p_;
+  std::int64_t n_;
+  int F_, D_;
+  const double* y_;
+  const double* w_;
+  Borders B_;
+  std::vector<std::uint8_t> bins_;
+  int Bp_ = 1;
+  int depth_ = 0;
+  bool has_eval_ = false;
+  std::int64_t m_ = 0;
+  const double* ey_ = nullptr;
+  const double* ew_ = nullptr;
+  std::vector<std::uint8_t> ebins_;
+  std::vector<double> eapprox_;
+  std::vector<double> approx_, g_, h_;
+  std::vector<std::int64_t> qg_, qh_;
+  double isg_ = 1.0, ish_ = 1.0;
+  std::vector<std::int32_t> leaf_;
+  std::vector<std::uint8_t> built_;
+  std::vector<std::int32_t> rows_;
+  std::vector<std::int64_t> prev_, cur_;
+  std::vector<std::int32_t> split_feature_, split_bin_;
+  std::vector<double> split_gain_, leaf_values_;
+};
+
+}  // namespace
+
+namespace detail {
+
+template <class T>
+GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
+                       const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
+                       GbdtFitInfo* info) {
+  TL_REQUIRE(X.on_host(), ValueError, "the CPU backend needs host arrays");
+  CpuTrainer<T> tr(ctx, X, y, weight, params, eval);
+  return gbdt::run_fit(tr, params, y, weight, X.rows, eval.X.rows > 0, record_train_loss, ctx.n_threads(), info);
+}
+
+template <class T>
+GbdtModel gbdt_borders_cpu(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
+  TL_REQUIRE(X.on_host(), ValueError, "the CPU backend needs host arrays");
+  Borders B = compute_borders(ctx, X, border_count, nan_mode);
+  GbdtModel m;
+  gbdt::set_borders(m, B.F, B.padded, B.count);
+  return m;
+}
+
+template <class T>
+void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
+                      std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out) {
+  TL_REQUIRE(X.on_host() && (acc || out.on_host()), ValueError, "the CPU backend needs host arrays");
+  std::vector<std::int64_t> so, lo;
+  gbdt::tree_offsets(model, &so, &lo);
+  const int D = model.n_outputs;
+  const bool nan_max = model.nan_mode == GbdtNanMode::Max;
+  const std::int64_t n = X.rows;
+  pfor(ctx, ceil_div(n, kRowBlock), n * (tree_end - tree_begin) * 4, [&](std::int64_t blk) {
+    std::vector<double> a(static_cast<std::size_t>(D)), pr(static_cast<std::size_t>(D));
+    const std::int64_t r1 = std::min(n, (blk + 1) * kRowBlock);
+    for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
+      for (int k = 0; k < D; ++k) a[k] = acc ? acc[i * D + k] : model.base_score[k];
+      for (std::int64_t t = tree_begin; t < tree_end; ++t) {
+        const int depth = model.tree_depth[t];
+        std::int64_t leaf = 0;
+        for (int d = 0; d < depth; ++d) {
+          const std::int64_t s = so[t] + d;
+          const double x = static_cast<double>(X(i, model.split_feature[s]));
+          leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], nan_max)) << d;
+        }
+        const double* v = model.leaf_values.data() + lo[t] + leaf * D;
+        for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);
+      }
+      if (acc) {
+        for (int k = 0; k < D; ++k) acc[i * D + k] = a[k];
+      } else if (kind != GbdtOutput::Raw) {
+        gbdt::link(model.loss, D, kind, a.data(), pr.data());
+        for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(pr[k]);
+      } else {
+        for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(a[k]);
+      }
+    }
+  });
+}
+
+#define TL_GBDT_INSTANTIATE(T)                                                                                    \
+  template GbdtModel gbdt_fit_cpu<T>(const Context&, MatrixView<const T>, const double*, const double*,            \
+                                     const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*);                \
+  template GbdtModel gbdt_borders_cpu<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);                  \
+  template void gbdt_predict_cpu<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,          \
+                                    std::int64_t, double*, GbdtOutput, MatrixView<float>);
+TL_GBDT_INSTANTIATE(float)
+TL_GBDT_INSTANTIATE(double)
+#undef TL_GBDT_INSTANTIATE
+
+}  // namespace detail
+}  // namespace tl

@@ -1,0 +1,182 @@
+// Host-side pieces of the gradient-boosted trees that do not depend on the
+// backend: names, model validation, the link function, base scores and the
+// final steps of the canonical loss reduction.
+#include <algorithm>
+#include <vector>
+
+#include "ensemble/gbdt/gbdt_driver.hpp"
+#include "twinlearn/core/reduce.hpp"
+#include "twinlearn/core/tree.hpp"
+
+namespace tl {
+
+const char* to_string(GbdtLoss l) {
+  switch (l) {
+    case GbdtLoss::Logloss: return "Logloss";
+    case GbdtLoss::RMSE: return "RMSE";
+    case GbdtLoss::MultiClass: return "MultiClass";
+    case GbdtLoss::CrossEntropy: return "CrossEntropy";
+    case GbdtLoss::MultiClassOneVsAll: return "MultiClassOneVsAll";
+    case GbdtLoss::Poisson: return "Poisson";
+    case GbdtLoss::Tweedie: return "Tweedie";
+    case GbdtLoss::Huber: return "Huber";
+  }
+  return "?";
+}
+
+GbdtLoss parse_gbdt_loss(const std::string& s) {
+  if (s == "Logloss") return GbdtLoss::Logloss;
+  if (s == "RMSE") return GbdtLoss::RMSE;
+  if (s == "MultiClass") return GbdtLoss::MultiClass;
+  if (s == "CrossEntropy") return GbdtLoss::CrossEntropy;
+  if (s == "MultiClassOneVsAll") return GbdtLoss::MultiClassOneVsAll;
+  if (s == "Poisson") return GbdtLoss::Poisson;
+  if (s == "Tweedie") return GbdtLoss::Tweedie;
+  if (s == "Huber") return GbdtLoss::Huber;
+  throw ValueError(
+      "loss must be one of 'Logloss', 'CrossEntropy', 'MultiClass', 'MultiClassOneVsAll', 'RMSE', 'Poisson', "
+      "'Tweedie', 'Huber'; got '" + s + "'");
+}
+
+const char* to_string(GbdtNanMode m) {
+  switch (m) {
+    case GbdtNanMode::Forbidden: return "Forbidden";
+    case GbdtNanMode::Min: return "Min";
+    case GbdtNanMode::Max: return "Max";
+  }
+  return "?";
+}
+
+GbdtNanMode parse_gbdt_nan_mode(const std::string& s) {
+  if (s == "Forbidden") return GbdtNanMode::Forbidden;
+  if (s == "Min") return GbdtNanMode::Min;
+  if (s == "Max") return GbdtNanMode::Max;
+  throw ValueError("nan_mode must be one of 'Min', 'Max', 'Forbidden'; got '" + s + "'");
+}
+
+void GbdtModel::validate() const {
+  TL_REQUIRE(n_features >= 1, ValueError, "GBDT model: n_features must be >= 1, got ", n_features);
+  TL_REQUIRE(n_outputs >= 1, ValueError, "GBDT model: n_outputs must be >= 1, got ", n_outputs);
+  TL_REQUIRE(!gbdt::is_multiclass(loss) || n_outputs >= 2, ValueError, "GBDT model: ", to_string(loss),
+             " needs n_outputs >= 2");
+  TL_REQUIRE(gbdt::is_multiclass(loss) || n_outputs == 1, ValueError, "GBDT model: ", to_string(loss),
+             " has one output, got ", n_outputs);
+  TL_REQUIRE(static_cast<std::int64_t>(base_score.size()) == n_outputs, ValueError,
+             "GBDT model: base_score has ", base_score.size(), " entries, expected ", n_outputs);
+  TL_REQUIRE(static_cast<std::int64_t>(border_offsets.size()) == n_features + 1, ValueError,
+             "GBDT model: border_offsets has ", border_offsets.size(), " entries, expected ", n_features + 1);
+  TL_REQUIRE(border_offsets[0] == 0, ValueError, "GBDT model: border_offsets[0] must be 0");
+  for (int j = 0; j < n_features; ++j) {
+    const std::int32_t a = border_offsets[j], b = border_offsets[j + 1];
+    TL_REQUIRE(b >= a && b - a <= gbdt::kMaxBordersPadded - 1, ValueError, "GBDT model: feature ", j, " has ",
+               b - a, " borders (0..255 allowed)");
+    for (std::int32_t k = a + 1; k < b; ++k)
+      TL_REQUIRE(borders[k - 1] < borders[k], ValueError, "GBDT model: borders of feature ", j,
+                 " are not strictly increasing");
+  }
+  TL_REQUIRE(static_cast<std::int64_t>(borders.size()) == border_offsets[n_features], ValueError,
+             "GBDT model: borders has ", borders.size(), " entries, offsets say ", border_offsets[n_features]);
+  std::int64_t nsplit = 0, nleaf = 0;
+  for (std::size_t t = 0; t < tree_depth.size(); ++t) {
+    const int d = tree_depth[t];
+    TL_REQUIRE(d >= 0 && d <= gbdt::kMaxDepth, ValueError, "GBDT model: tree ", t, " has depth ", d);
+    nsplit += d;
+    nleaf += (std::int64_t(1) << d) * n_outputs;
+  }
+  TL_REQUIRE(static_cast<std::int64_t>(split_feature.size()) == nsplit &&
+                 static_cast<std::int64_t>(split_bin.size()) == nsplit &&
+                 static_cast<std::int64_t>(split_border.size()) == nsplit,
+             ValueError, "GBDT model: split arrays must have ", nsplit, " entries (the sum of tree depths)");
+  TL_REQUIRE(split_gain.empty() || static_cast<std::int64_t>(split_gain.size()) == nsplit, ValueError,
+             "GBDT model: split_gain must be empty or have ", nsplit, " entries");
+  TL_REQUIRE(static_cast<std::int64_t>(leaf_values.size()) == nleaf, ValueError, "GBDT model: leaf_values has ",
+             leaf_values.size(), " entries, expected ", nleaf);
+  for (std::int64_t s = 0; s < nsplit; ++s) {
+    const int f = split_feature[s];
+    TL_REQUIRE(f >= 0 && f < n_features, ValueError, "GBDT model: split ", s, " uses feature ", f);
+    const int nb = border_offsets[f + 1] - border_offsets[f];
+    TL_REQUIRE(split_bin[s] >= 0 && split_bin[s] < nb, ValueError, "GBDT model: split ", s, " uses border ",
+               split_bin[s], " of feature ", f, " which has ", nb);
+    TL_REQUIRE(split_border[s] == borders[border_offsets[f] + split_bin[s]], ValueError, "GBDT model: split ", s,
+               " has border value ", split_border[s], " but border ", split_bin[s], " of feature ", f, " is ",
+               borders[border_offsets[f] + split_bin[s]]);
+  }
+}
+
+void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, float* out) {
+  const int D = n_outputs;
+  std::vector<double> p(static_cast<std::size_t>(D));
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (kind != GbdtOutput::Raw) {
+      gbdt::link(loss, D, kind, acc + i * D, p.data());
+      for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(p[k]);
+    } else {
+      for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(acc[i * D + k]);
+    }
+  }
+}
+
+namespace gbdt {
+
+std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double* y, const double* w, std::int64_t n,
+                               int n_threads) {
+  std::vector<double> base(static_cast<std::size_t>(n_outputs), 0.0);
+  if (!p.boost_from_average || gbdt::is_multiclass(p.loss)) return base;
+  Context cpu(Device{}, n_threads, NumericMode::Identical, 0);
+  ColStat st;
+  column_stats<double>(cpu, MatrixView<const double>(y, n, 1), VectorView<const double>(w, w ? n : 0), &st);
+  if (!(st.w > 0.0)) return base;
+  if (p.loss == GbdtLoss::RMSE || p.loss == GbdtLoss::Huber) {
+    base[0] = st.mean;
+  } else if (p.loss == GbdtLoss::Poisson || p.loss == GbdtLoss::Tweedie) {
+    if (st.mean > 0.0) base[0] = gbdt::log(st.mean);
+  } else if (st.mean > 0.0 && st.mean < 1.0) {
+    base[0] = gbdt::log(num::div(st.mean, num::sub(1.0, st.mean)));
+  }
+  return base;
+}
+
+double finish_loss(GbdtLoss loss, std::vector<double>& partials) {
+  struct Pair {
+    double s, w;
+  };
+  const std::int64_t nc = static_cast<std::int64_t>(partials.size() / 2);
+  if (nc == 0) return 0.0;
+  std::vector<Pair> pp(static_cast<std::size_t>(nc));
+  for (std::int64_t c = 0; c < nc; ++c) pp[c] = Pair{partials[2 * c], partials[2 * c + 1]};
+  tree_reduce_inplace(pp.data(), nc, 1, [](const Pair& a, const Pair& b) {
+    return Pair{num::add(a.s, b.s), num::add(a.w, b.w)};
+  });
+  if (!(pp[0].w > 0.0)) return 0.0;
+  const double mean = num::div(pp[0].s, pp[0].w);
+  return loss == GbdtLoss::RMSE ? num::sqrt(mean) : mean;
+}
+
+void tree_offsets(const GbdtModel& m, std::vector<std::int64_t>* split_off, std::vector<std::int64_t>* leaf_off) {
+  const std::int64_t T = m.n_trees();
+  split_off->assign(static_cast<std::size_t>(T + 1), 0);
+  leaf_off->assign(static_cast<std::size_t>(T + 1), 0);
+  for (std::int64_t t = 0; t < T; ++t) {
+    (*split_off)[t + 1] = (*split_off)[t] + m.tree_depth[t];
+    (*leaf_off)[t + 1] = (*leaf_off)[t] + (std::int64_t(1) << m.tree_depth[t]) * m.n_outputs;
+  }
+}
+
+void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded, const std::vector<int>& counts) {
+  m.n_features = n_features;
+  m.border_offsets.assign(static_cast<std::size_t>(n_features) + 1, 0);
+  m.borders.clear();
+  for (int f = 0; f < n_features; ++f) {
+    m.border_offsets[f + 1] = m.border_offsets[f] + counts[f];
+    for (int j = 0; j < counts[f]; ++j) m.borders.push_back(padded[static_cast<std::size_t>(f) * kMaxBordersPadded + j]);
+  }
+}
+
+void fill_split_borders(GbdtModel& m) {
+  m.split_border.resize(m.split_feature.size());
+  for (std::size_t s = 0; s < m.split_feature.size(); ++s)
+    m.split_border[s] = m.borders[m.border_offsets[m.split_feature[s]] + m.split_bin[s]];
+}
+
+}  // namespace gbdt
+}  // namespace tl

@@ -1,0 +1,152 @@
+// Distance math shared by the CPU and CUDA backends, by pairwise distances,
+// nearest neighbours and KMeans (see twinlearn/neighbors/distance.hpp for the
+// definitions). Everything here is TL_HD and spelled out with tl::num, so a
+// value is the same bits on both backends.
+#pragma once
+#include <cstdint>
+
+#include "twinlearn/core/math.hpp"
+#include "twinlearn/core/numerics.hpp"
+#include "twinlearn/core/ties.hpp"
+#include "twinlearn/neighbors/distance.hpp"
+
+namespace tl::dist {
+
+// How the per-feature terms accumulate.
+// L2 is the direct form of (sq)euclidean: acc = fma(x - y, x - y, acc).
+enum class Family : int { Dot = 0, L1 = 1, Linf = 2, Lp = 3, L2 = 4 };
+
+inline Family family_of(const Metric& m) {
+  switch (m.kind) {
+    case MetricKind::Euclidean:
+    case MetricKind::SqEuclidean: return m.direct ? Family::L2 : Family::Dot;
+    case MetricKind::Cosine: return Family::Dot;
+    case MetricKind::Manhattan: return Family::L1;
+    case MetricKind::Chebyshev: return Family::Linf;
+    case MetricKind::Minkowski: return Family::Lp;
+  }
+  return Family::Dot;
+}
+
+// Metrics whose ranking needs the squared row norms.
+inline bool needs_norms(const Metric& m) { return family_of(m) == Family::Dot; }
+
+// |x| by an exact negation (-0 stays -0, which adds as +0 to a sum from +0).
+template <class T>
+TL_HD T absval(T x) {
+  return x < T(0) ? -x : x;
+}
+template <class T>
+TL_HD T maxval(T a, T b) {
+  return a < b ? b : a;
+}
+
+// x^p for x >= 0 (Minkowski with p other than 1, 2, inf): the project's pow
+// (core/math.hpp), the same bits on both backends.
+template <class T>
+TL_HD T lp_pow(T x, T p) {
+  return num::pow(x, p);
+}
+
+// One accumulation step of feature p: acc <- step(x[p], y[p], acc).
+template <class T, Family F>
+struct Step;
+template <class T>
+struct Step<T, Family::Dot> {
+  TL_HD static T apply(T x, T y, T acc, T) { return num::fma(x, y, acc); }
+};
+template <class T>
+struct Step<T, Family::L2> {
+  TL_HD static T apply(T x, T y, T acc, T) {
+    const T df = num::sub(x, y);
+    return num::fma(df, df, acc);
+  }
+};
+template <class T>
+struct Step<T, Family::L1> {
+  TL_HD static T apply(T x, T y, T acc, T) { return num::add(acc, absval(num::sub(x, y))); }
+};
+template <class T>
+struct Step<T, Family::Linf> {
+  TL_HD static T apply(T x, T y, T acc, T) { return maxval(acc, absval(num::sub(x, y))); }
+};
+template <class T>
+struct Step<T, Family::Lp> {
+  TL_HD static T apply(T x, T y, T acc, T p) { return num::add(acc, lp_pow(absval(num::sub(x, y)), p)); }
+};
+
+// The accumulator of rows a and b (d features, unit stride), from +0.0.
+template <class T, Family F>
+TL_HD T accumulate(const T* a, const T* b, std::int64_t d, T p) {
+  T acc = T(0);
+  for (std::int64_t q = 0; q < d; ++q) acc = Step<T, F>::apply(a[q], b[q], acc, p);
+  return acc;
+}
+
+// Squared norm: the dot chain of a row with itself.
+template <class T>
+TL_HD T sqnorm(const T* a, std::int64_t d) {
+  T acc = T(0);
+  for (std::int64_t q = 0; q < d; ++q) acc = num::fma(a[q], a[q], acc);
+  return acc;
+}
+
+// (xn + yn) - 2 dot, clamped at +0 (a NaN stays NaN).
+template <class T>
+TL_HD T sq_from_dot(T xn, T yn, T dot) {
+  const T s = num::sub(num::add(xn, yn), num::mul(T(2), dot));
+  return s < T(0) ? T(0) : s;
+}
+
+template <class T>
+TL_HD T cosine_from_dot(T xn, T yn, T dot) {
+  const T nx = xn == T(0) ? T(1) : num::sqrt(xn);
+  const T ny = yn == T(0) ? T(1) : num::sqrt(yn);
+  const T d = num::sub(T(1), num::div(dot, num::mul(nx, ny)));
+  return d < T(0) ? T(0) : (d > T(2) ? T(2) : d);
+}
+
+// The ranking value of a pair (smaller is nearer): from the accumulator and,
+// for dot metrics, the squared norms.
+template <class T>
+TL_HD T rank_value(MetricKind k, T acc, T xn, T yn) {
+  switch (k) {
+    case MetricKind::Euclidean:
+    case MetricKind::SqEuclidean: return sq_from_dot(xn, yn, acc);
+    case MetricKind::Cosine: return cosine_from_dot(xn, yn, acc);
+    default: return acc;
+  }
+}
+
+// The reported distance from the ranking value (monotone non-decreasing).
+template <class T>
+TL_HD T output_value(MetricKind k, T r, T p) {
+  switch (k) {
+    case MetricKind::Euclidean: return num::sqrt(r);
+    case MetricKind::Minkowski: return lp_pow(r, num::div(T(1), p));
+    default: return r;
+  }
+}
+
+// The project's value order (core/ties.hpp: NaN last, -0 == +0); (value,
+// index) pairs compare lexicographically, so the nearest of any set of
+// candidates is unique and does not depend on the order in which candidates
+// are examined.
+template <class T>
+TL_HD bool value_less(T a, T b) {
+  return ties::value_less(a, b);
+}
+template <class T>
+TL_HD bool nearer(T a, std::int64_t ia, T b, std::int64_t ib) {
+  return ties::argmin_better(a, ia, b, ib);
+}
+
+// Sentinel of an empty neighbour slot, (NaN, kNoIndex): loses to every real
+// candidate, a NaN distance included.
+inline constexpr std::int64_t kNoIndex = INT64_MAX;
+template <class T>
+TL_HD T empty_value() {
+  return num::quiet_nan(T(0));
+}
+
+}  // namespace tl::dist

@@ -1,0 +1,255 @@
+// CPU backend of pairwise distances and brute-force nearest neighbours.
+#include "neighbors/distance/distance_impl.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "twinlearn/core/parallel.hpp"
+
+// The hot loop is compiled twice, for baseline x86-64 and for x86-64-v3 (AVX2
+// + FMA), and the loader picks what the CPU supports. Both clones give the
+// same bits: fma is correctly rounded as a libm call or as an instruction,
+// and -ffp-contract=off keeps the compiler from fusing anything else.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define TL_DIST_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TL_DIST_CPU_CLONES
+#endif
+
+namespace tl::detail {
+namespace {
+
+using dist::Family;
+
+// Four left-hand rows at a time share each panel load; one row for the rest.
+template <class T, Family F>
+TL_DIST_CPU_CLONES void accumulate_block_t(const T* __restrict x, std::int64_t ldx, std::int64_t nr,
+                                           const T* __restrict panel, std::int64_t NB, std::int64_t d, T p,
+                                           T* __restrict acc) {
+  using S = dist::Step<T, F>;
+  std::int64_t r = 0;
+  for (; r + 4 <= nr; r += 4) {
+    T* __restrict a0 = acc + (r + 0) * NB;
+    T* __restrict a1 = acc + (r + 1) * NB;
+    T* __restrict a2 = acc + (r + 2) * NB;
+    T* __restrict a3 = acc + (r + 3) * NB;
+    for (std::int64_t j = 0; j < NB; ++j) a0[j] = a1[j] = a2[j] = a3[j] = T(0);
+    const T* x0 = x + (r + 0) * ldx;
+    const T* x1 = x + (r + 1) * ldx;
+    const T* x2 = x + (r + 2) * ldx;
+    const T* x3 = x + (r + 3) * ldx;
+    for (std::int64_t f = 0; f < d; ++f) {
+      const T* __restrict y = panel + f * NB;
+      const T v0 = x0[f], v1 = x1[f], v2 = x2[f], v3 = x3[f];
+      for (std::int64_t j = 0; j < NB; ++j) {
+        const T yj = y[j];
+        a0[j] = S::apply(v0, yj, a0[j], p);
+        a1[j] = S::apply(v1, yj, a1[j], p);
+        a2[j] = S::apply(v2, yj, a2[j], p);
+        a3[j] = S::apply(v3, yj, a3[j], p);
+      }
+    }
+  }
+  for (; r < nr; ++r) {
+    T* __restrict a0 = acc + r * NB;
+    for (std::int64_t j = 0; j < NB; ++j) a0[j] = T(0);
+    const T* x0 = x + r * ldx;
+    for (std::int64_t f = 0; f < d; ++f) {
+      const T* __restrict y = panel + f * NB;
+      const T v0 = x0[f];
+      for (std::int64_t j = 0; j < NB; ++j) a0[j] = S::apply(v0, y[j], a0[j], p);
+    }
+  }
+}
+
+template <class T>
+void check_host_rows(MatrixView<const T> m, const char* name) {
+  TL_REQUIRE(m.on_host(), ValueError, name, ": the CPU backend needs host arrays");
+  TL_REQUIRE(m.col_stride == 1 || m.cols <= 1, ValueError, name, ": rows must have unit stride");
+}
+
+}  // namespace
+
+template <class T>
+void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
+                      std::int64_t width, std::int64_t d, T p, T* acc) {
+  switch (fam) {
+    case Family::Dot: return accumulate_block_t<T, Family::Dot>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::L2: return accumulate_block_t<T, Family::L2>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::L1: return accumulate_block_t<T, Family::L1>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::Linf: return accumulate_block_t<T, Family::Linf>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::Lp: return accumulate_block_t<T, Family::Lp>(x, ldx, nr, panel, width, d, p, acc);
+  }
+}
+
+template <class T>
+TL_DIST_CPU_CLONES void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = dist::sqnorm(x + i * ldx, d);
+}
+template <class T>
+TL_DIST_CPU_CLONES void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = dist::accumulate<T, Family::Dot>(x + i * ldx, c, d, T(0));
+}
+template <class T>
+TL_DIST_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d,
+                                    const std::int32_t* labels, const T* centers, T* out) {
+  for (std::int64_t i = 0; i < n; ++i)
+    out[i] = dist::accumulate<T, Family::L2>(x + i * ldx, centers + static_cast<std::int64_t>(labels[i]) * d, d, T(0));
+}
+
+template <class T>
+void row_sqnorms_cpu(const Context& ctx, MatrixView<const T> X, T* out) {
+  check_host_rows(X, "X");
+  const std::int64_t nb = (X.rows + 1023) / 1024;
+  parallel_for(ctx, nb, [&](std::int64_t b) {
+    const std::int64_t r0 = b * 1024, r1 = std::min(X.rows, (b + 1) * 1024);
+    sqnorms_rows(X.data + r0 * X.row_stride, X.row_stride, r1 - r0, X.cols, out + r0);
+  });
+}
+
+template <class T>
+PackedPanels<T> pack_panels(const Context& ctx, MatrixView<const T> Y, bool with_norms) {
+  check_host_rows(Y, "Y");
+  PackedPanels<T> P;
+  P.n = Y.rows;
+  P.d = Y.cols;
+  P.width = std::min(kPanel, std::max<std::int64_t>(8, (Y.rows + 7) / 8 * 8));
+  P.npanels = (Y.rows + P.width - 1) / P.width;
+  P.data.assign(static_cast<std::size_t>(P.npanels * P.d * P.width), T(0));
+  parallel_for(ctx, P.npanels, [&](std::int64_t q) {
+    T* out = P.data.data() + q * P.d * P.width;
+    const std::int64_t rows = P.rows_in(q);
+    for (std::int64_t j = 0; j < rows; ++j) {
+      const T* row = Y.data + (q * P.width + j) * Y.row_stride;
+      for (std::int64_t f = 0; f < P.d; ++f) out[f * P.width + j] = row[f];
+    }
+  });
+  if (with_norms) {
+    P.norms.resize(static_cast<std::size_t>(P.n));
+    row_sqnorms_cpu(ctx, Y, P.norms.data());
+  }
+  return P;
+}
+
+namespace {
+template <class T>
+void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPanels<T>& P, Metric metric,
+                     MatrixView<T> out) {
+  const bool norms = dist::needs_norms(metric);
+  const Family fam = dist::family_of(metric);
+  const T p = static_cast<T>(metric.p);
+  const std::int64_t d = X.cols, nblocks = (X.rows + kRowBlock - 1) / kRowBlock;
+  parallel_for(ctx, nblocks, [&](std::int64_t b) {
+    const std::int64_t r0 = b * kRowBlock, nr = std::min(kRowBlock, X.rows - r0);
+    std::vector<T> acc(static_cast<std::size_t>(kRowBlock * kPanel));
+    T xn[kRowBlock];
+    if (norms) sqnorms_rows(X.data + r0 * X.row_stride, X.row_stride, nr, d, xn);
+    for (std::int64_t q = 0; q < P.npanels; ++q) {
+      accumulate_block(fam, X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
+      const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
+      for (std::int64_t r = 0; r < nr; ++r)
+        for (std::int64_t j = 0; j < nc; ++j) {
+          const T a = acc[r * P.width + j];
+          const T rv = norms ? dist::rank_value(metric.kind, a, xn[r], P.norms[c0 + j]) : a;
+          out(r0 + r, c0 + j) = num::canonical(dist::output_value(metric.kind, rv, p));
+        }
+    }
+  });
+}
+}  // namespace
+
+template <class T>
+void pairwise_distances_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
+                            MatrixView<T> out) {
+  check_host_rows(X, "X");
+  TL_REQUIRE(out.on_host(), ValueError, "out: the CPU backend needs host arrays");
+  pairwise_packed(ctx, X, pack_panels(ctx, Y, dist::needs_norms(metric)), metric, out);
+}
+
+template <class T>
+void distance_blocks_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                         DistanceBlockSink<T> sink, void* state) {
+  check_host_rows(queries, "X");
+  const PackedPanels<T> P = pack_panels(ctx, index, dist::needs_norms(metric));
+  const std::int64_t m = queries.rows, n = index.rows;
+  const std::int64_t rb = std::min(std::max<std::int64_t>(1, m), std::max<std::int64_t>(kRowBlock, (std::int64_t(16) << 20) / std::max<std::int64_t>(n, 1)));
+  std::vector<T> buf(static_cast<std::size_t>(rb * n));
+  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
+    const std::int64_t rows = std::min(rb, m - r0);
+    MatrixView<const T> Xb(queries.data + r0 * queries.row_stride, rows, queries.cols, queries.row_stride, 1,
+                           queries.device);
+    pairwise_packed(ctx, Xb, P, metric, MatrixView<T>(buf.data(), rows, n));
+    sink(state, r0, rows, buf.data());
+  }
+}
+
+template <class T>
+void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                    std::int64_t k, T* dist_out, std::int64_t* ind_out) {
+  check_host_rows(queries, "X");
+  const bool norms = dist::needs_norms(metric);
+  const Family fam = dist::family_of(metric);
+  const T p = static_cast<T>(metric.p);
+  const PackedPanels<T> P = pack_panels(ctx, index, norms);
+  const std::int64_t d = queries.cols, m = queries.rows, nblocks = (m + kRowBlock - 1) / kRowBlock;
+  struct Cand {
+    T v;
+    std::int64_t i;
+  };
+  // Heap order: the farthest candidate on top.
+  auto nearer = [](const Cand& a, const Cand& b) { return dist::nearer(a.v, a.i, b.v, b.i); };
+  parallel_for(ctx, nblocks, [&](std::int64_t b) {
+    const std::int64_t r0 = b * kRowBlock, nr = std::min(kRowBlock, m - r0);
+    std::vector<T> acc(static_cast<std::size_t>(kRowBlock * kPanel));
+    std::vector<std::vector<Cand>> heaps(static_cast<std::size_t>(nr));
+    for (auto& h : heaps) h.assign(static_cast<std::size_t>(k), Cand{dist::empty_value<T>(), dist::kNoIndex});
+    T xn[kRowBlock];
+    if (norms) sqnorms_rows(queries.data + r0 * queries.row_stride, queries.row_stride, nr, d, xn);
+    for (std::int64_t q = 0; q < P.npanels; ++q) {
+      accumulate_block(fam, queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), P.width, d,
+                       p, acc.data());
+      const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
+      for (std::int64_t r = 0; r < nr; ++r) {
+        auto& h = heaps[r];
+        for (std::int64_t j = 0; j < nc; ++j) {
+          const T a = acc[r * P.width + j];
+          const Cand c{norms ? dist::rank_value(metric.kind, a, xn[r], P.norms[c0 + j]) : a, c0 + j};
+          if (nearer(c, h.front())) {
+            std::pop_heap(h.begin(), h.end(), nearer);
+            h.back() = c;
+            std::push_heap(h.begin(), h.end(), nearer);
+          }
+        }
+      }
+    }
+    for (std::int64_t r = 0; r < nr; ++r) {
+      auto& h = heaps[r];
+      std::sort_heap(h.begin(), h.end(), nearer);
+      for (std::int64_t t = 0; t < k; ++t) {
+        dist_out[(r0 + r) * k + t] = num::canonical(dist::output_value(metric.kind, h[t].v, p));
+        ind_out[(r0 + r) * k + t] = h[t].i;
+      }
+    }
+  });
+}
+
+#define TL_INST(T)                                                                                               \
+  template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
+                                    std::int64_t, T, T*);                                                        \
+  template void row_sqnorms_cpu<T>(const Context&, MatrixView<const T>, T*);                                     \
+  template void sqnorms_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);                         \
+  template void dot_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const T*, T*);                   \
+  template void sqdiff_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const std::int32_t*, const T*, \
+                               T*);                                                                              \
+  template PackedPanels<T> pack_panels<T>(const Context&, MatrixView<const T>, bool);                            \
+  template void pairwise_distances_cpu<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \
+                                          MatrixView<T>);                                                        \
+  template void knn_search_cpu<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric, std::int64_t,  \
+                                  T*, std::int64_t*);                                                      \
+  template void distance_blocks_cpu<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,           \
+                                       DistanceBlockSink<T>, void*);
+TL_INST(float)
+TL_INST(double)
+#undef TL_INST
+
+}  // namespace tl::detail

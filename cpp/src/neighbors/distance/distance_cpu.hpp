@@ -1,0 +1,67 @@
+// CPU building blocks of the distance kernels, shared by pairwise distances,
+// nearest neighbours and KMeans.
+//
+// The right-hand rows Y are packed once, transposed, in panels of `width`
+// rows (kPanel, or fewer for a small Y; panel q holds Y[q*width + j, f] at
+// data[q*d*width + f*width + j], zero past the last row). accumulate_block then runs, for a few left-hand rows at
+// a time, acc[r][j] = step(x[r][f], panel[f][j], acc[r][j]) for f = 0..d-1 in
+// increasing order: the vector lanes run across j (different pairs), never
+// across f, so every pair's accumulator is the one chain of distance.hpp.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "neighbors/distance/distance_common.hpp"
+#include "twinlearn/core/array.hpp"
+#include "twinlearn/core/context.hpp"
+
+namespace tl::detail {
+
+inline constexpr std::int64_t kPanel = 256;  // right-hand rows per packed panel
+inline constexpr std::int64_t kRowBlock = 32;  // left-hand rows per task
+
+template <class T>
+struct PackedPanels {
+  std::int64_t n = 0, d = 0, npanels = 0, width = kPanel;
+  std::vector<T> data;   // npanels * d * width
+  std::vector<T> norms;  // n squared norms (dot metrics), else empty
+  const T* panel(std::int64_t q) const { return data.data() + q * d * width; }
+  std::int64_t rows_in(std::int64_t q) const { return std::min(width, n - q * width); }
+};
+
+// Packs Y (host, unit column stride). Computes the squared norms when asked.
+template <class T>
+PackedPanels<T> pack_panels(const Context& ctx, MatrixView<const T> Y, bool with_norms);
+
+// acc[r * width + j] = accumulator of (x row r, panel row j) for r < nr,
+// j < width; x row r at x + r * ldx (unit stride), d features.
+template <class T>
+void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
+                      std::int64_t width, std::int64_t d, T p, T* acc);
+
+// Row loops with fma chains, compiled for x86-64-v3 as well as baseline
+// x86-64 (where std::fma is a library call): out[i] for rows i < n of x (row
+// stride ldx, d features).
+//   sqnorms_rows:  sqnorm(x_i)
+//   dot_rows:      the dot chain of x_i with c
+//   sqdiff_rows:   sum_f (x_if - c_{labels[i], f})^2 as one fma chain (centers: k x d)
+template <class T>
+void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out);
+template <class T>
+void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out);
+template <class T>
+void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const std::int32_t* labels,
+                 const T* centers, T* out);
+
+// Squared norms of the rows of X (host), n entries.
+template <class T>
+void row_sqnorms_cpu(const Context& ctx, MatrixView<const T> X, T* out);
+
+template <class T>
+void pairwise_distances_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
+                            MatrixView<T> out);
+template <class T>
+void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                    std::int64_t k, T* dist, std::int64_t* ind);
+
+}  // namespace tl::detail

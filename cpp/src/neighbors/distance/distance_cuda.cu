@@ -1,0 +1,443 @@
+// CUDA backend of pairwise distances and brute-force nearest neighbours.
+#include <algorithm>
+#include <vector>
+
+#include "neighbors/distance/distance_impl.hpp"
+#include "neighbors/distance/distance_tile.cuh"
+
+namespace tl::detail {
+namespace {
+
+using dist::Family;
+using tile::Cfg;
+using tile::Smem;
+
+int sm_count(int dev) {
+  int sms = 0;
+  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return sms > 0 ? sms : 1;
+}
+
+// ---------------------------------------------------------------------------
+// Pairwise distances
+// ---------------------------------------------------------------------------
+
+// Block b computes the tile (row tile b / ncol_tiles, column tile b %
+// ncol_tiles) of out (m x n, row stride ldo, device memory); threads as in
+// distance_tile.cuh, each writing its TM x TN distances.
+template <class T, Family F>
+__global__ void __launch_bounds__(tile::kThreads)
+    pairwise_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t m, const T* __restrict__ Y,
+                    const T* __restrict__ yn, std::int64_t n, std::int64_t d, MetricKind kind, T p,
+                    std::int64_t ncol_tiles, T* __restrict__ out, std::int64_t ldo) {
+  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN, TM = Cfg<T>::TM, TN = Cfg<T>::TN;
+  __shared__ Smem<T> s;
+  const std::int64_t row0 = (static_cast<std::int64_t>(blockIdx.x) / ncol_tiles) * BM;
+  const std::int64_t col0 = (static_cast<std::int64_t>(blockIdx.x) % ncol_tiles) * BN;
+  T acc[TM][TN];
+  tile::compute_tile<T, F>(X, m, Y, n, d, row0, col0, p, s, acc);
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const std::int64_t r = row0 + ty * TM + i;
+    if (r >= m) continue;
+    const T xr = xn ? xn[r] : T(0);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const std::int64_t c = col0 + tx * TN + j;
+      if (c >= n) continue;
+      const T rv = xn ? dist::rank_value(kind, acc[i][j], xr, yn[c]) : acc[i][j];
+      out[r * ldo + c] = num::canonical(dist::output_value(kind, rv, p));
+    }
+  }
+}
+
+// Launches pairwise_kernel for X (m rows) against Y (n rows), all on the device.
+template <class T>
+void launch_pairwise(const T* X, const T* xn, std::int64_t m, const T* Y, const T* yn, std::int64_t n,
+                     std::int64_t d, Metric metric, T* out, std::int64_t ldo, cudaStream_t stream) {
+  if (m == 0 || n == 0) return;
+  const std::int64_t rt = (m + Cfg<T>::BM - 1) / Cfg<T>::BM, ct = (n + Cfg<T>::BN - 1) / Cfg<T>::BN;
+  const unsigned grid = static_cast<unsigned>(rt * ct);
+  const T p = static_cast<T>(metric.p);
+  switch (dist::family_of(metric)) {
+    case Family::Dot:
+      pairwise_kernel<T, Family::Dot><<<grid, tile::kThreads, 0, stream>>>(X, xn, m, Y, yn, n, d, metric.kind, p, ct,
+                                                                           out, ldo);
+      break;
+    case Family::L2:
+      pairwise_kernel<T, Family::L2><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
+                                                                          metric.kind, p, ct, out, ldo);
+      break;
+    case Family::L1:
+      pairwise_kernel<T, Family::L1><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
+                                                                          metric.kind, p, ct, out, ldo);
+      break;
+    case Family::Linf:
+      pairwise_kernel<T, Family::Linf><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
+                                                                            metric.kind, p, ct, out, ldo);
+      break;
+    case Family::Lp:
+      pairwise_kernel<T, Family::Lp><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
+                                                                          metric.kind, p, ct, out, ldo);
+      break;
+  }
+  TL_CUDA_CHECK_LAUNCH("pairwise_kernel");
+}
+
+// Device data of one side: the staged rows and, for dot metrics, their norms.
+template <class T>
+struct Side {
+  StagedMatrix<T> rows;
+  DeviceBuffer<T> norms;
+  const T* norm_ptr() const { return norms.size() ? norms.data() : nullptr; }
+};
+
+template <class T>
+Side<T> prepare_side(const Context& ctx, MatrixView<const T> A, bool with_norms) {
+  Side<T> s;
+  s.rows = stage_to_device(ctx, A);
+  if (with_norms && A.rows > 0) {
+    s.norms = DeviceBuffer<T>(static_cast<std::size_t>(A.rows), ctx.device().id);
+    tile::row_sqnorms(s.rows.view.data, A.rows, A.cols, s.norms.data(), tl_stream(ctx));
+  }
+  return s;
+}
+
+// Rows of X per batch when the output goes through a device buffer: about
+// 64M entries at a time, whole row tiles.
+template <class T>
+std::int64_t batch_rows(std::int64_t m, std::int64_t n) {
+  const std::int64_t budget = std::int64_t(64) << 20;
+  std::int64_t rows = std::max<std::int64_t>(Cfg<T>::BM, budget / std::max<std::int64_t>(n, 1));
+  rows = rows / Cfg<T>::BM * Cfg<T>::BM;
+  return std::min(rows, std::max<std::int64_t>(m, 1));
+}
+
+// ---------------------------------------------------------------------------
+// Nearest neighbours
+// ---------------------------------------------------------------------------
+
+// k nearest of a tile of queries within one split of the index, kept in a
+// sorted list per (query, split) in global memory. Block (blockIdx.x,
+// blockIdx.y) = (query tile, index split): it walks the index tiles of its
+// split in order; after each tile's ranking values are in shared memory, warp
+// w filters queries w, w + 8, ... of the tile: lanes test 32 candidates at a
+// time against the list's current worst entry, and each passing candidate is
+// inserted by the whole warp (insert_sorted). The lists end up holding the k
+// lexicographically smallest (value, index) pairs of the split, a set that
+// does not depend on the order of insertion.
+template <class T>
+__device__ __forceinline__ void insert_sorted(T* __restrict__ lv, std::int64_t* __restrict__ li, std::int64_t k,
+                                              T cv, std::int64_t ci, T& wv, std::int64_t& wi) {
+  if (!dist::nearer(cv, ci, wv, wi)) return;
+  const int lane = threadIdx.x % 32;
+  unsigned cnt = 0;
+  for (std::int64_t e = lane; e < k; e += 32) cnt += dist::nearer(lv[e], li[e], cv, ci) ? 1u : 0u;
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) cnt += __shfl_xor_sync(0xffffffffu, cnt, o);
+  const std::int64_t pos = cnt;
+  // Shift [pos, k-2] to [pos+1, k-1], from the top down, 32 entries a round.
+  for (std::int64_t hi = k - 1; hi > pos; hi -= 32) {
+    const std::int64_t e = hi - lane;
+    const bool act = e > pos;
+    T tv{};
+    std::int64_t ti = 0;
+    if (act) {
+      tv = lv[e - 1];
+      ti = li[e - 1];
+    }
+    __syncwarp();
+    if (act) {
+      lv[e] = tv;
+      li[e] = ti;
+    }
+    __syncwarp();
+  }
+  if (lane == 0) {
+    lv[pos] = cv;
+    li[pos] = ci;
+  }
+  __syncwarp();
+  wv = lv[k - 1];
+  wi = li[k - 1];
+  __syncwarp();
+}
+
+template <class T, Family F>
+__global__ void __launch_bounds__(tile::kThreads)
+    knn_split_kernel(const T* __restrict__ Q, const T* __restrict__ qn, std::int64_t m, const T* __restrict__ Y,
+                     const T* __restrict__ yn, std::int64_t n, std::int64_t d, MetricKind kind, T p, std::int64_t k,
+                     std::int64_t tiles_per_split, int nsplit, T* __restrict__ list_v,
+                     std::int64_t* __restrict__ list_i) {
+  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN, TM = Cfg<T>::TM, TN = Cfg<T>::TN;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Smem<T>& s = *reinterpret_cast<Smem<T>*>(smem_raw);
+  T(*dt)[BN + 1] = reinterpret_cast<T(*)[BN + 1]>(smem_raw + sizeof(Smem<T>));
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BM;
+  const int split = blockIdx.y;
+  const std::int64_t ntiles = (n + BN - 1) / BN;
+  const std::int64_t t0 = split * tiles_per_split, t1 = min(ntiles, t0 + tiles_per_split);
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T acc[TM][TN];
+  for (std::int64_t t = t0; t < t1; ++t) {
+    const std::int64_t col0 = t * BN;
+    tile::compute_tile<T, F>(Q, m, Y, n, d, row0, col0, p, s, acc);
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const std::int64_t r = min(row0 + ty * TM + i, m - 1);
+      const T xr = qn ? qn[r] : T(0);
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const std::int64_t c = min(col0 + tx * TN + j, n - 1);
+        dt[ty * TM + i][tx * TN + j] = qn ? dist::rank_value(kind, acc[i][j], xr, yn[c]) : acc[i][j];
+      }
+    }
+    __syncthreads();
+    for (int qq = warp; qq < BM; qq += tile::kThreads / 32) {
+      const std::int64_t r = row0 + qq;
+      if (r >= m) break;
+      T* lv = list_v + (r * nsplit + split) * k;
+      std::int64_t* li = list_i + (r * nsplit + split) * k;
+      T wv = lv[k - 1];
+      std::int64_t wi = li[k - 1];
+      for (int j0 = 0; j0 < BN; j0 += 32) {
+        const std::int64_t c = col0 + j0 + lane;
+        const T v = dt[qq][j0 + lane];
+        const bool pass = c < n && dist::nearer(v, c, wv, wi);
+        unsigned ball = __ballot_sync(0xffffffffu, pass);
+        while (ball) {
+          const int src = __ffs(ball) - 1;
+          ball &= ball - 1;
+          const T cv = __shfl_sync(0xffffffffu, v, src);
+          const std::int64_t ci = __shfl_sync(0xffffffffu, c, src);
+          insert_sorted(lv, li, k, cv, ci, wv, wi);
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Fills every list slot with the empty sentinel. One thread per slot.
+template <class T>
+__global__ void fill_lists_kernel(T* __restrict__ lv, std::int64_t* __restrict__ li, std::int64_t total) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < total) {
+    lv[i] = dist::empty_value<T>();
+    li[i] = dist::kNoIndex;
+  }
+}
+
+// One thread per query: merges its nsplit sorted lists, taking the k
+// smallest (value, index) pairs, and writes the reported distances.
+template <class T>
+__global__ void merge_lists_kernel(const T* __restrict__ lv, const std::int64_t* __restrict__ li, std::int64_t m,
+                                   int nsplit, std::int64_t k, MetricKind kind, T p, T* __restrict__ dist_out,
+                                   std::int64_t* __restrict__ ind_out) {
+  const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  constexpr int kMaxSplit = 64;
+  std::int64_t head[kMaxSplit];
+  for (int s = 0; s < nsplit; ++s) head[s] = 0;
+  const T* v = lv + r * nsplit * k;
+  const std::int64_t* ix = li + r * nsplit * k;
+  for (std::int64_t t = 0; t < k; ++t) {
+    int best = -1;
+    T bv = dist::empty_value<T>();
+    std::int64_t bi = dist::kNoIndex;
+    for (int s = 0; s < nsplit; ++s) {
+      if (head[s] >= k) continue;
+      const T cv = v[s * k + head[s]];
+      const std::int64_t ci = ix[s * k + head[s]];
+      if (best < 0 || dist::nearer(cv, ci, bv, bi)) {
+        best = s;
+        bv = cv;
+        bi = ci;
+      }
+    }
+    ++head[best];
+    dist_out[r * k + t] = num::canonical(dist::output_value(kind, bv, p));
+    ind_out[r * k + t] = bi;
+  }
+}
+
+template <class T>
+std::size_t knn_smem_bytes() {
+  return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * (Cfg<T>::BN + 1);
+}
+
+// Blocks of knn_split_kernel resident per SM for this metric's instantiation.
+template <class T, Family F>
+int knn_occupancy() {
+  const std::size_t bytes = knn_smem_bytes<T>();
+  TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  int blocks = 0;
+  TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, knn_split_kernel<T, F>, tile::kThreads, bytes));
+  return blocks > 0 ? blocks : 1;
+}
+
+template <class T>
+int knn_blocks_per_sm(const Metric& metric) {
+  switch (dist::family_of(metric)) {
+    case Family::Dot: return knn_occupancy<T, Family::Dot>();
+    case Family::L2: return knn_occupancy<T, Family::L2>();
+    case Family::L1: return knn_occupancy<T, Family::L1>();
+    case Family::Linf: return knn_occupancy<T, Family::Linf>();
+    case Family::Lp: return knn_occupancy<T, Family::Lp>();
+  }
+  return 1;
+}
+
+template <class T, Family F>
+void launch_knn_split(dim3 grid, cudaStream_t stream, const T* Q, const T* qn, std::int64_t m, const T* Y,
+                      const T* yn, std::int64_t n, std::int64_t d, Metric metric, std::int64_t k,
+                      std::int64_t tiles_per_split, int nsplit, T* lv, std::int64_t* li) {
+  const std::size_t bytes = knn_smem_bytes<T>();
+  TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  knn_split_kernel<T, F><<<grid, tile::kThreads, bytes, stream>>>(Q, qn, m, Y, yn, n, d, metric.kind,
+                                                                  static_cast<T>(metric.p), k, tiles_per_split,
+                                                                  nsplit, lv, li);
+  TL_CUDA_CHECK_LAUNCH("knn_split_kernel");
+}
+
+}  // namespace
+
+template <class T>
+void pairwise_distances_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
+                             MatrixView<T> out) {
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  const bool norms = dist::needs_norms(metric);
+  Side<T> xs = prepare_side(ctx, X, norms);
+  Side<T> ys = prepare_side(ctx, Y, norms);
+  const std::int64_t m = X.rows, n = Y.rows, d = X.cols;
+  if (!out.on_host()) {
+    TL_REQUIRE(out.col_stride == 1, ValueError, "out: a CUDA output needs unit column stride");
+    launch_pairwise(xs.rows.view.data, xs.norm_ptr(), m, ys.rows.view.data, ys.norm_ptr(), n, d, metric, out.data,
+                    out.row_stride, stream);
+    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
+  const std::int64_t rb = batch_rows<T>(m, n);
+  DeviceBuffer<T> buf(static_cast<std::size_t>(rb * n), dev);
+  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
+    const std::int64_t rows = std::min(rb, m - r0);
+    launch_pairwise(xs.rows.view.data + r0 * d, xs.norm_ptr() ? xs.norm_ptr() + r0 : nullptr, rows,
+                    ys.rows.view.data, ys.norm_ptr(), n, d, metric, buf.data(), n, stream);
+    TL_CUDA_CHECK(cudaMemcpy2DAsync(out.data + r0 * out.row_stride, sizeof(T) * out.row_stride, buf.data(),
+                                    sizeof(T) * n, sizeof(T) * n, rows, cudaMemcpyDeviceToHost, stream));
+  }
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+template <class T>
+void distance_blocks_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                          DistanceBlockSink<T> sink, void* state) {
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  const bool norms = dist::needs_norms(metric);
+  Side<T> xs = prepare_side(ctx, queries, norms);
+  Side<T> ys = prepare_side(ctx, index, norms);
+  const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
+  const std::int64_t rb = batch_rows<T>(m, n);
+  DeviceBuffer<T> buf(static_cast<std::size_t>(rb * n), dev);
+  std::vector<T> host(static_cast<std::size_t>(rb * n));
+  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
+    const std::int64_t rows = std::min(rb, m - r0);
+    launch_pairwise(xs.rows.view.data + r0 * d, xs.norm_ptr() ? xs.norm_ptr() + r0 : nullptr, rows,
+                    ys.rows.view.data, ys.norm_ptr(), n, d, metric, buf.data(), n, stream);
+    TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), buf.data(), sizeof(T) * rows * n, cudaMemcpyDeviceToHost, stream));
+    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    sink(state, r0, rows, host.data());
+  }
+}
+
+template <class T>
+void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                     std::int64_t k, T* dist_out, std::int64_t* ind_out) {
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  const bool norms = dist::needs_norms(metric);
+  Side<T> qs = prepare_side(ctx, queries, norms);
+  Side<T> ys = prepare_side(ctx, index, norms);
+  const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
+  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN;
+  const std::int64_t ntiles = (n + BN - 1) / BN;
+  // Splits of the index so that the grid fills the GPU about four times over
+  // with a short last wave (blocks in flight from the occupancy calculator);
+  // the result does not depend on the split (see knn_split_kernel).
+  const std::int64_t qtiles_all = (m + BM - 1) / BM;
+  const std::int64_t slots = static_cast<std::int64_t>(sm_count(dev)) * knn_blocks_per_sm<T>(metric);
+  std::int64_t nsplit = std::max<std::int64_t>(1, slots * 4 / qtiles_all);
+  nsplit = std::min<std::int64_t>({nsplit, ntiles, k > 256 ? 16 : 64});
+  const std::int64_t tiles_per_split = (ntiles + nsplit - 1) / nsplit;
+  nsplit = (ntiles + tiles_per_split - 1) / tiles_per_split;
+  // Queries per batch: the lists take at most about 512 MiB.
+  const std::int64_t per_query = nsplit * k * static_cast<std::int64_t>(sizeof(T) + sizeof(std::int64_t));
+  std::int64_t mb = std::max<std::int64_t>(BM, (std::int64_t(512) << 20) / per_query / BM * BM);
+  mb = std::min(mb, m);
+  DeviceBuffer<T> lv(static_cast<std::size_t>(mb * nsplit * k), dev);
+  DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(mb * nsplit * k), dev);
+  DeviceBuffer<T> dv(static_cast<std::size_t>(mb * k), dev);
+  DeviceBuffer<std::int64_t> iv(static_cast<std::size_t>(mb * k), dev);
+  for (std::int64_t q0 = 0; q0 < m; q0 += mb) {
+    const std::int64_t rows = std::min(mb, m - q0);
+    const std::int64_t total = rows * nsplit * k;
+    fill_lists_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(lv.data(), li.data(), total);
+    TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
+    const dim3 grid(static_cast<unsigned>((rows + BM - 1) / BM), static_cast<unsigned>(nsplit));
+    const T* Q = qs.rows.view.data + q0 * d;
+    const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
+    const T* Y = ys.rows.view.data;
+    switch (dist::family_of(metric)) {
+      case Family::Dot:
+        launch_knn_split<T, Family::Dot>(grid, stream, Q, qn, rows, Y, ys.norm_ptr(), n, d, metric, k,
+                                         tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+      case Family::L2:
+        launch_knn_split<T, Family::L2>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
+                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+      case Family::L1:
+        launch_knn_split<T, Family::L1>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
+                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+      case Family::Linf:
+        launch_knn_split<T, Family::Linf>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
+                                          tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+      case Family::Lp:
+        launch_knn_split<T, Family::Lp>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
+                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        break;
+    }
+    merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+        lv.data(), li.data(), rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv.data(),
+        iv.data());
+    TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
+    TL_CUDA_CHECK(
+        cudaMemcpyAsync(dist_out + q0 * k, dv.data(), sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));
+    TL_CUDA_CHECK(cudaMemcpyAsync(ind_out + q0 * k, iv.data(), sizeof(std::int64_t) * rows * k,
+                                  cudaMemcpyDeviceToHost, stream));
+  }
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+#define TL_INST(T)                                                                                                \
+  template void pairwise_distances_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \
+                                           MatrixView<T>);                                                        \
+  template void knn_search_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric, std::int64_t,  \
+                                   T*, std::int64_t*);                                                            \
+  template void distance_blocks_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,           \
+                                        DistanceBlockSink<T>, void*);
+TL_INST(float)
+TL_INST(double)
+#undef TL_INST
+
+}  // namespace tl::detail

@@ -1,0 +1,198 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "../test_util.hpp"
+#include "neighbors/distance/distance_common.hpp"
+#include "twinlearn/neighbors/distance.hpp"
+
+namespace {
+
+tl::Context ctx_on(tl::Device dev, int threads = 0) { return tl::Context(dev, threads, tl::NumericMode::Identical, 0); }
+tl::Context cpu(int threads = 0) { return ctx_on(tl::Device{}, threads); }
+tl::Context gpu() { return ctx_on(tl::Device{tl::DeviceKind::CUDA, 0}); }
+
+template <class T>
+std::vector<T> random_matrix(std::int64_t n, std::int64_t d, std::uint64_t seed, double offset = 0.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd;
+  std::vector<T> v(static_cast<std::size_t>(n * d));
+  for (auto& x : v) x = static_cast<T>(nd(rng) * (rng() % 5 == 0 ? 30.0 : 1.0) + offset);
+  return v;
+}
+
+// The spelled-out definition of distance.hpp, one pair at a time.
+template <class T>
+T reference_distance(const T* x, const T* y, std::int64_t d, tl::Metric m) {
+  using namespace tl::dist;
+  const T p = static_cast<T>(m.p);
+  switch (family_of(m)) {
+    case Family::Dot: {
+      const T acc = accumulate<T, Family::Dot>(x, y, d, p);
+      return output_value(m.kind, rank_value(m.kind, acc, sqnorm(x, d), sqnorm(y, d)), p);
+    }
+    case Family::L2: return output_value(m.kind, accumulate<T, Family::L2>(x, y, d, p), p);
+    case Family::L1: return output_value(m.kind, accumulate<T, Family::L1>(x, y, d, p), p);
+    case Family::Linf: return output_value(m.kind, accumulate<T, Family::Linf>(x, y, d, p), p);
+    case Family::Lp: return output_value(m.kind, accumulate<T, Family::Lp>(x, y, d, p), p);
+  }
+  return T(0);
+}
+
+std::vector<tl::Metric> all_metrics() {
+  std::vector<tl::Metric> ms;
+  for (const char* n : {"euclidean", "sqeuclidean", "manhattan", "cosine", "chebyshev"}) ms.push_back(tl::parse_metric(n, 2));
+  ms.push_back(tl::parse_metric("minkowski", 3.0));
+  tl::Metric direct = tl::parse_metric("euclidean", 2);
+  direct.direct = true;
+  ms.push_back(direct);
+  return ms;
+}
+
+template <class T>
+void expect_pairwise_matches_reference() {
+  const std::int64_t m = 45, n = 301, d = 37;  // n spans two CPU panels
+  auto X = random_matrix<T>(m, d, 1), Y = random_matrix<T>(n, d, 2);
+  for (const tl::Metric& mt : all_metrics()) {
+    std::vector<T> out(static_cast<std::size_t>(m * n));
+    tl::pairwise_distances<T>(cpu(3), tl::MatrixView<const T>(X.data(), m, d), tl::MatrixView<const T>(Y.data(), n, d),
+                              mt, tl::MatrixView<T>(out.data(), m, n));
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        ASSERT_TRUE(tltest::same_bits(out[i * n + j], reference_distance(&X[i * d], &Y[j * d], d, mt)))
+            << tl::to_string(mt.kind) << " direct=" << mt.direct << " (" << i << ", " << j << ")";
+  }
+}
+
+}  // namespace
+
+TEST(Distance, PairwiseIsTheSpelledOutChainFloat) { expect_pairwise_matches_reference<float>(); }
+TEST(Distance, PairwiseIsTheSpelledOutChainDouble) { expect_pairwise_matches_reference<double>(); }
+
+// Separating arm for the test above: on its fixture a dot product spelled as
+// separate multiply and add (what a contracting compiler would not produce,
+// and a reordered sum would not either) gives other bits than the fma chain.
+TEST(Distance, FmaChainDiffersFromMulAddOnFixture) {
+  const std::int64_t d = 37;
+  auto X = random_matrix<float>(45, d, 1), Y = random_matrix<float>(301, d, 2);
+  int differ = 0;
+  for (std::int64_t i = 0; i < 45; ++i)
+    for (std::int64_t j = 0; j < 301; ++j) {
+      float chain = 0.f, muladd = 0.f, reversed = 0.f;
+      for (std::int64_t f = 0; f < d; ++f) {
+        chain = std::fma(X[i * d + f], Y[j * d + f], chain);
+        muladd = muladd + X[i * d + f] * Y[j * d + f];
+      }
+      for (std::int64_t f = d - 1; f >= 0; --f) reversed = std::fma(X[i * d + f], Y[j * d + f], reversed);
+      differ += !tltest::same_bits(chain, muladd) && !tltest::same_bits(chain, reversed);
+    }
+  EXPECT_GT(differ, 100);
+}
+
+template <class T>
+void expect_knn_is_sorted_reference(tl::Metric mt, std::int64_t k) {
+  const std::int64_t n = 700, m = 33, d = 6;
+  auto Y = random_matrix<T>(n, d, 3);
+  for (std::int64_t i = 0; i < 100; ++i)  // duplicates: ties broken by index
+    std::copy(&Y[i * d], &Y[i * d] + d, &Y[(n - 1 - i) * d]);
+  auto Q = random_matrix<T>(m, d, 4);
+  std::copy(&Y[5 * d], &Y[5 * d] + d, &Q[0]);
+  std::vector<T> dist(static_cast<std::size_t>(m * k));
+  std::vector<std::int64_t> ind(static_cast<std::size_t>(m * k));
+  tl::knn_search<T>(cpu(2), tl::MatrixView<const T>(Y.data(), n, d), tl::MatrixView<const T>(Q.data(), m, d), mt, k,
+                    dist.data(), ind.data());
+  const T p = static_cast<T>(mt.p);
+  for (std::int64_t q = 0; q < m; ++q) {
+    std::vector<std::pair<T, std::int64_t>> all;
+    for (std::int64_t j = 0; j < n; ++j) {
+      T r;
+      if (tl::dist::family_of(mt) == tl::dist::Family::Dot)
+        r = tl::dist::rank_value(mt.kind, tl::dist::accumulate<T, tl::dist::Family::Dot>(&Q[q * d], &Y[j * d], d, p),
+                                 tl::dist::sqnorm(&Q[q * d], d), tl::dist::sqnorm(&Y[j * d], d));
+      else
+        r = tl::dist::accumulate<T, tl::dist::Family::L1>(&Q[q * d], &Y[j * d], d, p);
+      all.push_back({r, j});
+    }
+    std::sort(all.begin(), all.end());
+    for (std::int64_t t = 0; t < k; ++t) {
+      ASSERT_EQ(ind[q * k + t], all[t].second) << "query " << q << " rank " << t;
+      ASSERT_TRUE(tltest::same_bits(dist[q * k + t], tl::dist::output_value(mt.kind, all[t].first, p)));
+    }
+  }
+}
+
+TEST(Knn, CpuIsTheSortedReferenceWithIndexTies) {
+  expect_knn_is_sorted_reference<double>(tl::parse_metric("euclidean", 2), 9);
+  expect_knn_is_sorted_reference<float>(tl::parse_metric("sqeuclidean", 2), 40);
+  expect_knn_is_sorted_reference<float>(tl::parse_metric("manhattan", 2), 300);
+}
+
+TEST(Knn, BitsDoNotDependOnThreadCount) {
+  const std::int64_t n = 5000, m = 300, d = 17, k = 12;
+  auto Y = random_matrix<float>(n, d, 8), Q = random_matrix<float>(m, d, 9);
+  std::vector<float> d1(m * k), d2(m * k);
+  std::vector<std::int64_t> i1(m * k), i2(m * k);
+  tl::knn_search<float>(cpu(1), {Y.data(), n, d}, {Q.data(), m, d}, tl::parse_metric("cosine", 2), k, d1.data(), i1.data());
+  tl::knn_search<float>(cpu(5), {Y.data(), n, d}, {Q.data(), m, d}, tl::parse_metric("cosine", 2), k, d2.data(), i2.data());
+  EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)));
+  EXPECT_EQ(i1, i2);
+}
+
+TEST(Knn, RejectsBadK) {
+  std::vector<double> Y(10 * 2, 1.0), Q(2, 1.0), dd(11);
+  std::vector<std::int64_t> ii(11);
+  EXPECT_THROW(tl::knn_search<double>(cpu(), {Y.data(), 10, 2}, {Q.data(), 1, 2}, tl::parse_metric("euclidean", 2), 11,
+                                      dd.data(), ii.data()),
+               tl::ValueError);
+  EXPECT_THROW(tl::parse_metric("hamming", 2), tl::ValueError);
+  EXPECT_THROW(tl::parse_metric("minkowski", 0.5), tl::ValueError);
+}
+
+// ---------------------------------------------------------------------------
+// CPU versus CUDA: the same bits (run by the CUDA test binary on a GPU).
+// ---------------------------------------------------------------------------
+template <class T>
+void expect_cpu_gpu_pairwise_identical(std::int64_t m, std::int64_t n, std::int64_t d) {
+  auto X = random_matrix<T>(m, d, 11, 3.0), Y = random_matrix<T>(n, d, 12);
+  for (const tl::Metric& mt : all_metrics()) {
+    std::vector<T> a(static_cast<std::size_t>(m * n)), b(static_cast<std::size_t>(m * n));
+    tl::pairwise_distances<T>(cpu(), {X.data(), m, d}, {Y.data(), n, d}, mt, {a.data(), m, n});
+    tl::pairwise_distances<T>(gpu(), {X.data(), m, d}, {Y.data(), n, d}, mt, {b.data(), m, n});
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(T))) << tl::to_string(mt.kind);
+  }
+}
+
+TEST(DistanceCuda, PairwiseIdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  expect_cpu_gpu_pairwise_identical<float>(300, 517, 37);
+  expect_cpu_gpu_pairwise_identical<double>(129, 65, 70);
+  expect_cpu_gpu_pairwise_identical<float>(1, 1, 1);
+}
+
+template <class T>
+void expect_cpu_gpu_knn_identical(std::int64_t n, std::int64_t m, std::int64_t d, std::int64_t k) {
+  auto Y = random_matrix<T>(n, d, 21), Q = random_matrix<T>(m, d, 22);
+  for (std::int64_t i = 0; i < n / 10; ++i) std::copy(&Y[i * d], &Y[i * d] + d, &Y[(n - 1 - i) * d]);
+  for (const tl::Metric& mt : all_metrics()) {
+    if (mt.direct) continue;
+    std::vector<T> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(m * k));
+    std::vector<std::int64_t> ia(static_cast<std::size_t>(m * k)), ib(static_cast<std::size_t>(m * k));
+    tl::knn_search<T>(cpu(), {Y.data(), n, d}, {Q.data(), m, d}, mt, k, a.data(), ia.data());
+    tl::knn_search<T>(gpu(), {Y.data(), n, d}, {Q.data(), m, d}, mt, k, b.data(), ib.data());
+    EXPECT_EQ(ia, ib) << tl::to_string(mt.kind) << " k=" << k;
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(T))) << tl::to_string(mt.kind);
+  }
+}
+
+TEST(KnnCuda, IdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  expect_cpu_gpu_knn_identical<float>(20011, 300, 64, 10);
+  expect_cpu_gpu_knn_identical<float>(5000, 129, 13, 256);
+  expect_cpu_gpu_knn_identical<double>(3001, 70, 9, 300);
+  expect_cpu_gpu_knn_identical<float>(2000, 40, 5, 1024);
+  expect_cpu_gpu_knn_identical<float>(10, 3, 2, 10);
+}

@@ -1,0 +1,155 @@
+// Matrix products, row preparation and Gram matrices (twinlearn/linalg/*.hpp).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convert.hpp"
+#include "twinlearn/linalg/gram.hpp"
+#include "twinlearn/linalg/matmul.hpp"
+#include "twinlearn/linalg/staging.hpp"
+
+namespace nb = nanobind;
+using namespace tlb;
+
+namespace {
+
+// A host vector of T with `size` entries (offsets), or nullptr.
+template <class T>
+const T* host_offset(const std::optional<Arr>& a, std::int64_t size) {
+  if (!a) return nullptr;
+  auto v = as_vector<const T>(*a, "offset");
+  TL_REQUIRE(v.on_host() && v.is_contiguous(), tl::ValueError, "offset must be a contiguous host (NumPy) array");
+  TL_REQUIRE(v.size == size, tl::ValueError, "offset has ", v.size, " entries, X has ", size, " columns");
+  return v.data;
+}
+
+template <class T>
+tl::VectorView<const T> weights(const std::optional<Arr>& a) {
+  if (!a) return {};
+  return as_vector<const T>(*a, "sample_weight");
+}
+
+// A DLPack-capable array over a device allocation; the capsule owns it.
+nb::object device_ndarray(const tl::Context& ctx, tl::linalg::DeviceArray a, std::size_t rows, std::size_t cols,
+                          nb::dlpack::dtype dtype) {
+  auto* holder = new tl::linalg::DeviceArray(std::move(a));
+  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<tl::linalg::DeviceArray*>(p); });
+  const std::size_t shape[2] = {rows, cols};
+  return nb::cast(nb::ndarray<>(holder->data, 2, shape, owner, nullptr, dtype, nb::device::cuda::value,
+                                ctx.device().id));
+}
+
+std::size_t item_size(const std::string& dtype) {
+  if (dtype == "float32") return sizeof(float);
+  if (dtype == "float64") return sizeof(double);
+  throw tl::TypeError("dtype must be float32 or float64, got " + dtype);
+}
+
+}  // namespace
+
+void init_linalg(nb::module_& m) {
+  // linalg_matmul(ctx, A, transpose_a, B, transpose_b, out) -> delivered mode:
+  // out = op(A) @ op(B). Canonical order except in fast mode on a GPU (cuBLAS).
+  m.def(
+      "linalg_matmul",
+      [](const tl::Context& ctx, Arr A, bool transpose_a, Arr B, bool transpose_b, ArrW out) {
+        TL_REQUIRE(A.ndim() == 2 && B.ndim() == 2 && out.ndim() == 2, tl::ValueError,
+                   "matmul: A, B and out must be 2-D");
+        return by_float_dtype(A, "A", [&](auto tag) -> std::string {
+          using T = decltype(tag);
+          auto av = as_matrix<const T>(A, "A");
+          auto bv = as_matrix<const T>(B, "B");
+          auto cv = as_matrix<T>(out, "out");
+          nb::gil_scoped_release release;
+          return tl::to_string(tl::linalg::matmul<T>(ctx, av, transpose_a, bv, transpose_b, cv));
+        });
+      },
+      nb::arg("ctx"), nb::arg("A"), nb::arg("transpose_a"), nb::arg("B"), nb::arg("transpose_b"), nb::arg("out"));
+
+  // linalg_prepare_rows(ctx, X, sample_weight, offset, transpose, out):
+  // out = (X - offset) * sqrt(sample_weight) by rows, transposed on request.
+  m.def(
+      "linalg_prepare_rows",
+      [](const tl::Context& ctx, Arr X, std::optional<Arr> sample_weight, std::optional<Arr> offset, bool transpose,
+         ArrW out) {
+        TL_REQUIRE(X.ndim() == 2 && out.ndim() == 2, tl::ValueError, "prepare_rows: X and out must be 2-D");
+        by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto ov = as_matrix<T>(out, "out");
+          auto wv = weights<T>(sample_weight);
+          const T* off = host_offset<T>(offset, xv.cols);
+          nb::gil_scoped_release release;
+          tl::linalg::prepare_rows<T>(ctx, xv, wv, off, transpose, ov);
+        });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none(), nb::arg("transpose"),
+      nb::arg("out"));
+
+  // linalg_gram(ctx, X, sample_weight, offset) -> (G, delivered mode): G the
+  // d x d Gram matrix of the prepared rows, computed in X's dtype, returned
+  // widened to a float64 NumPy array.
+  m.def(
+      "linalg_gram",
+      [](const tl::Context& ctx, Arr X, std::optional<Arr> sample_weight, std::optional<Arr> offset) {
+        TL_REQUIRE(X.ndim() == 2, tl::ValueError, "gram: X must be 2-D");
+        const std::size_t d = X.shape(1);
+        double* buf = new double[d * d + 1];
+        nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+        std::string mode = by_float_dtype(X, "X", [&](auto tag) -> std::string {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          auto wv = weights<T>(sample_weight);
+          const T* off = host_offset<T>(offset, xv.cols);
+          std::vector<T> g(d * d);
+          tl::NumericMode got;
+          {
+            nb::gil_scoped_release release;
+            got = tl::linalg::gram<T>(ctx, xv, wv, off,
+                                      tl::MatrixView<T>(g.data(), static_cast<std::int64_t>(d),
+                                                        static_cast<std::int64_t>(d)));
+          }
+          for (std::size_t i = 0; i < d * d; ++i) buf[i] = static_cast<double>(g[i]);
+          return tl::to_string(got);
+        });
+        nb::ndarray<nb::numpy, double, nb::ndim<2>> G(buf, {d, d}, owner);
+        return nb::make_tuple(G, mode);
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none());
+
+  // linalg_to_device(ctx, X) -> a device copy of the C-contiguous 2-D host
+  // array X on ctx's GPU, as a DLPack-capable array (for NumPy input to a
+  // computation that reads X several times).
+  m.def(
+      "linalg_to_device",
+      [](const tl::Context& ctx, Arr X) {
+        TL_REQUIRE(X.ndim() == 2, tl::ValueError, "to_device: X must be 2-D");
+        by_float_dtype(X, "X", [](auto) {});
+        TL_REQUIRE(!device_of(X, "X").is_cuda(), tl::ValueError, "to_device: X must be a host array");
+        TL_REQUIRE(X.stride(1) == 1 && (X.shape(0) <= 1 || X.stride(0) == static_cast<std::int64_t>(X.shape(1))),
+                   tl::ValueError, "to_device: X must be C-contiguous");
+        tl::linalg::DeviceArray a;
+        {
+          nb::gil_scoped_release release;
+          a = tl::linalg::device_copy(ctx, X.data(), X.nbytes());
+        }
+        return device_ndarray(ctx, std::move(a), X.shape(0), X.shape(1), X.dtype());
+      },
+      nb::arg("ctx"), nb::arg("X"));
+
+  // linalg_device_empty(ctx, rows, cols, dtype) -> uninitialised device array.
+  m.def(
+      "linalg_device_empty",
+      [](const tl::Context& ctx, std::size_t rows, std::size_t cols, const std::string& dtype) {
+        const std::size_t size = item_size(dtype);
+        auto a = tl::linalg::device_empty(ctx, rows * cols * size);
+        return device_ndarray(ctx, std::move(a), rows, cols,
+                              size == sizeof(float) ? nb::dtype<float>() : nb::dtype<double>());
+      },
+      nb::arg("ctx"), nb::arg("rows"), nb::arg("cols"), nb::arg("dtype"));
+}

@@ -1,0 +1,92 @@
+"""Per-call cost of the accelerator: an accelerated estimator against the
+native twinlearn estimator doing the same work on the same data."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import _config, _proxy, _registry
+
+
+def _data(task, n, d, rng):
+    X = rng.standard_normal((n, d))
+    if task == "classifier":
+        return X, (X[:, 0] > 0).astype(np.int64)
+    if task == "regressor":
+        return X, X @ rng.standard_normal(d)
+    return X, None
+
+
+def measure_overhead(n_samples=256, n_features=8, repeats=300, device="cpu", estimators=None) -> dict:
+    """Median and minimum time per call of each routed method, accelerated and native.
+
+    Returns ``{estimator: {method: {"accelerated_us", "native_us",
+    "overhead_us", "overhead_min_us"}}}`` where overhead_us is the difference
+    of the medians and overhead_min_us the difference of the minima (calls
+    alternate between the two so drift affects both alike). The accelerator's
+    thresholds are set to 0 and its device to `device` while measuring, then
+    restored.
+    """
+    rng = np.random.default_rng(0)
+    resolved = _registry.available()
+    if estimators is not None:
+        resolved = [r for r in resolved if r.name in estimators]
+    old_device = _config.get_device()
+    old_over = dict(_config._overrides)
+    _config.set_device(device)
+    _config.set_threshold("*", 0, 0)
+    results = {}
+    try:
+        for rs in resolved:
+            X, y = _data(rs.entry.task, n_samples, n_features, rng)
+            acc = _proxy.accelerated_class(rs)()
+            params = {k: getattr(acc, k) for k in rs.param_names}
+            nat = rs.twinlearn_cls(**rs.translate(params))
+            if "device" in rs.tl_param_names:
+                nat.device = device
+            fit_args = (X,) if y is None else (X, y)
+            acc.fit(*fit_args)
+            nat.fit(*fit_args)
+            if _proxy.fitted_on(acc) != f"twinlearn:{device}":
+                raise RuntimeError(f"{rs.name} did not run on twinlearn while measuring")
+            per = {}
+            for m in rs.methods:
+                if m in ("partial_fit", "score"):
+                    continue
+                args = fit_args if m.startswith("fit") else (X,)
+                fa, fn = getattr(acc, m), getattr(nat, m)
+                ta, tn = [], []
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    fa(*args)
+                    t1 = time.perf_counter()
+                    fn(*args)
+                    t2 = time.perf_counter()
+                    ta.append(t1 - t0)
+                    tn.append(t2 - t1)
+                ma, mn = float(np.median(ta)), float(np.median(tn))
+                per[m] = {
+                    "accelerated_us": 1e6 * ma,
+                    "native_us": 1e6 * mn,
+                    "overhead_us": 1e6 * (ma - mn),
+                    "overhead_min_us": 1e6 * (min(ta) - min(tn)),
+                }
+            results[rs.name] = per
+    finally:
+        _config.set_device(old_device)
+        _config._overrides.clear()
+        _config._overrides.update(old_over)
+    return results
+
+
+def format_overhead(results: dict) -> str:
+    lines = ["estimator.method        accelerated us   native us   overhead us (median, min)"]
+    for est, per in results.items():
+        for m, r in per.items():
+            lines.append(
+                f"{est + '.' + m:<24}{r['accelerated_us']:>14.1f}{r['native_us']:>12.1f}"
+                f"{r['overhead_us']:>12.1f}{r['overhead_min_us']:>8.1f}"
+            )
+    return "\n".join(lines)

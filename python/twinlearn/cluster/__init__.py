@@ -1,0 +1,5 @@
+"""Clustering on the CPU and CUDA backends."""
+
+from ._kmeans import KMeans, MiniBatchKMeans, kmeans_plusplus
+
+__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus"]

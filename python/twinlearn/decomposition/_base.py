@@ -1,0 +1,228 @@
+"""Behaviour shared by PCA, IncrementalPCA and TruncatedSVD: input checks,
+projection and back-projection on the backend, and the probabilistic PCA
+model (covariance, precision, log-likelihood) on the host."""
+
+from __future__ import annotations
+
+from math import log
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.extmath import fast_logdet
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .. import _array
+from .._input import FLOAT_DTYPES, check_X
+from ..base import TwinlearnEstimatorMixin
+from ._solvers import Backend
+
+
+def fit_input(est, X, *, min_features=1, stage=True):
+    """(X, backend, device) for a fit: X checked (finite, float32/float64,
+    C-contiguous), kept on its device when the fit runs there; NumPy input of
+    a GPU fit is copied to the device once (unless stage is False)."""
+    est._tl_validate_params()
+    device = est._tl_device(X)
+    X = check_X(est, X, device, reset=True, for_fit=True, allow_nan=False)
+    n, d = X.shape
+    if d < min_features:
+        raise ValueError(
+            f"Found array with {d} feature(s) (shape={tuple(X.shape)}) while a minimum of "
+            f"{min_features} is required by {type(est).__name__}."
+        )
+    mod, ctx = est._tl_context(device, X)
+    backend = Backend(mod, ctx, type(est).__name__)
+    return (backend.stage(X) if stage else X), backend, device
+
+
+def apply_input(est, X):
+    """(X checked against the fitted features, backend, original X) for transform."""
+    check_is_fitted(est)
+    device = est._tl_device(X)
+    orig = X
+    X = check_X(est, X, device, reset=False, for_fit=True, allow_nan=False)
+    mod, ctx = est._tl_context(device, X)
+    backend = Backend(mod, ctx, type(est).__name__)
+    return backend.stage(X), backend, orig
+
+
+def as_caller_type(orig, out, backend):
+    """out in the array type of the caller's orig."""
+    out = backend.result(out)
+    if _array.is_device_array(orig) and not _array.is_device_array(out):
+        return _array.from_numpy_like(orig, out)
+    return out
+
+
+def project(backend, X, components, mean=None, scale=None):
+    """(X - mean) @ componentsᵀ / scale on the backend: the product of X with
+    the components first, then the projected mean subtracted and the scale
+    divided by columns (as scikit-learn, which never centres a copy of X)."""
+    dt = np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
+    comps = np.ascontiguousarray(components, dtype=dt)
+    out = backend.matmul(X, False, comps, True, like=X)
+    sub = None
+    if mean is not None:
+        sub = np.asarray(mean, dtype=dt).astype(np.float64) @ comps.astype(np.float64).T
+    if sub is not None or scale is not None:
+        backend.affine(out, sub=sub, div=scale)
+    return out
+
+
+class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Projection on components_ after centring by mean_ (whitened on request)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _whiten_scale(self):
+        scale = np.sqrt(np.asarray(self.explained_variance_))
+        min_scale = np.finfo(scale.dtype).eps
+        scale = np.where(scale < min_scale, min_scale, scale)
+        return scale.astype(np.float64)
+
+    def _transform_checked(self, backend, X):
+        scale = self._whiten_scale() if self.whiten else None
+        out = project(backend, X, self.components_, self.mean_, scale)
+        backend.record("transform", out)
+        return out
+
+    def transform(self, X):
+        """Apply the dimensionality reduction to X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NumPy arrays, or CuPy / PyTorch CUDA arrays (kept on their device).
+
+        Returns
+        -------
+        X_new : array of shape (n_samples, n_components), the caller's array type
+        """
+        X, backend, orig = apply_input(self, X)
+        return as_caller_type(orig, self._transform_checked(backend, X), backend)
+
+    def inverse_transform(self, X):
+        """Transform data back to its original space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_original : array of shape (n_samples, n_features), the caller's array type
+        """
+        check_is_fitted(self)
+        device = self._tl_device(X)
+        orig = X
+        if _array.is_device_array(X) and device != "cpu":
+            X = _array.as_device_matrix(X, "X")
+            if _array.device_any(X, "nan") or _array.device_any(X, "inf"):
+                raise ValueError("Input X contains NaN or infinity.")
+        else:
+            X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
+        comps = np.asarray(self.components_)
+        if X.shape[1] != comps.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but inverse_transform expects {comps.shape[0]} (n_components_)"
+            )
+        if self.whiten:
+            comps = np.sqrt(np.asarray(self.explained_variance_))[:, None] * comps
+        mod, ctx = self._tl_context(device, X)
+        backend = Backend(mod, ctx, type(self).__name__)
+        dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
+        backend.affine(out, add=np.asarray(self.mean_, dtype=np.float64))
+        backend.record("inverse_transform", out)
+        return as_caller_type(orig, out, backend)
+
+    # -- the probabilistic PCA model (Tipping and Bishop), on the host --------
+
+    def _scaled_components(self):
+        comps = np.asarray(self.components_, dtype=np.float64)
+        exp_var = np.asarray(self.explained_variance_, dtype=np.float64)
+        if self.whiten:
+            comps = comps * np.sqrt(exp_var[:, None])
+        diff = np.where(exp_var > self.noise_variance_, exp_var - self.noise_variance_, 0.0)
+        return comps, diff
+
+    def get_covariance(self):
+        """Data covariance under the generative model:
+        ``components_ᵀ diag(explained_variance_ - noise_variance_) components_ + noise_variance_ I``.
+
+        Returns
+        -------
+        cov : ndarray of shape (n_features, n_features)
+        """
+        check_is_fitted(self)
+        comps, diff = self._scaled_components()
+        cov = (comps.T * diff) @ comps
+        cov.flat[:: cov.shape[0] + 1] += self.noise_variance_
+        return cov.astype(np.asarray(self.components_).dtype, copy=False)
+
+    def get_precision(self):
+        """Data precision matrix under the generative model (the inverse of
+        get_covariance, through the matrix inversion lemma).
+
+        Returns
+        -------
+        precision : ndarray of shape (n_features, n_features)
+        """
+        check_is_fitted(self)
+        n_features = np.asarray(self.components_).shape[1]
+        dt = np.asarray(self.components_).dtype
+        if self.n_components_ == 0:
+            return (np.eye(n_features) / self.noise_variance_).astype(dt, copy=False)
+        if self.noise_variance_ == 0.0:
+            return linalg.inv(self.get_covariance())
+        comps, diff = self._scaled_components()
+        precision = comps @ comps.T / self.noise_variance_
+        with np.errstate(divide="ignore"):
+            precision.flat[:: precision.shape[0] + 1] += 1.0 / diff
+        precision = comps.T @ linalg.inv(precision) @ comps
+        precision /= -(self.noise_variance_**2)
+        precision.flat[:: precision.shape[0] + 1] += 1.0 / self.noise_variance_
+        return precision.astype(dt, copy=False)
+
+    def score_samples(self, X):
+        """Log-likelihood of each sample under the probabilistic PCA model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ll : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, _array.to_numpy(X), dtype=FLOAT_DTYPES, reset=False)
+        Xr = X - self.mean_
+        n_features = X.shape[1]
+        precision = self.get_precision()
+        log_like = -0.5 * np.sum(Xr * (Xr @ precision), axis=1)
+        log_like -= 0.5 * (n_features * log(2.0 * np.pi) - fast_logdet(precision))
+        return log_like
+
+    def score(self, X, y=None):
+        """Average log-likelihood of the samples under the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ll : float
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    @property
+    def _n_features_out(self):
+        return np.asarray(self.components_).shape[0]

@@ -1,0 +1,353 @@
+"""Building blocks of the decompositions: the backend calls of a fit (column
+statistics, Gram matrices, products, centring), the host eigen- and singular
+value solvers they feed, scikit-learn's sign rule, and the randomized range
+finder written on a Gram matrix or on tall iterates.
+
+Where the work is (docs/NUMERICS.md, "Decompositions"): everything that reads
+the n_samples x n_features data runs on the backend (the CPU backend or a GPU)
+with the canonical kernels, or cuBLAS in fast mode; what is left is small
+(n_features x n_features, or n x k with k the projection width) and runs on the
+host in float64, the same code for both backends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from numbers import Integral
+
+import numpy as np
+from scipy import linalg
+from sklearn.utils import check_random_state
+
+from .. import _array, _backend, identity
+from ..linalg._linalg import gram_matrix
+
+#: Philox stream of the random projections (docs/NUMERICS.md, rule 5).
+RNG_STREAM = 0x5043
+#: Above this many rows and columns, the randomized solver works on tall
+#: iterates instead of a Gram matrix (whose side, min(n_samples, n_features),
+#: would make the host work and memory grow as its square).
+MAX_GRAM_SIDE = 8192
+
+
+class Staged:
+    """A C-contiguous float matrix in GPU memory held by the backend itself:
+    NumPy input of a GPU computation, copied once instead of once per pass.
+    The bindings read it through DLPack."""
+
+    __slots__ = ("_a", "shape", "dtype", "ndim")
+
+    def __init__(self, a, shape, dtype):
+        self._a, self.shape, self.dtype, self.ndim = a, tuple(shape), np.dtype(dtype), len(shape)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._a.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class Backend:
+    """The backend module and Context of one call, and the numeric mode that
+    the call's products delivered (fast as soon as one product used cuBLAS)."""
+
+    def __init__(self, mod, ctx, tag):
+        self.mod, self.ctx, self.tag = mod, ctx, tag
+        self._fast = False
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.ctx.device != "cpu"
+
+    def stage(self, X):
+        """X itself, or for NumPy input of a GPU computation a device copy (Staged)."""
+        if self.on_gpu and isinstance(X, np.ndarray) and X.ndim == 2:
+            X = np.ascontiguousarray(X)
+            return Staged(self.mod.linalg_to_device(self.ctx, X), X.shape, X.dtype)
+        return X
+
+    def empty(self, like, shape, dtype):
+        """An uninitialised array of like's kind: Staged for Staged, else the
+        caller's array type (NumPy for host arrays)."""
+        if isinstance(like, Staged):
+            return Staged(self.mod.linalg_device_empty(self.ctx, shape[0], shape[1], np.dtype(dtype).name), shape,
+                          dtype)
+        return _array.empty_like_kind(like, shape, dtype)
+
+    def host(self, a):
+        """a as a NumPy array (a Staged array is copied back)."""
+        if isinstance(a, Staged):
+            out = np.empty(a.shape, dtype=a.dtype)
+            self.mod.linalg_prepare_rows(self.ctx, a, None, None, False, out)
+            return out
+        return _array.to_numpy(a)
+
+    def result(self, a):
+        """What a method returns: Staged results come back as NumPy."""
+        return self.host(a) if isinstance(a, Staged) else a
+
+    def _note(self, mode):
+        if mode == "fast":
+            self._fast = True
+
+    @property
+    def delivered(self) -> str:
+        return "fast" if self._fast else "identical"
+
+    def record(self, stage, a):
+        if identity.enabled():
+            identity.record(f"{self.tag}.{stage}", self.host(a))
+
+    def column_stats(self, X):
+        """(count, mean, m2) per column, float64 NumPy (canonical order)."""
+        w, mean, m2, n, ninf = np.asarray(self.mod.column_stats(self.ctx, X, None))
+        return n, mean, m2
+
+    def gram(self, X, offset=None):
+        """(X - offset)ᵀ (X - offset), float64 NumPy (entries computed in X's dtype)."""
+        if offset is not None:
+            offset = np.ascontiguousarray(offset, dtype=_dtype(X))
+        G, mode = gram_matrix(self.mod, self.ctx, X, None, offset)
+        self._note(mode)
+        return G
+
+    def matmul(self, A, transpose_a, B, transpose_b, like=None):
+        """op(A) @ op(B) in A's dtype; an array of like's kind (default: the
+        device operand's, else NumPy). Host operands are float arrays of A's dtype."""
+        dt = _dtype(A)
+        if not _is_dev(A):
+            A = np.ascontiguousarray(A, dtype=dt)
+        if not _is_dev(B):
+            B = np.ascontiguousarray(B, dtype=dt)
+        m = A.shape[1] if transpose_a else A.shape[0]
+        n = B.shape[0] if transpose_b else B.shape[1]
+        if like is None:
+            like = A if _is_dev(A) else (B if _is_dev(B) else np.empty(0))
+        out = self.empty(like, (m, n), dt)
+        self._note(self.mod.linalg_matmul(self.ctx, A, transpose_a, B, transpose_b, out))
+        return out
+
+    def center(self, X, offset):
+        """X - offset (offset rounded to X's dtype), a new array of X's kind."""
+        out = self.empty(X, tuple(X.shape), _dtype(X))
+        off = np.ascontiguousarray(offset, dtype=_dtype(X))
+        self.mod.linalg_prepare_rows(self.ctx, X, None, off, False, out)
+        return out
+
+    def affine(self, Y, sub=None, div=None, add=None):
+        """Y = (Y - sub) / div + add by columns, in place (float64 host vectors)."""
+        if Y.shape[0] == 0 or Y.shape[1] == 0:
+            return Y
+        f = lambda v: None if v is None else np.ascontiguousarray(v, dtype=np.float64)  # noqa: E731
+        self.mod.column_affine_apply(self.ctx, Y, Y, sub=f(sub), div=f(div), add=f(add))
+        return Y
+
+
+def _is_dev(a):
+    return isinstance(a, Staged) or _array.is_device_array(a)
+
+
+def _dtype(X):
+    return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
+
+
+def seed_from(random_state) -> int:
+    """The Philox seed for scikit-learn's random_state: an int is the seed
+    itself; None or a RandomState instance gives one draw from it."""
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(0, 2**32 - 1, dtype=np.int64))
+
+
+def normal_matrix(seed, rows, cols, offset=0):
+    """rows x cols standard normal draws (float64) of the project's generator:
+    entry (i, j) is draw offset + i * cols + j of (seed, RNG_STREAM), the same
+    bits on every backend."""
+    core = _backend.core()
+    ctx = core.Context("cpu", 1, "identical")
+    return core.rng_normal(ctx, seed, RNG_STREAM, offset, rows * cols, np.float64).reshape(rows, cols)
+
+
+def svd_flip_rows(Vt, U=None):
+    """scikit-learn's svd_flip(U, Vt, u_based_decision=False): each row of Vt
+    (and column of U) gets the sign that makes the row's largest-magnitude
+    entry (the first, on ties) positive. In place; returns (U, Vt)."""
+    if Vt.shape[0] == 0:
+        return U, Vt
+    idx = np.argmax(np.abs(Vt), axis=1)
+    signs = np.sign(Vt[np.arange(Vt.shape[0]), idx])
+    Vt *= signs[:, None]
+    if U is not None:
+        U *= signs[None, : U.shape[1]]
+    return U, Vt
+
+
+_blas_controller = None
+#: Up to this side the host eigensolver runs on one BLAS thread: threads cost
+#: more than they save on small matrices (and many more on a busy machine).
+SINGLE_THREAD_EIGH = 512
+
+
+def _blas_threads(d):
+    global _blas_controller
+    if d > SINGLE_THREAD_EIGH:
+        return contextlib.nullcontext()
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+def eigh_desc(C, k=None):
+    """Eigenvalues (descending) and eigenvectors (columns) of the symmetric C,
+    float64. With k, only the k largest (LAPACK's syevr on a subset) when that
+    saves work; otherwise all of them."""
+    d = C.shape[0]
+    with _blas_threads(d):
+        if k is not None and 0 < k and 4 * k <= d:
+            w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
+        else:
+            w, V = np.linalg.eigh(C)
+    return w[::-1].copy(), V[:, ::-1].copy()
+
+
+def complete_rows(Vt, k, seed, offset):
+    """Vt (r x d, orthonormal rows) extended to k orthonormal rows with
+    directions orthogonal to it (r < k happens only when the data has rank
+    below k; the added directions carry zero singular value)."""
+    r, d = Vt.shape
+    if r >= k:
+        return Vt[:k]
+    R = normal_matrix(seed, d, k - r, offset).copy()
+    if r:
+        R -= Vt.T @ (Vt @ R)
+        R -= Vt.T @ (Vt @ R)
+    Q, _ = linalg.qr(R, mode="economic", check_finite=False)
+    return np.vstack([Vt, Q.T])
+
+
+# ---------------------------------------------------------------------------
+# Randomized SVD (Halko et al., as scikit-learn's _randomized_svd)
+
+
+def _orthonormal(Q):
+    """An orthonormal basis of the columns of the host iterate Q (QR, float64).
+
+    scikit-learn's power_iteration_normalizer ('QR', 'LU', 'none') chooses how
+    its iterates are kept apart; every choice spans the same space in exact
+    arithmetic. Here the iterates on the host are small (side x width), so
+    they are always orthonormalized, the most stable of the choices."""
+    return linalg.qr(Q, mode="economic", check_finite=False)[0]
+
+
+def _keep_threshold(lam, dtype):
+    """Eigenvalues of a Gram matrix computed in `dtype` below this are rounding noise."""
+    return max(lam[0], 0.0) * np.finfo(dtype).eps * max(len(lam), 8) * 4
+
+
+def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype):
+    """Randomized SVD of A from its Gram matrix on the range side.
+
+    G (s x s, float64) is AᵀA (the rows' side, s = n_features) or AAᵀ
+    (s = n_samples, scikit-learn's ``transpose``): the power iterations
+    ``Q <- norm(A Q); Q <- norm(Aᵀ Q)`` span the same space as
+    ``Q <- orth(G Q)``, and the final ``B = orth(A Q)ᵀ A`` is
+    ``(H W Λ^-1/2)ᵀ`` with ``H = G Q``, ``W Λ Wᵀ = Qᵀ G Q`` (the tall basis
+    orthonormalized through its k x k Gram matrix). Directions whose
+    eigenvalue is rounding noise (data of lower rank) are dropped.
+
+    Returns (Uh, s, Vt_s, T, Q) where svd(B) = Uh diag(s) Vt_s (Vt_s: r x s)
+    and, for the AAᵀ side, the rows' right vectors are (Uhᵀ Tᵀ Qᵀ) A.
+    """
+    s_side = G.shape[0]
+    size = min(n_components + n_oversamples, s_side)
+    Q = _orthonormal(normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size])
+    for _ in range(n_iter):
+        Q = _orthonormal(G @ Q)
+    H = G @ Q
+    M = Q.T @ H
+    M = 0.5 * (M + M.T)
+    lam, W = eigh_desc(M)
+    keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
+    T = W[:, keep] / np.sqrt(lam[keep])
+    B = (H @ T).T
+    Uh, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
+    return Uh, sv, Vt, T, Q
+
+
+def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, seed):
+    """Top n_components right singular vectors (rows, float64) and singular
+    values of A by the randomized method, A being a backend array.
+    side: 'right' (G = AᵀA), 'left' (G = AAᵀ) or 'tall' (G is None: tall
+    iterates on the backend). May return fewer rows than n_components when
+    A has lower rank."""
+    dtype = _dtype(A)
+    if side == "tall":
+        return _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed)
+    Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype)
+    k = min(n_components, len(sv))
+    if side == "right":
+        return Vt_s[:k], sv[:k]
+    # The AAᵀ side: the right vectors are (Uhᵀ Tᵀ Qᵀ) A, one product on the backend.
+    L = (Q @ (T @ Uh[:, :k])).T
+    Vt = np.asarray(backend.host(backend.matmul(L.astype(dtype), False, A, False, like=np.empty(0))),
+                    dtype=np.float64)
+    # Rows of norm 1 in exact arithmetic: remove the product's rounding.
+    norms = np.linalg.norm(Vt, axis=1)
+    Vt /= np.where(norms > 0, norms, 1.0)[:, None]
+    return Vt, sv[:k]
+
+
+def _orthonormalize_tall(backend, Y, dtype, passes=1):
+    """An orthonormal basis of the columns of the tall Y (n x k, backend array):
+    Y T with T = W Λ^-1/2 from Yᵀ Y = W Λ Wᵀ (k x k, host), noise directions
+    dropped; `passes` repetitions (2 = orthonormal to working precision)."""
+    for _ in range(passes):
+        M = backend.gram(Y)
+        lam, W = eigh_desc(0.5 * (M + M.T))
+        keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
+        if not keep.any():
+            return None
+        T = W[:, keep] / np.sqrt(lam[keep])
+        Y = backend.matmul(Y, False, T.astype(dtype), False)
+    return Y
+
+
+def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed):
+    """scikit-learn's range finder step by step on the backend: the n x k
+    iterates A Q stay on the device and are orthonormalized through their
+    k x k Gram matrix; the d x k iterates Aᵀ Q come to the host (QR)."""
+    n, d = A.shape
+    dtype = _dtype(A)
+    size = n_components + n_oversamples
+    Q = _orthonormal(normal_matrix(seed, d, size)[:, : min(size, d)])
+    for _ in range(n_iter):
+        Y = _orthonormalize_tall(backend, backend.matmul(A, False, Q.astype(dtype), False), dtype)
+        if Y is None:
+            return np.zeros((0, d)), np.zeros(0)
+        Z = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64).T
+        Q = _orthonormal(Z)
+    Y = backend.matmul(A, False, Q.astype(dtype), False)
+    Y = _orthonormalize_tall(backend, Y, dtype, passes=2)
+    if Y is None:
+        return np.zeros((0, d)), np.zeros(0)
+    B = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64)
+    _, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
+    k = min(n_components, len(sv))
+    return Vt[:k], sv[:k]
+
+
+def use_gram_route(n, d, n_components, n_oversamples, n_iter):
+    """True when one Gram matrix beats 2 n_iter + 3 passes of tall products:
+    its side s = min(n, d) against the projection width, and s small enough."""
+    s = min(n, d)
+    width = n_components + n_oversamples
+    return s <= MAX_GRAM_SIDE and (s <= 1024 or s <= 2 * width * (2 * n_iter + 3))
+
+
+def auto_n_iter(n_iter, n_components, n, d):
+    """scikit-learn's randomized_svd: 7 power iterations for few components, else 4."""
+    if n_iter == "auto":
+        return 7 if n_components < 0.1 * min(n, d) else 4
+    return int(n_iter)

@@ -1,0 +1,255 @@
+"""TruncatedSVD on the CPU and CUDA backends."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from .. import _array
+from .._input import FLOAT_DTYPES
+from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from . import _solvers
+from ._base import apply_input, as_caller_type, fit_input, project
+from ._solvers import Backend
+
+
+class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Dimensionality reduction by truncated SVD of the (uncentred) data.
+
+    scikit-learn's :class:`sklearn.decomposition.TruncatedSVD` for dense data
+    on the CPU backend or a GPU.
+
+    ``algorithm='randomized'`` is Halko et al.'s randomized SVD with the
+    project's random generator (``random_state`` seeds it; the same bits on
+    every backend). When min(n_samples, n_features) is small the power
+    iterations run on that side's Gram matrix (``XᵀX`` or ``XXᵀ``, one pass
+    over the data on the backend), otherwise on tall iterates on the backend.
+    ``algorithm='arpack'`` is computed exactly: the eigendecomposition of
+    ``XᵀX`` when n_samples >= n_features, else the SVD of X on the host, with
+    ARPACK's constraint ``n_components < min(X.shape)``; ``tol`` is met trivially.
+    Components follow scikit-learn's sign rule. The projections, variances and
+    products run on the backend; in ``identical`` and ``deterministic`` mode
+    with the canonical kernels (the same bits on the CPU and any GPU), in
+    ``fast`` mode on a GPU with cuBLAS.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    algorithm : {'arpack', 'randomized'}, default='randomized'
+    n_iter : int, default=5
+        Power iterations of the randomized solver.
+    n_oversamples : int, default=10
+    power_iteration_normalizer : {'auto', 'QR', 'LU', 'none'}, default='auto'
+        scikit-learn's choice of normalization between power iterations;
+        every choice spans the same space, and here the iterates are always
+        orthonormalized (the most stable choice).
+    random_state : int, RandomState instance or None, default=None
+    tol : float, default=0.0
+    device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
+    numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    explained_variance_ : ndarray of shape (n_components,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+    singular_values_ : ndarray of shape (n_components,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from twinlearn import TruncatedSVD
+    >>> X = np.array([[3.0, 1.0, 0.0], [1.0, 3.0, 0.0], [0.0, 0.0, 1.0], [2.0, 2.0, 0.0]])
+    >>> svd = TruncatedSVD(n_components=2, random_state=0, device="cpu").fit(X)
+    >>> svd.singular_values_.round(4)
+    array([4.899, 2.   ])
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "algorithm": [StrOptions({"arpack", "randomized"})],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "n_oversamples": [Interval(Integral, 1, None, closed="left")],
+        "power_iteration_normalizer": [StrOptions({"auto", "QR", "LU", "none"})],
+        "random_state": ["random_state"],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        **TL_PARAMETER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        algorithm="randomized",
+        n_iter=5,
+        n_oversamples=10,
+        power_iteration_normalizer="auto",
+        random_state=None,
+        tol=0.0,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.algorithm = algorithm
+        self.n_components = n_components
+        self.n_iter = n_iter
+        self.n_oversamples = n_oversamples
+        self.power_iteration_normalizer = power_iteration_normalizer
+        self.random_state = random_state
+        self.tol = tol
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def fit(self, X, y=None):
+        """Fit the model on X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NumPy arrays, or CuPy / PyTorch CUDA arrays (kept on their device).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        self.fit_transform(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit the model on X and reduce X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : array of shape (n_samples, n_components), the caller's array type
+        """
+        orig = X
+        X, backend, device = fit_input(self, X, min_features=2)
+        n, d = X.shape
+        k = self.n_components
+        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        if self.algorithm == "arpack":
+            if not 0 < k < min(n, d):
+                raise ValueError(f"`k` must be an integer satisfying `0 < k < min(A.shape)`, got k={k}.")
+            Vt, S = self._exact(backend, X, k)
+        else:
+            if k > d:
+                raise ValueError(f"n_components({k}) must be <= n_features({d}).")
+            Vt, S = self._randomized(backend, X, k)
+        _solvers.svd_flip_rows(Vt)
+        self.components_ = np.ascontiguousarray(Vt, dtype=dtype)
+        backend.record("components_", self.components_)
+
+        X_new = project(backend, X, self.components_)
+        backend.record("transform", X_new)
+        _, _, m2_new = backend.column_stats(X_new)
+        _, _, m2 = backend.column_stats(X)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exp_var = m2_new / n
+            full_var = (m2 / n).sum()
+            self.explained_variance_ = exp_var.astype(dtype)
+            self.explained_variance_ratio_ = (exp_var / full_var).astype(dtype)
+        self.singular_values_ = np.asarray(S, dtype=dtype)
+        self._tl_record_fit(device, backend.delivered)
+        return as_caller_type(orig, X_new, backend)
+
+    def _exact(self, backend, X, k):
+        n, d = X.shape
+        if n >= d:
+            G = backend.gram(X)
+            backend.record("gram", G)
+            lam, V = _solvers.eigh_desc(G, k)
+            lam = np.where(lam < 0.0, 0.0, lam)
+            return V[:, :k].T.copy(), np.sqrt(lam[:k])
+        from scipy import linalg
+
+        _, S, Vt = linalg.svd(np.asarray(backend.host(X), dtype=np.float64), full_matrices=False,
+                              check_finite=False)
+        return Vt[:k].copy(), S[:k]
+
+    def _randomized(self, backend, X, k):
+        n, d = X.shape
+        seed = _solvers.seed_from(self.random_state)
+        p = self.n_oversamples
+        if not _solvers.use_gram_route(n, d, k, p, self.n_iter):
+            side, G = "tall", None
+        elif n >= d:
+            side, G = "right", backend.gram(X)
+        else:
+            side, G = "left", np.asarray(backend.host(backend.matmul(X, False, X, True, like=np.empty(0))),
+                                         dtype=np.float64)
+        if G is not None:
+            backend.record("gram", G)
+        Vt, S = _solvers.randomized_right(backend, X, G, side, k, p, self.n_iter, seed)
+        rank_limit = min(k, n, d)
+        if len(S) < rank_limit:
+            Vt = _solvers.complete_rows(Vt, rank_limit, seed, offset=(k + p) * max(n, d))
+            S = np.concatenate([S, np.zeros(rank_limit - len(S))])
+        return Vt, S
+
+    def transform(self, X):
+        """Reduce X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : array of shape (n_samples, n_components), the caller's array type
+        """
+        X, backend, orig = apply_input(self, X)
+        out = project(backend, X, self.components_)
+        backend.record("transform", out)
+        return as_caller_type(orig, out, backend)
+
+    def inverse_transform(self, X):
+        """Transform X back to its original space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+
+        Returns
+        -------
+        X_original : array of shape (n_samples, n_features), the caller's array type
+        """
+        check_is_fitted(self)
+        device = self._tl_device(X)
+        orig = X
+        if _array.is_device_array(X) and device != "cpu":
+            X = _array.as_device_matrix(X, "X")
+        else:
+            X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
+        comps = np.asarray(self.components_)
+        if X.shape[1] != comps.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but inverse_transform expects {comps.shape[0]} (n_components)"
+            )
+        mod, ctx = self._tl_context(device, X)
+        backend = Backend(mod, ctx, type(self).__name__)
+        dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
+        return as_caller_type(orig, out, backend)
+
+    @property
+    def _n_features_out(self):
+        return np.asarray(self.components_).shape[0]

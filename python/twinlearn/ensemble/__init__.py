@@ -1,0 +1,5 @@
+"""Ensemble estimators: gradient-boosted decision trees."""
+
+from ._gb import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+
+__all__ = ["GradientBoosting", "GradientBoostingClassifier", "GradientBoostingRegressor"]

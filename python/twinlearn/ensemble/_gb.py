@@ -1,0 +1,922 @@
+"""Gradient-boosted decision trees on the CPU and CUDA backends.
+
+:class:`GradientBoosting` follows CatBoost's names (``loss="Logloss"``,
+``l2_leaf_reg``, ``border_count``, ``grow_policy="SymmetricTree"``);
+:class:`GradientBoostingClassifier` and :class:`GradientBoostingRegressor`
+give the same model scikit-learn's shape and names.
+
+Every fit delivers ``numeric_mode="identical"``: the histograms are exact
+int64 sums of fixed-point gradients and every floating-point step is spelled
+out, so the CPU and any GPU produce the same trees and predictions, bit for
+bit, whatever the thread count (docs/NUMERICS.md).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .. import _array, identity
+from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+
+_FLOAT_DTYPES = (np.float64, np.float32)
+_CLASSIFICATION_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
+_LOG_LINK_LOSSES = ("Poisson", "Tweedie")
+# loss name -> the name of its parameter (CatBoost's "Name:param=value" syntax), or None
+_LOSSES = {
+    "Logloss": None,
+    "CrossEntropy": None,
+    "MultiClass": None,
+    "MultiClassOneVsAll": None,
+    "RMSE": None,
+    "Poisson": None,
+    "Tweedie": "variance_power",
+    "Huber": "delta",
+}
+_NOT_YET = ("MAE", "Quantile", "MAPE", "Expectile", "LogLinQuantile", "Lq", "MultiRMSE", "RMSEWithUncertainty",
+            "LogCosh", "Cox", "Focal")
+
+
+def _parse_loss(loss):
+    """(name, parameter) of a loss string such as 'Logloss' or 'Tweedie:variance_power=1.5'."""
+    if not isinstance(loss, str):
+        raise ValueError(f"loss must be a string, got {loss!r}")
+    name, _, rest = loss.partition(":")
+    if name in _NOT_YET:
+        raise ValueError(f"loss={name!r} is not available yet; available: {', '.join(_LOSSES)}")
+    if name not in _LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(repr(k) for k in _LOSSES)}; got {loss!r}")
+    pname = _LOSSES[name]
+    if pname is None:
+        if rest:
+            raise ValueError(f"loss {name!r} takes no parameters, got {loss!r}")
+        return name, 0.0
+    key, eq, value = rest.partition("=")
+    if key != pname or not eq:
+        raise ValueError(f"loss {name!r} needs its parameter: '{name}:{pname}=<value>', got {loss!r}")
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"loss {loss!r}: {pname} must be a number") from None
+    if name == "Tweedie" and not 1.0 < v < 2.0:
+        raise ValueError(f"loss {loss!r}: variance_power must be in (1, 2)")
+    if name == "Huber" and not (np.isfinite(v) and v > 0):
+        raise ValueError(f"loss {loss!r}: delta must be > 0")
+    return name, v
+
+
+def _probabilistic(y):
+    """True for CrossEntropy targets given as probabilities (floats in [0, 1], not all 0 or 1)."""
+    y = np.asarray(y)
+    return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
+
+
+def _loss_name_or_none(loss):
+    try:
+        return _parse_loss(loss)[0]
+    except ValueError:
+        return None
+_MODEL_KEYS = (
+    "borders",
+    "border_offsets",
+    "tree_depth",
+    "split_feature",
+    "split_bin",
+    "split_border",
+    "split_gain",
+    "leaf_values",
+    "base_score",
+)
+
+
+class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
+    """Fit and prediction machinery shared by the three public estimators.
+
+    Subclasses provide ``_core_loss(n_classes)`` and ``_core_params()``."""
+
+    # -- input ----------------------------------------------------------------
+    def _allow_nan(self):
+        return self._core_nan_mode() != "Forbidden"
+
+    def _core_nan_mode(self):
+        return "Min"
+
+    def _check_X(self, X, device, *, reset, y="no_y"):
+        """(X, y) as arrays the backend for `device` takes (X not copied when usable).
+        y="no_y": X alone (prediction); y=None at fit raises scikit-learn's message."""
+        nan_ok = "allow-nan" if self._allow_nan() else True
+        if _array.is_device_array(X) and device != "cpu":
+            X = _array.as_device_matrix(X, "X")
+            n, d = X.shape
+            for count, what in ((n, "sample"), (d, "feature")):
+                if count < 1:
+                    raise ValueError(
+                        f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                        f"required by {type(self).__name__}."
+                    )
+            if reset:
+                self.n_features_in_ = d
+                if hasattr(self, "feature_names_in_"):
+                    del self.feature_names_in_
+            elif d != self.n_features_in_:
+                raise ValueError(
+                    f"X has {d} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+            if isinstance(y, str) and y == "no_y":
+                y = None
+            else:
+                y = validate_data(self, X="no_validation", y=None if y is None else _array.to_numpy(y), reset=False)
+                if y.shape[0] != n:
+                    raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]")
+            if _array.device_any(X, "inf"):
+                raise ValueError("Input X contains infinity or a value too large for dtype('float64').")
+            return X, y
+        if _array.is_device_array(X):
+            X = _array.to_numpy(X)
+        if isinstance(y, str) and y == "no_y":
+            X = validate_data(self, X, accept_sparse=False, dtype=_FLOAT_DTYPES, ensure_all_finite=nan_ok,
+                              reset=reset, order="C")
+            return X, None
+        X, y = validate_data(self, X, y, accept_sparse=False, dtype=_FLOAT_DTYPES, ensure_all_finite=nan_ok,
+                             reset=reset, order="C", y_numeric=not self._is_classifier())
+        return X, y
+
+    # -- fitting --------------------------------------------------------------
+    def _encode_target(self, y, loss_name):
+        """Labels as float64 codes for the core; sets classes_ for classification."""
+        if loss_name == "CrossEntropy" and _probabilistic(y):
+            # probabilistic targets: the classes are 0 and 1
+            self.classes_ = np.array([0, 1])
+            self.n_classes_ = 2
+            return np.ascontiguousarray(y, dtype=np.float64), 2
+        if not self._is_classifier():
+            y = np.asarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(y)):
+                raise ValueError("Input y contains NaN or infinity.")
+            return y, 1
+        check_classification_targets(y)
+        classes, codes = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, but the data "
+                f"contains only one class: {classes[0]!r}"
+            )
+        if loss_name in ("Logloss", "CrossEntropy") and len(classes) != 2:
+            raise ValueError(
+                f"Only binary classification is supported by loss={loss_name!r}: y has {len(classes)} classes; "
+                "use loss='MultiClass' for more than two classes"
+            )
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        return codes.astype(np.float64), len(classes)
+
+    def _fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
+        self._tl_validate_params()
+        self._check_core_params()
+        device = self._tl_device(X)
+        X, y = self._check_X(X, device, reset=True, y=y)
+        y = np.asarray(y)
+        if self._is_classifier():
+            loss_name = self._core_loss(len(np.unique(y)))
+        else:
+            loss_name = self._core_loss(0)
+        y_codes, n_classes = self._encode_target(y, loss_name)
+        sw = None
+        if sample_weight is not None:
+            sw = np.ascontiguousarray(
+                _check_sample_weight(sample_weight, np.empty((X.shape[0], 0)), dtype=np.float64), dtype=np.float64
+            )
+        eX = ey = ew = None
+        if eval_set is not None:
+            eX, ey, ew = self._check_eval_set(eval_set, device, loss_name)
+        params = self._core_params()
+        params.update(
+            loss=loss_name,
+            loss_param=self._core_loss_param(),
+            n_classes=max(n_classes, 2),
+            early_stopping_rounds=int(early_stopping_rounds or 0),
+        )
+        if params["boost_from_average"] is None:
+            params["boost_from_average"] = loss_name not in ("MultiClass", "MultiClassOneVsAll")
+        mod, ctx = self._tl_context(device, X)
+        model, info = mod.gbdt_fit(ctx, X, y_codes, sw, params, eX, ey, ew, False)
+        for key in _MODEL_KEYS:
+            setattr(self, key + "_", np.asarray(model[key]))
+        self._loss_name = loss_name
+        self._nan_mode = params["nan_mode"]
+        self.n_outputs_ = int(model["n_outputs"])
+        self.evals_result_ = {}
+        self.best_iteration_ = None
+        if eX is not None:
+            self.evals_result_ = {"validation": {self._metric_name(loss_name): np.asarray(info["eval_loss"]).tolist()}}
+            self.best_iteration_ = int(info["best_iteration"])
+            if use_best_model is None or use_best_model:
+                self._truncate(self.best_iteration_ + 1)
+        self.n_estimators_ = int(len(self.tree_depth_))
+        for key in ("borders_", "split_feature_", "split_bin_", "leaf_values_", "base_score_"):
+            identity.record(f"{type(self).__name__}.{key}", getattr(self, key))
+        self._tl_record_fit(device, "identical")
+        return self
+
+    def _check_eval_set(self, eval_set, device, loss_name):
+        if isinstance(eval_set, list):
+            if len(eval_set) != 1:
+                raise ValueError("eval_set must be one (X, y) pair (or a list holding one)")
+            eval_set = eval_set[0]
+        if not isinstance(eval_set, tuple) or len(eval_set) not in (2, 3):
+            raise ValueError("eval_set must be a tuple (X, y) or (X, y, sample_weight)")
+        eX, ey = eval_set[0], eval_set[1]
+        ew = eval_set[2] if len(eval_set) == 3 else None
+        eX, _ = self._check_X(eX, device, reset=False)
+        ey = np.asarray(_array.to_numpy(ey))
+        if ey.ndim != 1 or ey.shape[0] != eX.shape[0]:
+            raise ValueError(f"eval_set y has shape {ey.shape}, expected ({eX.shape[0]},)")
+        if loss_name == "CrossEntropy" and _probabilistic(ey):
+            ey = ey.astype(np.float64)
+        elif self._is_classifier():
+            unknown = np.setdiff1d(np.unique(ey), self.classes_)
+            if unknown.size:
+                raise ValueError(f"eval_set y contains labels not seen in y: {unknown[:5].tolist()}")
+            ey = np.searchsorted(self.classes_, ey).astype(np.float64)
+        else:
+            ey = ey.astype(np.float64)
+        if ew is not None:
+            ew = np.ascontiguousarray(_check_sample_weight(ew, np.empty((eX.shape[0], 0)), dtype=np.float64))
+        return eX, np.ascontiguousarray(ey), ew
+
+    def _truncate(self, n_trees):
+        """Keeps the first n_trees trees."""
+        depth = self.tree_depth_[:n_trees]
+        n_split = int(depth.sum())
+        n_leaf = int(((1 << depth.astype(np.int64)) * self.n_outputs_).sum())
+        self.tree_depth_ = depth.copy()
+        for key in ("split_feature_", "split_bin_", "split_border_", "split_gain_"):
+            setattr(self, key, getattr(self, key)[:n_split].copy())
+        self.leaf_values_ = self.leaf_values_[:n_leaf].copy()
+
+    # -- prediction -----------------------------------------------------------
+    def _model_dict(self):
+        return {
+            "loss": self._loss_name,
+            "nan_mode": self._nan_mode,
+            "n_features": int(self.n_features_in_),
+            "n_outputs": int(self.n_outputs_),
+            "borders": np.ascontiguousarray(self.borders_, dtype=np.float64),
+            "border_offsets": np.ascontiguousarray(self.border_offsets_, dtype=np.int32),
+            "tree_depth": np.ascontiguousarray(self.tree_depth_, dtype=np.int32),
+            "split_feature": np.ascontiguousarray(self.split_feature_, dtype=np.int32),
+            "split_bin": np.ascontiguousarray(self.split_bin_, dtype=np.int32),
+            "split_border": np.ascontiguousarray(self.split_border_, dtype=np.float64),
+            "split_gain": np.ascontiguousarray(self.split_gain_, dtype=np.float64),
+            "leaf_values": np.ascontiguousarray(self.leaf_values_, dtype=np.float64),
+            "base_score": np.ascontiguousarray(self.base_score_, dtype=np.float64),
+        }
+
+    def _predict_core(self, X, kind, n_trees=None):
+        """float32 (n, n_outputs) raw margins or probabilities, in the caller's array type."""
+        check_is_fitted(self)
+        device = self._tl_device(X)
+        orig = X
+        X, _ = self._check_X(X, device, reset=False)
+        out = _array.empty_like_kind(X, (X.shape[0], self.n_outputs_), np.dtype(np.float32))
+        mod, ctx = self._tl_context(device, X)
+        mod.gbdt_predict(ctx, self._model_dict(), X, -1 if n_trees is None else int(n_trees), kind, out)
+        identity.record(f"{type(self).__name__}.predict_{kind}", out)
+        if _array.is_device_array(orig) and not _array.is_device_array(out):
+            return _array.from_numpy_like(orig, out)
+        return out
+
+    def _staged_core(self, X, kind):
+        check_is_fitted(self)
+        device = self._tl_device(X)
+        X, _ = self._check_X(X, device, reset=False)
+        mod, ctx = self._tl_context(device, X)
+        model = self._model_dict()
+        acc = np.empty((X.shape[0], self.n_outputs_), dtype=np.float64)
+        acc[:] = self.base_score_[None, :]
+        for t in range(len(self.tree_depth_)):
+            mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
+            yield np.asarray(mod.gbdt_link(self._loss_name, acc, kind))
+
+    def _core_loss_param(self):
+        return 0.0
+
+    def _metric_name(self, loss_name):
+        return loss_name
+
+    def _value_kind(self):
+        """The prediction of a regression loss: the margin, or its exponent under a log link."""
+        check_is_fitted(self)
+        return "exponent" if self._loss_name in _LOG_LINK_LOSSES else "raw"
+
+    def _raw_to_decision(self, raw):
+        """scikit-learn's decision_function shape: (n,) for two classes (softmax over two outputs:
+        the difference of the margins), else (n, n_classes)."""
+        if raw.shape[1] == 1:
+            return raw[:, 0]
+        if raw.shape[1] == 2:
+            return raw[:, 1] - raw[:, 0]
+        return raw
+
+    def _proba_from_core(self, p):
+        if self._loss_name in ("Logloss", "CrossEntropy"):
+            p1 = p[:, 0]
+            xp = _namespace(p1)
+            return xp.stack([1 - p1, p1], axis=1)
+        return p
+
+    def _labels_from_raw(self, raw):
+        raw = _array.to_numpy(raw)
+        if raw.shape[1] == 1:
+            return self.classes_[(raw[:, 0] > 0).astype(np.intp)]
+        return self.classes_[np.argmax(raw, axis=1)]
+
+    def save_model(self, fname):
+        """Write the fitted model to `fname` as JSON (docs/GBDT_MODEL_FORMAT.md).
+
+        Floats round-trip exactly: a loaded model predicts the same bits."""
+        from . import _model_io
+
+        check_is_fitted(self)
+        _model_io.save(self, fname)
+
+    def load_model(self, fname):
+        """Replace this estimator's parameters and model by those saved in
+        `fname` (by :meth:`save_model` of the same class); returns self. The
+        ``device`` and ``numeric_mode`` parameters are kept, so a model
+        fitted on a GPU loads and predicts on a machine without one."""
+        from . import _model_io
+
+        return _model_io.load(self, fname)
+
+    @property
+    def feature_importances_(self):
+        """Total split gain per feature, normalized to sum to 1 (zeros when no split has gain)."""
+        check_is_fitted(self)
+        imp = np.zeros(self.n_features_in_, dtype=np.float64)
+        gain = np.maximum(np.asarray(self.split_gain_, dtype=np.float64), 0.0)
+        np.add.at(imp, np.asarray(self.split_feature_, dtype=np.intp), gain)
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+
+def _namespace(a):
+    k = _array.kind(a)
+    if k == "cupy":
+        import cupy
+
+        return cupy
+    if k == "torch":
+        import torch
+
+        return torch
+    return np
+
+
+_COMMON_DOC_ATTRIBUTES = """
+    n_estimators_ : int
+        Number of trees in the model (fewer than ``n_estimators`` after early stopping with use_best_model).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+    borders_ : ndarray of float64
+        Every feature's borders, increasing; feature j's are ``borders_[border_offsets_[j]:border_offsets_[j+1]]``.
+    border_offsets_ : ndarray of int32, shape (n_features_in_ + 1,)
+    tree_depth_ : ndarray of int32, shape (n_estimators_,)
+    split_feature_, split_bin_, split_border_, split_gain_ : ndarrays, shape (sum of tree depths,)
+        The splits of each oblivious tree, level 0 first: a row goes right at a level when its value of
+        ``split_feature_`` exceeds ``split_border_`` (NaN: right only under nan_mode='Max').
+    leaf_values_ : ndarray of float64
+        Tree t's ``2**depth * n_outputs_`` leaf values, leaf index = sum over levels of (went right) << level.
+    base_score_ : ndarray of float64, shape (n_outputs_,)
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Total split gain per feature, normalized.
+"""
+
+
+def _has_classification_loss(est):
+    return _loss_name_or_none(est.loss) in _CLASSIFICATION_LOSSES
+
+
+class GradientBoosting(_BoostingCore):
+    """Gradient-boosted oblivious decision trees, CatBoost-shaped.
+
+    Features are quantized into at most ``border_count + 1`` bins (borders
+    from quantiles of a sample of at most 200000 rows); each tree is
+    symmetric: one (feature, border) split per level, shared by all the
+    level's leaves, chosen to maximize the sum over leaves of the split gain
+    ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``; leaf values are the Newton
+    step ``-G/(H+l2_leaf_reg) * learning_rate``. Histograms are exact
+    fixed-point sums, so every numeric mode delivers ``identical``: the same
+    model on the CPU and on a GPU.
+
+    Parameters
+    ----------
+    loss : str, default='Logloss'
+        CatBoost's names, parameters after a colon.
+        Classification: 'Logloss' (exactly two classes; any labels),
+        'CrossEntropy' (two classes, or probabilistic targets in [0, 1]),
+        'MultiClass' (softmax over two or more classes), 'MultiClassOneVsAll'
+        (one sigmoid per class; predict_proba normalizes them to sum to 1).
+        Regression: 'RMSE', 'Huber:delta=D' (D > 0), 'Poisson' (counts, log
+        link), 'Tweedie:variance_power=P' (1 < P < 2, log link); under a log
+        link ``predict`` returns ``exp(margin)``. Leaf values are Newton steps
+        ``-G/(H + l2_leaf_reg)`` for every loss. 'MAE', 'Quantile' and other
+        CatBoost losses raise a ValueError (not available yet).
+    n_estimators : int, default=1000
+        Boosting rounds (CatBoost's ``iterations`` default).
+    learning_rate : float, default=0.03
+        CatBoost's usual default; CatBoost may pick another automatically,
+        this estimator does not.
+    max_depth : int, default=6
+        Depth of every tree (1 to 16).
+    l2_leaf_reg : float, default=3.0
+        L2 regularization of leaf values (>= 0).
+    border_count : int, default=128
+        Borders per feature (1 to 255): at most ``border_count + 1`` bins.
+    grow_policy : {'SymmetricTree'}, default='SymmetricTree'
+        Oblivious trees. 'Depthwise' and 'Lossguide' are not available yet
+        and raise a ValueError.
+    min_data_in_leaf : int, default=1
+        As in CatBoost it applies to 'Depthwise' and 'Lossguide' only; a
+        value other than 1 with 'SymmetricTree' raises a ValueError.
+    nan_mode : {'Min', 'Max', 'Forbidden'}, default='Min'
+        NaN feature values go to a dedicated bin below ('Min') or above
+        ('Max') every value, or raise ('Forbidden').
+    boost_from_average : bool or None, default=None
+        Start from the best constant (mean for RMSE, log-odds for Logloss)
+        instead of 0. None: True for RMSE and Logloss, False for MultiClass.
+    random_state : int, RandomState instance or None, default=None
+        Nothing in this estimator draws random numbers yet (no sampling
+        options); kept for scikit-learn compatibility.
+    device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
+        Where to compute; None follows :func:`twinlearn.get_device`.
+    numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
+        Every mode is served by ``identical``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (classification losses).
+    n_outputs_ : int
+        1 for Logloss and RMSE, the number of classes for MultiClass.
+    best_iteration_ : int or None
+        With an eval_set: the 0-based round of the lowest eval loss.
+    evals_result_ : dict
+        ``{'validation': {loss: [per-round eval loss]}}`` with an eval_set.
+    """ + _COMMON_DOC_ATTRIBUTES + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from twinlearn.ensemble import GradientBoosting
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((500, 4), dtype=np.float32)
+    >>> y = (X[:, 0] + X[:, 1] > 1.0).astype(int)
+    >>> model = GradientBoosting(n_estimators=50, learning_rate=0.3, device="cpu").fit(X, y)
+    >>> model.predict_proba(X[:2]).shape
+    (2, 2)
+    >>> model.numeric_mode_used()
+    'identical'
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [str],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
+        "l2_leaf_reg": [Interval(numbers.Real, 0, None, closed="left")],
+        "border_count": [Interval(numbers.Integral, 1, 255, closed="both")],
+        "grow_policy": [StrOptions({"SymmetricTree", "Depthwise", "Lossguide"})],
+        "min_data_in_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "nan_mode": [StrOptions({"Min", "Max", "Forbidden"})],
+        "boost_from_average": ["boolean", None],
+        "random_state": ["random_state"],
+        **TL_PARAMETER_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="Logloss",
+        n_estimators=1000,
+        learning_rate=0.03,
+        max_depth=6,
+        l2_leaf_reg=3.0,
+        border_count=128,
+        grow_policy="SymmetricTree",
+        min_data_in_leaf=1,
+        nan_mode="Min",
+        boost_from_average=None,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.l2_leaf_reg = l2_leaf_reg
+        self.border_count = border_count
+        self.grow_policy = grow_policy
+        self.min_data_in_leaf = min_data_in_leaf
+        self.nan_mode = nan_mode
+        self.boost_from_average = boost_from_average
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags
+
+        tags = super().__sklearn_tags__()
+        name = _loss_name_or_none(self.loss)
+        if name in _CLASSIFICATION_LOSSES:
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags(multi_class=name in ("MultiClass", "MultiClassOneVsAll"))
+        else:
+            tags.estimator_type = "regressor"
+            tags.regressor_tags = RegressorTags()
+            tags.target_tags.positive_only = name in _LOG_LINK_LOSSES
+        tags.target_tags.required = True
+        tags.input_tags.allow_nan = self.nan_mode != "Forbidden"
+        return tags
+
+    def _is_classifier(self):
+        return _loss_name_or_none(self.loss) in _CLASSIFICATION_LOSSES
+
+    def _core_loss(self, n_classes):
+        return _parse_loss(self.loss)[0]
+
+    def _core_loss_param(self):
+        return _parse_loss(self.loss)[1]
+
+    def _metric_name(self, loss_name):
+        return self.loss
+
+    def _core_nan_mode(self):
+        return self.nan_mode
+
+    def _check_core_params(self):
+        _parse_loss(self.loss)
+        if self.grow_policy != "SymmetricTree":
+            raise ValueError(
+                f"grow_policy={self.grow_policy!r} is not supported yet; only 'SymmetricTree' (oblivious trees)"
+            )
+        if self.min_data_in_leaf != 1:
+            raise ValueError(
+                "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
+                "with 'SymmetricTree' leave it at 1"
+            )
+
+    def _core_params(self):
+        return {
+            "n_estimators": int(self.n_estimators),
+            "max_depth": int(self.max_depth),
+            "learning_rate": float(self.learning_rate),
+            "l2_leaf_reg": float(self.l2_leaf_reg),
+            "border_count": int(self.border_count),
+            "nan_mode": self.nan_mode,
+            "boost_from_average": self.boost_from_average,
+        }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
+        """Fit the boosted trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NumPy arrays, or CuPy / PyTorch / DLPack device arrays.
+        y : array-like of shape (n_samples,)
+            Class labels (Logloss: two classes; MultiClass: two or more) or
+            regression targets (RMSE).
+        sample_weight : array-like of shape (n_samples,), default=None
+        eval_set : tuple (X_val, y_val[, sample_weight_val]), default=None
+            Data whose loss is computed after every round.
+        early_stopping_rounds : int, default=None
+            With eval_set: stop after this many rounds without improvement.
+        use_best_model : bool, default=None
+            With eval_set: keep only the trees up to the best round
+            (None: True, as in CatBoost).
+
+        Returns
+        -------
+        self : object
+        """
+        if early_stopping_rounds is not None and (
+            isinstance(early_stopping_rounds, bool)
+            or not isinstance(early_stopping_rounds, numbers.Integral)
+            or early_stopping_rounds < 1
+        ):
+            raise ValueError(f"early_stopping_rounds must be a positive int or None, got {early_stopping_rounds!r}")
+        if early_stopping_rounds is not None and eval_set is None:
+            raise ValueError("early_stopping_rounds needs an eval_set")
+        return self._fit(X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model)
+
+    def predict_raw(self, X, n_trees=None):
+        """Raw margins (float32): shape (n_samples,), or (n_samples, n_classes) for MultiClass.
+
+        n_trees: use only the first n_trees trees (default all)."""
+        raw = self._predict_core(X, "raw", n_trees)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    @available_if(_has_classification_loss)
+    def decision_function(self, X):
+        """Raw margins (float32) in scikit-learn's shape: (n_samples,) for two classes
+        (MultiClass with two classes: margin of class 1 minus margin of class 0), else
+        (n_samples, n_classes)."""
+        return self._raw_to_decision(self._predict_core(X, "raw"))
+
+    @available_if(_has_classification_loss)
+    def predict_proba(self, X, n_trees=None):
+        """Class probabilities (float32), shape (n_samples, n_classes)."""
+        self._require_classifier("predict_proba")
+        return self._proba_from_core(self._predict_core(X, "probability", n_trees))
+
+    def predict(self, X, n_trees=None):
+        """Class labels (classification losses) or predicted values (RMSE, float32)."""
+        if self._is_fitted_classifier():
+            return self._labels_from_raw(self._predict_core(X, "raw", n_trees))
+        return self._predict_core(X, self._value_kind(), n_trees)[:, 0]
+
+    def staged_predict(self, X):
+        """Predictions after each tree (a generator of NumPy arrays)."""
+        if self._is_fitted_classifier():
+            for raw in self._staged_core(X, "raw"):
+                yield self._labels_from_raw(raw)
+        else:
+            for v in self._staged_core(X, self._value_kind()):
+                yield v[:, 0]
+
+    @available_if(_has_classification_loss)
+    def staged_predict_proba(self, X):
+        """Class probabilities after each tree (a generator of NumPy arrays)."""
+        self._require_classifier("staged_predict_proba")
+        for p in self._staged_core(X, "probability"):
+            yield self._proba_from_core(p)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy (classification losses) or R^2 (RMSE)."""
+        pred = self.predict(X)
+        if self._is_fitted_classifier():
+            return accuracy_score(y, pred, sample_weight=sample_weight)
+        return r2_score(y, _array.to_numpy(pred), sample_weight=sample_weight)
+
+    def _is_fitted_classifier(self):
+        check_is_fitted(self)
+        return self._loss_name in _CLASSIFICATION_LOSSES
+
+    def _require_classifier(self, what):
+        if not self._is_fitted_classifier():
+            raise AttributeError(f"{what} is available for classification losses only (loss={self._loss_name!r})")
+
+
+class _SklearnShaped(_BoostingCore):
+    _parameter_constraints: dict = {
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
+        "l2_regularization": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
+        "random_state": ["random_state"],
+        **TL_PARAMETER_CONSTRAINTS,
+    }
+
+    def _check_core_params(self):
+        pass
+
+    def _core_params(self):
+        return {
+            "n_estimators": int(self.n_estimators),
+            "max_depth": int(self.max_depth),
+            "learning_rate": float(self.learning_rate),
+            "l2_leaf_reg": float(self.l2_regularization),
+            "border_count": int(self.max_bins) - 1,
+            "nan_mode": "Min",
+            "boost_from_average": None,
+        }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+_SKLEARN_PARAMS_DOC = """
+    learning_rate : float, default=0.1
+    n_estimators : int, default=100
+        Number of boosting rounds (trees).
+    max_depth : int, default=6
+        Depth of every (oblivious) tree, 1 to 16.
+    l2_regularization : float, default=3.0
+        L2 regularization of the leaf values (CatBoost's l2_leaf_reg).
+    max_bins : int, default=255
+        Maximum number of bins per feature for non-missing values (2 to
+        256); NaN values get a bin of their own below every value.
+    random_state : int, RandomState instance or None, default=None
+        Unused: nothing is random yet; kept for scikit-learn compatibility.
+    device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
+    numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
+        Every mode is served by ``identical``.
+"""
+
+
+class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
+    """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
+
+    The model of :class:`GradientBoosting` (Logloss for two classes, softmax
+    'MultiClass' for more) with scikit-learn's names and defaults in the
+    style of :class:`sklearn.ensemble.HistGradientBoostingClassifier`.
+    Predicted probabilities and decision values are float32.
+
+    Parameters
+    ----------
+    loss : {'log_loss'}, default='log_loss'
+    """ + _SKLEARN_PARAMS_DOC + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_outputs_ : int
+    """ + _COMMON_DOC_ATTRIBUTES + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from twinlearn.ensemble import GradientBoostingClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = GradientBoostingClassifier(n_estimators=20, device="cpu").fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [StrOptions({"log_loss"})],
+        **_SklearnShaped._parameter_constraints,
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="log_loss",
+        learning_rate=0.1,
+        n_estimators=100,
+        max_depth=6,
+        l2_regularization=3.0,
+        max_bins=255,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def _is_classifier(self):
+        return True
+
+    def _core_loss(self, n_classes):
+        return "Logloss" if n_classes <= 2 else "MultiClass"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosted trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit(X, y, sample_weight)
+
+    def decision_function(self, X):
+        """Raw margins (float32): (n_samples,) for two classes, else (n_samples, n_classes)."""
+        return self._raw_to_decision(self._predict_core(X, "raw"))
+
+    def predict_proba(self, X):
+        """Class probabilities (float32), shape (n_samples, n_classes)."""
+        return self._proba_from_core(self._predict_core(X, "probability"))
+
+    def predict(self, X):
+        """Predicted class labels."""
+        return self._labels_from_raw(self._predict_core(X, "raw"))
+
+    def staged_predict(self, X):
+        for raw in self._staged_core(X, "raw"):
+            yield self._labels_from_raw(raw)
+
+    def staged_predict_proba(self, X):
+        for p in self._staged_core(X, "probability"):
+            yield self._proba_from_core(p)
+
+    def staged_decision_function(self, X):
+        for raw in self._staged_core(X, "raw"):
+            yield self._raw_to_decision(raw)
+
+
+class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
+    """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
+
+    The model of :class:`GradientBoosting` with ``loss='RMSE'`` (a gradient
+    step on the squared error), with scikit-learn's names. Predictions are
+    float32.
+
+    Parameters
+    ----------
+    loss : {'squared_error', 'poisson'}, default='squared_error'
+        'poisson' fits counts with a log link (CatBoost's Poisson); predictions
+        are then the expected values ``exp(margin)``.
+    """ + _SKLEARN_PARAMS_DOC + """
+    Attributes
+    ----------
+    n_outputs_ : int
+    """ + _COMMON_DOC_ATTRIBUTES + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from twinlearn.ensemble import GradientBoostingRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = GradientBoostingRegressor(n_estimators=50, device="cpu").fit(X, y)
+    >>> reg.score(X, y) > 0.6
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [StrOptions({"squared_error", "poisson"})],
+        **_SklearnShaped._parameter_constraints,
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="squared_error",
+        learning_rate=0.1,
+        n_estimators=100,
+        max_depth=6,
+        l2_regularization=3.0,
+        max_bins=255,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def _is_classifier(self):
+        return False
+
+    def _core_loss(self, n_classes):
+        return "Poisson" if self.loss == "poisson" else "RMSE"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = self.loss == "poisson"
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosted trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit(X, y, sample_weight)
+
+    def predict(self, X):
+        """Predicted values (float32), shape (n_samples,): exp of the margin for loss='poisson'."""
+        return self._predict_core(X, self._value_kind())[:, 0]
+
+    def staged_predict(self, X):
+        for v in self._staged_core(X, self._value_kind()):
+            yield v[:, 0]

@@ -1,0 +1,589 @@
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, make_classification, make_friedman1
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
+from sklearn.model_selection import KFold, StratifiedKFold, cross_validate, train_test_split
+from sklearn.utils.estimator_checks import check_estimator
+
+import twinlearn
+from threadpoolctl import threadpool_limits
+from twinlearn import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+
+# Borders are quantiles of the (unweighted) rows, as in HistGradientBoosting:
+# repeating a row changes the quantiles, so weights are not equivalent to
+# repetition (scikit-learn's own HistGradientBoosting* waive this check too).
+WAIVED = {
+    "check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows, "
+    "so repeating rows is not the same as weighting them",
+}
+
+MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
+               "split_gain_", "leaf_values_", "base_score_")
+
+
+def bits(a):
+    a = np.ascontiguousarray(np.asarray(a))
+    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
+
+
+def assert_same_model(a, b):
+    for attr in MODEL_ATTRS:
+        assert bits(getattr(a, attr)) == bits(getattr(b, attr)), attr
+
+
+def higgs_like(n=6000, d=12, seed=0):
+    """A nonlinear label of a few features plus noise; some NaN and ties."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    c = [j % d for j in range(5)]
+    X[:, c[3]] = np.round(X[:, c[3]] * 2)
+    s = (X[:, c[0]] * X[:, c[1]] + np.sin(2 * X[:, c[2]]) + 0.5 * X[:, c[3]] ** 2 - np.abs(X[:, c[4]])
+         + 0.7 * rng.standard_normal(n))
+    y = (s > np.median(s)).astype(int)
+    X[rng.random((n, d)) < 0.02] = np.nan
+    return X, y
+
+
+def split(X, y, seed=0):
+    return train_test_split(X, y, test_size=0.3, random_state=seed)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """One CPU thread for twinlearn and scikit-learn unless a test asks for
+    more: results do not depend on it (tested below), and small fits run
+    faster without parallel regions."""
+    with twinlearn.config_context(n_threads=1), threadpool_limits(1):
+        yield
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn conformance
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "est",
+    [
+        GradientBoostingClassifier(n_estimators=10, device="cpu"),
+        GradientBoostingRegressor(n_estimators=10, device="cpu"),
+        GradientBoosting(n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="MultiClass", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="RMSE", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoostingRegressor(loss="poisson", n_estimators=10, device="cpu"),
+        GradientBoosting(loss="CrossEntropy", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="MultiClassOneVsAll", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Poisson", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Tweedie:variance_power=1.5", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Huber:delta=1.0", n_estimators=10, learning_rate=0.3, device="cpu"),
+    ],
+    ids=["classifier", "regressor", "Logloss", "MultiClass", "RMSE", "regressor-poisson", "CrossEntropy",
+         "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber"],
+)
+def test_check_estimator(est):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(est, expected_failed_checks=WAIVED)
+
+
+# ---------------------------------------------------------------------------
+# Quality against scikit-learn's HistGradientBoosting (same number of trees,
+# same depth, same learning rate), averaged over cross-validation folds so
+# that one lucky split does not decide.
+# ---------------------------------------------------------------------------
+def _hgb_clf(n):
+    return HistGradientBoostingClassifier(max_iter=n, max_depth=6, learning_rate=0.1, early_stopping=False,
+                                          random_state=0)
+
+
+def _cv_scores(est, X, y, cv, scoring):
+    res = cross_validate(est, X, y, cv=cv, scoring=scoring)
+    return {k[5:]: v.mean() for k, v in res.items() if k.startswith("test_")}
+
+
+@pytest.mark.parametrize("dataset", ["higgs_like", "breast_cancer", "make_classification"])
+def test_classification_quality_matches_hist_gradient_boosting(dataset):
+    if dataset == "higgs_like":
+        X, y = higgs_like(n=4000)
+    elif dataset == "breast_cancer":
+        X, y = load_breast_cancer(return_X_y=True)
+    else:
+        X, y = make_classification(n_samples=3000, n_features=20, n_informative=8, random_state=1)
+    cv = StratifiedKFold(5 if dataset == "breast_cancer" else 3, shuffle=True, random_state=0)
+    ours = _cv_scores(GradientBoostingClassifier(n_estimators=100, max_depth=6, learning_rate=0.1, device="cpu"),
+                      X, y, cv, ("accuracy", "roc_auc"))
+    ref = _cv_scores(_hgb_clf(100), X, y, cv, ("accuracy", "roc_auc"))
+    assert ours["roc_auc"] >= ref["roc_auc"] - 0.005, (ours, ref)
+    assert ours["accuracy"] >= ref["accuracy"] - 0.01, (ours, ref)
+
+
+def test_multiclass_quality_matches_hist_gradient_boosting():
+    X, y = make_classification(n_samples=3000, n_features=12, n_informative=6, n_classes=4, random_state=2)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ours = GradientBoostingClassifier(n_estimators=100, device="cpu").fit(Xtr, ytr)
+    ref = _hgb_clf(100).fit(Xtr, ytr)
+    assert ours.n_outputs_ == 4 and ours.predict_proba(Xte).shape == (len(yte), 4)
+    assert accuracy_score(yte, ours.predict(Xte)) >= accuracy_score(yte, ref.predict(Xte)) - 0.02
+
+
+@pytest.mark.parametrize("dataset", ["diabetes", "friedman"])
+def test_regression_quality_matches_hist_gradient_boosting(dataset):
+    if dataset == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+        n, lr, folds = 100, 0.05, 5
+    else:
+        X, y = make_friedman1(n_samples=2000, noise=0.5, random_state=3)
+        n, lr, folds = 200, 0.1, 3
+    cv = KFold(folds, shuffle=True, random_state=0)
+    scoring = "neg_root_mean_squared_error"
+    ours = _cv_scores(GradientBoostingRegressor(n_estimators=n, learning_rate=lr, device="cpu"), X, y, cv, scoring)
+    ref = _cv_scores(HistGradientBoostingRegressor(max_iter=n, max_depth=6, learning_rate=lr, early_stopping=False),
+                     X, y, cv, scoring)
+    assert -ours["score"] <= -ref["score"] * 1.02, (ours, ref)
+
+
+# ---------------------------------------------------------------------------
+# The numeric contract
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression", "CrossEntropy", "MultiClassOneVsAll",
+                                  "Poisson", "Tweedie", "Huber"])
+def test_cpu_and_device_give_identical_bits(device, kind):
+    X, y = higgs_like(n=9000, d=8, seed=4)
+    x0 = np.nan_to_num(X[:, 0])
+    if kind in ("multiclass", "MultiClassOneVsAll"):
+        y = (x0 > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5) + y
+        est = GradientBoosting(loss="MultiClass" if kind == "multiclass" else kind, n_estimators=15,
+                               learning_rate=0.3)
+    elif kind in ("regression", "Huber"):
+        y = x0 * 3.0 + y * 10.0 + 1e3
+        est = GradientBoosting(loss="RMSE" if kind == "regression" else "Huber:delta=2.5", n_estimators=15,
+                               learning_rate=0.3)
+    elif kind in ("Poisson", "Tweedie"):
+        y = np.random.default_rng(1).poisson(np.exp(0.5 * np.clip(x0, -3, 3)) + y).astype(float)
+        est = GradientBoosting(loss="Poisson" if kind == "Poisson" else "Tweedie:variance_power=1.3",
+                               n_estimators=15, learning_rate=0.3)
+    elif kind == "CrossEntropy":
+        y = 1 / (1 + np.exp(-x0 - y))
+        est = GradientBoosting(loss="CrossEntropy", n_estimators=15, learning_rate=0.3)
+    else:
+        est = GradientBoosting(n_estimators=15, learning_rate=0.3, nan_mode="Max")
+    Xe, ye = X[:3000], y[:3000]
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    ref = est.set_params(device="cpu", numeric_mode="identical").fit(X, y, sample_weight=w, eval_set=(Xe, ye),
+                                                                      use_best_model=False)
+    ref_raw = ref.predict_raw(Xe)
+    other = pickle.loads(pickle.dumps(est)).set_params(device=device).fit(X, y, sample_weight=w, eval_set=(Xe, ye),
+                                                                          use_best_model=False)
+    assert other.device_used() == device
+    assert other.numeric_mode_used() == "identical"
+    assert_same_model(ref, other)
+    assert ref.evals_result_ == other.evals_result_
+    assert bits(other.predict_raw(Xe)) == bits(ref_raw)
+    assert bits(other.predict(Xe)) == bits(ref.predict(Xe))
+    if hasattr(ref, "predict_proba"):
+        assert bits(other.predict_proba(Xe)) == bits(ref.predict_proba(Xe))
+    # a model fitted on the device predicts the same bits on the CPU
+    on_cpu = pickle.loads(pickle.dumps(other)).set_params(device="cpu")
+    assert bits(on_cpu.predict_raw(Xe)) == bits(ref_raw)
+
+
+@pytest.mark.parametrize("threads", [1, 3, 8])
+def test_bits_do_not_depend_on_thread_count(threads):
+    X, y = higgs_like(n=40000, d=6, seed=5)
+    with twinlearn.config_context(n_threads=4):
+        ref = GradientBoostingClassifier(n_estimators=8, device="cpu").fit(X, y)
+    with twinlearn.config_context(n_threads=threads):
+        other = GradientBoostingClassifier(n_estimators=8, device="cpu").fit(X, y)
+        assert bits(other.predict_proba(X)) == bits(ref.predict_proba(X))
+    assert_same_model(ref, other)
+
+
+def test_every_numeric_mode_delivers_identical():
+    X, y = higgs_like(n=500, d=4)
+    for mode in ("fast", "deterministic", "identical"):
+        m = GradientBoosting(n_estimators=3, numeric_mode=mode, device="cpu").fit(X, y)
+        assert m.numeric_mode_used() == "identical"
+
+
+def test_float32_and_float64_inputs():
+    X, y = higgs_like(n=2000, d=5)
+    a = GradientBoostingClassifier(n_estimators=10, device="cpu").fit(X, y)
+    b = GradientBoostingClassifier(n_estimators=10, device="cpu").fit(X.astype(np.float64), y)
+    # float32 values are exact in float64: the same borders and model
+    assert_same_model(a, b)
+    assert bits(a.predict_proba(X)) == bits(b.predict_proba(X.astype(np.float64)))
+
+
+# ---------------------------------------------------------------------------
+# Behaviour
+# ---------------------------------------------------------------------------
+def test_staged_predictions_end_at_predict():
+    X, y = load_iris(return_X_y=True)
+    clf = GradientBoostingClassifier(n_estimators=12, device="cpu").fit(X, y)
+    stages = list(clf.staged_predict_proba(X))
+    assert len(stages) == 12
+    assert bits(stages[-1]) == bits(clf.predict_proba(X))
+    assert np.array_equal(list(clf.staged_predict(X))[-1], clf.predict(X))
+    assert bits(list(clf.staged_decision_function(X))[-1]) == bits(clf.decision_function(X))
+    reg = GradientBoosting(loss="RMSE", n_estimators=7, device="cpu").fit(X, y.astype(float))
+    assert bits(list(reg.staged_predict(X))[-1]) == bits(reg.predict(X))
+    assert bits(reg.predict(X, n_trees=3)) == bits(list(reg.staged_predict(X))[2])
+
+
+def test_early_stopping_and_best_model():
+    X, y = higgs_like(n=4000, d=8, seed=7)
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(n_estimators=2000, learning_rate=0.5, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), early_stopping_rounds=10)
+    hist = m.evals_result_["validation"]["Logloss"]
+    assert len(hist) < 2000 and len(hist) == m.best_iteration_ + 11
+    assert m.n_estimators_ == m.best_iteration_ + 1
+    assert np.argmin(hist) == m.best_iteration_
+    full = GradientBoosting(n_estimators=len(hist), learning_rate=0.5, device="cpu").fit(
+        Xtr, ytr, eval_set=[(Xte, yte)], use_best_model=False)
+    assert full.n_estimators_ == len(hist)
+    # the kept trees are the first trees of the full run
+    assert bits(full.predict_raw(Xte, n_trees=m.n_estimators_)) == bits(m.predict_raw(Xte))
+    logloss = -np.mean(yte * np.log(m.predict_proba(Xte)[:, 1]) + (1 - yte) * np.log(m.predict_proba(Xte)[:, 0]))
+    assert abs(logloss - hist[m.best_iteration_]) < 1e-5
+
+
+@pytest.mark.parametrize("nan_mode", ["Min", "Max"])
+def test_missing_values_carry_signal(nan_mode):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    missing = rng.random(3000) < 0.3
+    y[missing] = 1 - y[missing] * 0  # every row with a missing X[:, 1] is class 1
+    X[missing, 1] = np.nan
+    m = GradientBoosting(n_estimators=60, learning_rate=0.3, nan_mode=nan_mode, device="cpu").fit(X, y)
+    f1 = m.border_offsets_[1], m.border_offsets_[2]
+    nan_border = m.borders_[f1[0]] if nan_mode == "Min" else m.borders_[f1[1] - 1]
+    assert np.isinf(nan_border)
+    assert m.score(X, y) > 0.97
+    Xq = np.array([[-1.0, np.nan, 0.0], [-1.0, 0.5, 0.0]])
+    p = m.predict_proba(Xq)[:, 1]
+    assert p[0] > 0.8 and p[1] < 0.2
+    with pytest.raises(ValueError, match="NaN"):
+        GradientBoosting(n_estimators=2, nan_mode="Forbidden", device="cpu").fit(X, y)
+
+
+def test_sample_weight():
+    X, y = higgs_like(n=3000, d=6, seed=9)
+    a = GradientBoostingClassifier(n_estimators=10, device="cpu").fit(X, y)
+    b = GradientBoostingClassifier(n_estimators=10, device="cpu").fit(X, y, sample_weight=np.ones(len(y)))
+    assert_same_model(a, b)
+    w = np.where(y == 1, 5.0, 1.0)
+    c = GradientBoostingClassifier(n_estimators=10, device="cpu").fit(X, y, sample_weight=w)
+    assert c.predict(X).mean() > a.predict(X).mean()
+    with pytest.raises(ValueError):
+        GradientBoostingClassifier(n_estimators=2, device="cpu").fit(X, y, sample_weight=-np.ones(len(y)))
+
+
+def test_string_labels_and_feature_importances():
+    X, y = load_breast_cancer(return_X_y=True)
+    labels = np.array(["benign", "malignant"])[y]
+    clf = GradientBoostingClassifier(n_estimators=20, device="cpu").fit(X, labels)
+    assert list(clf.classes_) == ["benign", "malignant"]
+    assert set(clf.predict(X)) <= set(labels)
+    imp = clf.feature_importances_
+    assert imp.shape == (30,) and abs(imp.sum() - 1) < 1e-12 and imp.min() >= 0
+    X2 = np.column_stack([np.random.default_rng(0).standard_normal(len(y)), X[:, 27]])
+    clf2 = GradientBoostingClassifier(n_estimators=20, device="cpu").fit(X2, labels)
+    assert clf2.feature_importances_[1] > clf2.feature_importances_[0]
+
+
+def test_regression_predicts_float32_and_fits_training_data():
+    X, y = load_diabetes(return_X_y=True)
+    reg = GradientBoostingRegressor(n_estimators=50, device="cpu").fit(X, y)
+    pred = reg.predict(X)
+    assert pred.dtype == np.float32 and pred.shape == (len(y),)
+    assert reg.score(X, y) > 0.6
+    assert abs(reg.base_score_[0] - y.mean()) < 1e-9
+
+
+def test_pickle_round_trip():
+    X, y = higgs_like(n=1000, d=4)
+    m = GradientBoosting(n_estimators=5, device="cpu").fit(X, y)
+    m2 = pickle.loads(pickle.dumps(m))
+    assert bits(m2.predict_proba(X)) == bits(m.predict_proba(X))
+
+
+def test_identity_trace_records_model_stages(tmp_path, monkeypatch):
+    from twinlearn import identity
+
+    path = tmp_path / "t.trace"
+    monkeypatch.setenv("TWINLEARN_IDENTITY_TRACE", str(path))
+    X, y = higgs_like(n=500, d=4)
+    GradientBoosting(n_estimators=3, device="cpu").fit(X, y).predict_proba(X)
+    tags = [r["tag"] for r in identity.read(path)]
+    assert "GradientBoosting.leaf_values_" in tags and "GradientBoosting.predict_probability" in tags
+
+
+# ---------------------------------------------------------------------------
+# More losses
+# ---------------------------------------------------------------------------
+def _counts(n=3000, seed=14):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6))
+    mu = np.exp(0.6 * X[:, 0] - 0.4 * np.abs(X[:, 1]) + 0.3 * np.sin(2 * X[:, 2]))
+    return X, rng.poisson(mu).astype(float)
+
+
+def test_poisson_quality_matches_hist_gradient_boosting():
+    from sklearn.metrics import make_scorer, mean_poisson_deviance
+
+    X, y = _counts()
+    cv = KFold(3, shuffle=True, random_state=0)
+    scoring = make_scorer(mean_poisson_deviance, greater_is_better=False)
+    ours = _cv_scores(GradientBoostingRegressor(loss="poisson", n_estimators=100, device="cpu"), X, y, cv, scoring)
+    ref = _cv_scores(HistGradientBoostingRegressor(loss="poisson", max_iter=100, max_depth=6, early_stopping=False),
+                     X, y, cv, scoring)
+    assert -ours["score"] <= -ref["score"] * 1.03, (ours, ref)
+    m = GradientBoosting(loss="Poisson", n_estimators=50, learning_rate=0.1, device="cpu").fit(X, y)
+    pred = m.predict(X)
+    assert pred.min() > 0
+    np.testing.assert_allclose(pred, np.exp(m.predict_raw(X).astype(np.float64)), rtol=1e-6)
+    assert bits(list(m.staged_predict(X))[-1]) == bits(pred)
+
+
+def test_tweedie_beats_a_constant():
+    from sklearn.metrics import mean_tweedie_deviance
+
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((3000, 5))
+    mu = np.exp(1.2 * X[:, 0] - 0.6 * np.abs(X[:, 1]))
+    y = rng.poisson(mu) * rng.gamma(4.0, 0.25, len(mu))  # compound: zeros and positive amounts
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(loss="Tweedie:variance_power=1.5", n_estimators=100, learning_rate=0.1,
+                         device="cpu").fit(Xtr, ytr)
+    dev = mean_tweedie_deviance(yte, m.predict(Xte), power=1.5)
+    dev0 = mean_tweedie_deviance(yte, np.full(len(yte), ytr.mean()), power=1.5)
+    assert dev < 0.85 * dev0
+
+
+def test_huber_resists_outliers():
+    rng = np.random.default_rng(16)
+    X = rng.standard_normal((3000, 5))
+    y = 2 * X[:, 0] + np.sin(3 * X[:, 1]) + 0.1 * rng.standard_normal(3000)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ytr = ytr + np.where(rng.random(len(ytr)) < 0.05, 50.0, 0.0)
+    kw = dict(n_estimators=150, learning_rate=0.1, device="cpu")
+    huber = GradientBoosting(loss="Huber:delta=0.5", **kw).fit(Xtr, ytr)
+    rmse = GradientBoosting(loss="RMSE", **kw).fit(Xtr, ytr)
+    err = lambda m: np.median(np.abs(m.predict(Xte) - yte))  # noqa: E731
+    assert err(huber) < 0.5 * err(rmse)
+
+
+def test_cross_entropy_with_probabilistic_targets():
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((2000, 4))
+    p = 1 / (1 + np.exp(-(1.5 * X[:, 0] - X[:, 1])))
+    m = GradientBoosting(loss="CrossEntropy", n_estimators=100, learning_rate=0.1, device="cpu").fit(X, p)
+    assert list(m.classes_) == [0, 1]
+    proba = m.predict_proba(X)[:, 1]
+    assert np.corrcoef(proba, p)[0, 1] > 0.97
+    # with class labels it is Logloss with another name
+    y = (p > 0.5).astype(int)
+    a = GradientBoosting(loss="CrossEntropy", n_estimators=5, device="cpu").fit(X, y)
+    b = GradientBoosting(loss="Logloss", n_estimators=5, device="cpu").fit(X, y)
+    assert_same_model(a, b)
+
+
+def test_one_vs_all_classifies_like_softmax():
+    X, y = make_classification(n_samples=2000, n_features=10, n_informative=6, n_classes=3, random_state=4)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ova = GradientBoosting(loss="MultiClassOneVsAll", n_estimators=100, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    soft = GradientBoosting(loss="MultiClass", n_estimators=100, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    proba = ova.predict_proba(Xte)
+    assert proba.shape == (len(yte), 3) and np.allclose(proba.sum(1), 1, atol=1e-6)
+    assert ova.score(Xte, yte) >= soft.score(Xte, yte) - 0.03
+
+
+@pytest.mark.parametrize(
+    "loss,match",
+    [
+        ("Tweedie", "variance_power"),
+        ("Tweedie:variance_power=2.5", r"\(1, 2\)"),
+        ("Tweedie:power=1.5", "variance_power"),
+        ("Huber:delta=-1", "delta"),
+        ("Logloss:alpha=1", "no parameters"),
+        ("MAE", "not available yet"),
+        ("Quantile:alpha=0.5", "not available yet"),
+        ("logloss", "one of"),
+    ],
+)
+def test_bad_loss_strings(loss, match):
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match=match):
+        GradientBoosting(loss=loss, n_estimators=2, device="cpu").fit(X, y)
+
+
+def test_log_link_losses_need_non_negative_targets():
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match=">= 0"):
+        GradientBoosting(loss="Poisson", n_estimators=2, device="cpu").fit(X, y - 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------
+def test_bad_labels():
+    X, y = higgs_like(n=300, d=4)
+    with pytest.raises(ValueError, match="NaN"):
+        GradientBoostingRegressor(n_estimators=2, device="cpu").fit(X, np.where(y == 1, np.nan, 1.0))
+    y3 = np.arange(300) % 3
+    with pytest.raises(ValueError, match="Only binary classification.*MultiClass"):
+        GradientBoosting(loss="Logloss", n_estimators=2, device="cpu").fit(X, y3)
+    GradientBoosting(loss="MultiClass", n_estimators=2, device="cpu").fit(X, y3)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        GradientBoostingClassifier(n_estimators=2, device="cpu").fit(X, np.linspace(0, 1, 300))
+    with pytest.raises(ValueError, match="only one class"):
+        GradientBoostingClassifier(n_estimators=2, device="cpu").fit(X, np.zeros(300))
+
+
+def test_wrong_feature_count_and_bad_X(device):
+    X, y = higgs_like(n=300, d=4)
+    m = GradientBoosting(n_estimators=3, device=device).fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        m.predict(X[:, :3])
+    Xi = X.copy()
+    Xi[3, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        GradientBoosting(n_estimators=2, device=device).fit(Xi, y)
+    with pytest.raises(ValueError, match="infinity"):
+        m.predict(Xi)
+    with pytest.raises(ValueError, match="0 sample"):
+        GradientBoosting(n_estimators=2, device=device).fit(np.empty((0, 4)), [])
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        GradientBoosting(n_estimators=2, device=device).fit(sp.csr_matrix(np.eye(4)), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"border_count": 256}, "border_count"),
+        ({"border_count": 0}, "border_count"),
+        ({"max_depth": 17}, "max_depth"),
+        ({"learning_rate": 0.0}, "learning_rate"),
+        ({"l2_leaf_reg": -1.0}, "l2_leaf_reg"),
+        ({"loss": "Huber"}, "loss"),
+        ({"grow_policy": "Depthwise"}, "grow_policy"),
+        ({"min_data_in_leaf": 5}, "min_data_in_leaf"),
+        ({"nan_mode": "Middle"}, "nan_mode"),
+        ({"device": "gpu"}, "device"),
+        ({"numeric_mode": "exact"}, "numeric_mode"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match=match):
+        GradientBoosting(**{"n_estimators": 2, "device": "cpu", **params}).fit(X, y)
+
+
+def test_bad_sklearn_shaped_parameters():
+    X, y = higgs_like(n=100, d=3)
+    with pytest.raises(ValueError, match="max_bins"):
+        GradientBoostingClassifier(max_bins=300, device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="loss"):
+        GradientBoostingRegressor(loss="absolute_error", device="cpu").fit(X, y)
+
+
+def test_fit_options_are_checked():
+    X, y = higgs_like(n=100, d=3)
+    m = GradientBoosting(n_estimators=2, device="cpu")
+    with pytest.raises(ValueError, match="eval_set"):
+        m.fit(X, y, early_stopping_rounds=5)
+    with pytest.raises(ValueError, match="early_stopping_rounds"):
+        m.fit(X, y, eval_set=(X, y), early_stopping_rounds=0)
+    with pytest.raises(ValueError, match="not seen"):
+        m.fit(X, y, eval_set=(X, y + 5))
+    with pytest.raises(AttributeError, match="predict_proba"):
+        GradientBoosting(loss="RMSE", n_estimators=2, device="cpu").fit(X, y).predict_proba(X)
+
+
+# ---------------------------------------------------------------------------
+# The JSON model file (docs/GBDT_MODEL_FORMAT.md)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor", "Tweedie"])
+def test_save_and_load_round_trip(tmp_path, device, kind):
+    import json
+
+    X, y = higgs_like(n=2000, d=6, seed=12)
+    if kind == "MultiClass":
+        y = y + (np.nan_to_num(X[:, 0]) > 1)
+    if kind in ("RMSE", "regressor", "Tweedie"):
+        y = np.abs(np.nan_to_num(X[:, 1])) + y
+    est = {
+        "Logloss": GradientBoosting(n_estimators=8, nan_mode="Max"),
+        "MultiClass": GradientBoosting(loss="MultiClass", n_estimators=8),
+        "RMSE": GradientBoosting(loss="RMSE", n_estimators=8),
+        "classifier": GradientBoostingClassifier(n_estimators=8),
+        "regressor": GradientBoostingRegressor(n_estimators=8),
+        "Tweedie": GradientBoosting(loss="Tweedie:variance_power=1.2", n_estimators=8),
+    }[kind].set_params(device=device)
+    if kind == "classifier":
+        y = np.array(["no", "yes"])[y]
+    est.fit(X, y)
+    path = tmp_path / "model.json"
+    est.save_model(path)
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "twinlearn-gbdt" and len(doc["trees"]) == est.n_estimators_
+    loaded = type(est)(device="cpu").load_model(path)
+    assert_same_model(est, loaded)
+    assert loaded.get_params()["n_estimators"] == 8
+    assert bits(loaded.predict(X)) == bits(est.predict(X))
+    if kind not in ("RMSE", "regressor", "Tweedie"):
+        assert np.array_equal(loaded.classes_, est.classes_) and loaded.classes_.dtype == est.classes_.dtype
+        assert bits(loaded.predict_proba(X)) == bits(est.predict_proba(X))
+
+
+def test_loaded_model_predicts_in_a_cpu_only_process(tmp_path):
+    import subprocess
+    import sys
+
+    X, y = higgs_like(n=1500, d=5, seed=13)
+    est = GradientBoosting(n_estimators=6, device="cpu").fit(X, y)
+    np.save(tmp_path / "X.npy", X)
+    est.save_model(tmp_path / "m.json")
+    code = (
+        "import numpy as np, twinlearn; from twinlearn import _backend; "
+        "_backend._cuda_probed = True; _backend._cuda_module = None; _backend._cuda_reason = 'hidden'; "
+        f"m = twinlearn.GradientBoosting().load_model(r'{tmp_path / 'm.json'}'); "
+        f"np.save(r'{tmp_path / 'p.npy'}', m.predict_proba(np.load(r'{tmp_path / 'X.npy'}')))"
+    )
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "..", "python")]
+                                                        + sys.path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert bits(np.load(tmp_path / "p.npy")) == bits(est.predict_proba(X))
+
+
+def test_bad_model_files_are_refused(tmp_path):
+    import json
+
+    X, y = higgs_like(n=500, d=4)
+    est = GradientBoosting(n_estimators=3, device="cpu").fit(X, y)
+    path = tmp_path / "m.json"
+    est.save_model(path)
+    doc = json.loads(path.read_text())
+    for mutate, match in [
+        (lambda d: d.update(format="xgboost"), "format"),
+        (lambda d: d.update(format_version=99), "format_version"),
+        (lambda d: d["trees"][0]["split_features"].__setitem__(0, 7), "feature"),
+        (lambda d: d["trees"][1]["leaf_values"].pop(), "leaf"),
+        (lambda d: d["features"][0]["borders"].reverse(), "increasing"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        mutate(bad)
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=match):
+            GradientBoosting(device="cpu").load_model(path)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="GradientBoostingClassifier"):
+        GradientBoostingClassifier(device="cpu").load_model(path)
