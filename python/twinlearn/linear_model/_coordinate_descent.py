@@ -82,7 +82,7 @@ class ElasticNet(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEstimator
     >>> y = X @ np.array([2.0, 0.0, -1.0, 0.0]) + 1.0
     >>> reg = ElasticNet(alpha=0.1, device="cpu").fit(X, y)
     >>> np.round(reg.coef_, 2)
-    array([ 1.84,  0.  , -0.88,  0.  ])
+    array([ 1.84,  0.  , -0.9 ,  0.  ])
     """
 
     _parameter_constraints: dict = {
