@@ -216,4 +216,33 @@ void init_linear_model(nb::module_& m) {
         });
       },
       nb::arg("ctx"), nb::arg("scores"), nb::arg("log"), nb::arg("out"));
+
+  // enet_cd_gram(G, d, target, l1, l2, max_iter, tol, positive, random, seed, w (d,) float64 in/out)
+  //   -> (n_iter, gap, scaled tol, converged); Q, q and y_norm2 are read from the augmented Gram G.
+  m.def(
+      "enet_cd_gram",
+      [](HostMat G, std::int64_t d, std::int64_t target, double l1, double l2, std::int64_t max_iter, double tol,
+         bool positive, bool random, std::uint64_t seed,
+         nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu> w) {
+        const std::int64_t D = static_cast<std::int64_t>(G.shape(0));
+        if (static_cast<std::int64_t>(G.shape(1)) != D || d < 0 || target < 0 || d + target >= D)
+          throw tl::ValueError("enet_cd_gram: bad Gram matrix or target index");
+        if (static_cast<std::int64_t>(w.shape(0)) != d) throw tl::ValueError("enet_cd_gram: w must have d entries");
+        std::vector<double> Q(static_cast<std::size_t>(d * d)), q(static_cast<std::size_t>(d));
+        const double* g = G.data();
+        for (std::int64_t i = 0; i < d; ++i) {
+          for (std::int64_t j = 0; j < d; ++j) Q[i * d + j] = g[i * D + j];
+          q[i] = g[i * D + d + target];
+        }
+        const double yy = g[(d + target) * D + d + target];
+        tl::linalg::EnetResult r;
+        {
+          nb::gil_scoped_release release;
+          r = tl::linalg::enet_coordinate_descent_gram(Q.data(), q.data(), yy, d, l1, l2, max_iter, tol, positive,
+                                                       random, seed, w.data());
+        }
+        return nb::make_tuple(r.n_iter, r.gap, r.tol, r.converged);
+      },
+      nb::arg("G"), nb::arg("d"), nb::arg("target"), nb::arg("l1"), nb::arg("l2"), nb::arg("max_iter"),
+      nb::arg("tol"), nb::arg("positive"), nb::arg("random"), nb::arg("seed"), nb::arg("w"));
 }

@@ -25,7 +25,7 @@ from .cluster import KMeans, MiniBatchKMeans
 from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
 from .decomposition import PCA, IncrementalPCA, TruncatedSVD
 from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
-from .linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
+from .linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge, RidgeClassifier
 from .naive_bayes import GaussianNB
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
@@ -34,6 +34,7 @@ from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 __version__ = "0.1.0"
 
 __all__ = [
+    "ElasticNet",
     "GaussianNB",
     "GradientBoosting",
     "GradientBoostingClassifier",
@@ -42,6 +43,7 @@ __all__ = [
     "KNeighborsClassifier",
     "KNeighborsRegressor",
     "IncrementalPCA",
+    "Lasso",
     "LinearRegression",
     "LogisticRegression",
     "MaxAbsScaler",

@@ -222,3 +222,20 @@ def test_cpu_and_cuda_are_bit_identical(name, dtype, l1_ratio):
     assert bits(a.coef_) == bits(b.coef_) and bits(a.intercept_) == bits(b.intercept_)
     assert bits(a.predict_proba(X)) == bits(b.predict_proba(X))
     assert bits(a.predict_log_proba(X)) == bits(b.predict_log_proba(X))
+
+
+@pytest.mark.gpu
+def test_device_arrays_in_and_out():
+    torch = pytest.importorskip("torch")
+    X, y = DATA["digits"]
+    X = X.astype(np.float32)
+    Xt, yt = torch.from_numpy(X).cuda(), torch.from_numpy(y).cuda()
+    ours = LogisticRegression(numeric_mode="identical").fit(Xt, yt)
+    ref = LogisticRegression(device="cpu", numeric_mode="identical").fit(X, y)
+    assert ours.device_used() == "cuda:0"
+    assert bits(ours.coef_) == bits(ref.coef_)
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    P = ours.predict_proba(Xt)
+    assert isinstance(P, torch.Tensor) and P.is_cuda
+    assert bits(P.cpu().numpy()) == bits(ref.predict_proba(X))
+    assert bits(ours.predict(Xt).cpu().numpy()) == bits(ref.predict(X))

@@ -45,6 +45,10 @@ TEST(GramCuda, IdenticalToCpuAcrossShapes) {
     }
   }
   check_gram_identical<float>(300007, 260, 1, true, true);
+  // Targets in the cross kernel (t <= 8) and in the tiles (t > 8).
+  check_gram_identical<double>(9001, 20, 8, true, true);
+  check_gram_identical<float>(9001, 130, 9, true, true);
+  check_gram_identical<double>(5000, 1, 3, false, true);
   check_gram_identical<double>(100003, 33, 3, false, false);
 }
 

@@ -60,6 +60,23 @@ _STATUS_MESSAGES = {
 }
 
 
+def _encode_labels_fast(y):
+    """(classes, class index per sample) in O(n) for integral labels (the
+    labels of device arrays), scikit-learn's checks and np.unique otherwise."""
+    y = np.asarray(y).ravel()
+    if y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        yi = y.astype(np.int64)
+        lo, hi = (int(yi.min()), int(yi.max())) if yi.size else (0, -1)
+        if yi.size and hi - lo < 1_000_000:
+            counts = np.bincount(yi - lo)
+            present = np.flatnonzero(counts)
+            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
+            lut[present] = np.arange(present.shape[0])
+            return (present + lo).astype(y.dtype), lut[yi - lo]
+    check_classification_targets(y)
+    return np.unique(y, return_inverse=True)
+
+
 class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
     """Logistic regression (binary or multinomial) by L-BFGS / OWL-QN.
 
@@ -253,8 +270,11 @@ class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=_FLOAT_DTYPES, order="C")
             n, d = X.shape
         dtype = np.dtype(str(X.dtype).split(".")[-1])
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
+        if on_device:
+            classes, y_idx = _encode_labels_fast(y)
+        else:
+            check_classification_targets(y)
+            classes, y_idx = np.unique(y, return_inverse=True)
         self.classes_ = classes
         n_classes = classes.shape[0]
         if n_classes < 2:

@@ -42,6 +42,25 @@ void symmetric_eigh(const double* A, std::int64_t n, double* lam, double* V);
 // eigen solution when singular. Returns the number of outer iterations.
 std::int64_t nnls_gram(const double* A, const double* b, std::int64_t n, std::int64_t max_iter, double* x);
 
+// Elastic-net coordinate descent in Gram form (scikit-learn's
+// enet_coordinate_descent_gram, without its screening, which changes the
+// work, not the solution): minimises
+//   ½ wᵀ Q w - qᵀ w + ½ y_norm2 + l1 ||w||₁ + ½ l2 ||w||²
+// over w (d entries, in/out: the starting point). Coordinates are visited in
+// order, or (random) in the order of the Philox draws integer(seed, 0,
+// sweep * d + k, d). After a sweep whose largest relative coefficient change
+// is at most tol (or the last one), the duality gap is computed; the run
+// stops when it is at most tol * y_norm2. positive: w >= 0.
+struct EnetResult {
+  std::int64_t n_iter = 0;   // sweeps run (0 when the start already meets the gap)
+  double gap = 0.0;          // final duality gap (unscaled)
+  double tol = 0.0;          // tol * y_norm2
+  bool converged = false;
+};
+EnetResult enet_coordinate_descent_gram(const double* Q, const double* q, double y_norm2, std::int64_t d, double l1,
+                                        double l2, std::int64_t max_iter, double tol, bool positive, bool random,
+                                        std::uint64_t seed, double* w);
+
 }  // namespace tl::linalg
 
 namespace tl {

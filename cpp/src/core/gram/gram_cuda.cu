@@ -38,12 +38,14 @@ __device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std
 // consecutive entries of one row of X). Every accumulator receives
 // fma(Zc[i, j], Zc[i, k], acc) for the chunk's rows i in increasing order and
 // nothing else (the last step stops at the chunk's end), which is the
-// canonical chain. Out-of-range columns load zeros and are not stored.
+// canonical chain. The tiles cover the first dt columns of Zc (all of them,
+// or the columns of X when the cross kernel below takes the targets);
+// out-of-range columns load zeros and are not stored.
 template <class T>
 __global__ void __launch_bounds__(kThreads, 1)
     gram_chunk_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                       const T* __restrict__ w, const T* __restrict__ off, std::int64_t n, std::int64_t chunk,
-                      std::int64_t first_chunk, int ntiles, double* __restrict__ P) {
+                      std::int64_t first_chunk, int ntiles, std::int64_t dt, double* __restrict__ P) {
   __shared__ alignas(16) double As[2][kStep][kTile];
   __shared__ alignas(16) double Bs[2][kStep][kTile];
   const std::int64_t D = d + t;
@@ -71,8 +73,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const std::int64_t ca = j0 + lc + q, cb = k0 + lc + q;
-        ra[q] = ca < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, ca, s, weighted)) : 0.0;
-        rb[q] = cb < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, cb, s, weighted)) : 0.0;
+        ra[q] = ca < dt ? static_cast<double>(load_zc(X, d, Y, t, off, i, ca, s, weighted)) : 0.0;
+        rb[q] = cb < dt ? static_cast<double>(load_zc(X, d, Y, t, off, i, cb, s, weighted)) : 0.0;
       }
     } else {
 #pragma unroll
@@ -132,12 +134,87 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int a = 0; a < 8; ++a) {
     const std::int64_t j = j0 + (a < 4 ? 4 * ty + a : 64 + 4 * ty + (a - 4));
-    if (j >= D) continue;
+    if (j >= dt) continue;
 #pragma unroll
     for (int b = 0; b < 8; ++b) {
       const std::int64_t k = k0 + (b < 4 ? 4 * tx + b : 64 + 4 * tx + (b - 4));
-      if (k < D) out[j * D + k] = acc[a][b];
+      if (k < dt) out[j * D + k] = acc[a][b];
     }
+  }
+}
+
+constexpr int kCrossRows = 256;     // rows staged per step by the cross kernel
+constexpr int kCrossMaxTargets = 8;  // targets handled by the cross kernel
+
+// Chunk partials of the target columns: entries (j, d + c) for j <= d + c,
+// c < t (X'y and y'y), for t <= kCrossMaxTargets, so that the tile kernel
+// need not spend a whole 128-wide tile on a few target columns.
+//
+// Mapping: blockIdx.x is the chunk (first_chunk + blockIdx.x). Thread tid
+// owns the pairs p = tid, tid + 256, ... of the list (j, c), j = p % (d + t),
+// c = p / (d + t) (pairs with j > d + c are skipped). The chunk's rows are
+// walked 256 at a time: the block stages the target entries Zc[i, d + c] of
+// those rows in shared memory, then each thread continues its chains over
+// them in row order, reading Zc[i, j] from X (the threads of a warp read
+// consecutive columns of one row). Every entry is one fma chain over the
+// chunk's rows in increasing order: the canonical chain.
+template <class T>
+__global__ void __launch_bounds__(kThreads) gram_cross_kernel(const T* __restrict__ X, std::int64_t d,
+                                                              const T* __restrict__ Y, std::int64_t t,
+                                                              const T* __restrict__ w, const T* __restrict__ off,
+                                                              std::int64_t n, std::int64_t chunk,
+                                                              std::int64_t first_chunk, double* __restrict__ P) {
+  __shared__ double ys[kCrossRows][kCrossMaxTargets];
+  __shared__ T ss[kCrossRows];
+  const std::int64_t D = d + t;
+  const std::int64_t r0 = (first_chunk + blockIdx.x) * chunk;
+  const std::int64_t r1 = min(n, r0 + chunk);
+  const bool weighted = w != nullptr;
+  constexpr int kPairs = 4;  // pairs per thread kept in registers (up to 1024 pairs per pass)
+  double* out = P + static_cast<std::int64_t>(blockIdx.x) * D * D;
+  const std::int64_t npairs = D * t;
+  for (std::int64_t pbase = 0; pbase < npairs; pbase += static_cast<std::int64_t>(kThreads) * kPairs) {
+    double acc[kPairs];
+    std::int64_t jj[kPairs], cc[kPairs];
+    bool live[kPairs];
+#pragma unroll
+    for (int u = 0; u < kPairs; ++u) {
+      const std::int64_t p = pbase + static_cast<std::int64_t>(u) * kThreads + threadIdx.x;
+      jj[u] = p % D;
+      cc[u] = p / D;
+      live[u] = p < npairs && jj[u] <= d + cc[u];
+      acc[u] = 0.0;
+    }
+    for (std::int64_t i0 = r0; i0 < r1; i0 += kCrossRows) {
+      const int rows = static_cast<int>(r1 - i0 < kCrossRows ? r1 - i0 : kCrossRows);
+      __syncthreads();
+      for (int e = threadIdx.x; e < rows; e += kThreads) {
+        const std::int64_t i = i0 + e;
+        const T s = weighted ? num::sqrt(w[i]) : T(1);
+        ss[e] = s;
+        for (std::int64_t c = 0; c < t; ++c)
+          ys[e][c] = static_cast<double>(gram_detail::centred(Y[i * t + c], off, d + c, s, weighted));
+      }
+      __syncthreads();
+#pragma unroll
+      for (int u = 0; u < kPairs; ++u) {
+        if (!live[u]) continue;
+        const std::int64_t j = jj[u], c = cc[u];
+        double a = acc[u];
+        if (j < d) {
+          for (int e = 0; e < rows; ++e) {
+            const double x = static_cast<double>(gram_detail::centred(X[(i0 + e) * d + j], off, j, ss[e], weighted));
+            a = num::fma(x, ys[e][c], a);
+          }
+        } else {
+          for (int e = 0; e < rows; ++e) a = num::fma(ys[e][j - d], ys[e][c], a);
+        }
+        acc[u] = a;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kPairs; ++u)
+      if (live[u]) out[jj[u] * D + d + cc[u]] = acc[u];
   }
 }
 
@@ -156,19 +233,20 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
 }
 
 // Fast path: Zc rows widened to double into a dense buffer (rows x D,
-// row-major = column-major D x rows for cuBLAS). One thread per element,
-// consecutive threads along a row.
+// row-major = column-major D x rows for cuBLAS). Block b writes row r0 + b,
+// its threads stride over the columns (consecutive threads, consecutive
+// columns).
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   std::int64_t rows, double* __restrict__ Z) {
+                                   double* __restrict__ Z) {
   const std::int64_t D = d + t;
-  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= rows * D) return;
-  const std::int64_t i = r0 + e / D, col = e % D;
+  const std::int64_t b = blockIdx.x;
+  const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
-  Z[e] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+  for (std::int64_t col = threadIdx.x; col < D; col += blockDim.x)
+    Z[b * D + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
 // One cuBLAS handle per device, created on first use; calls are serialised
@@ -214,9 +292,7 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   check_cublas(cublasSetStream(h, stream), "cublasSetStream");
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    const std::int64_t total = rows * D;
-    centre_rows_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(X, d, Y, t, w, off, r0,
-                                                                                         rows, Z.data());
+    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     const double beta = r0 == 0 ? 0.0 : 1.0;
     check_cublas(syrk(h, static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()), "syrk");
@@ -261,16 +337,26 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
   const std::int64_t nchunks = (n + kGramChunk - 1) / kGramChunk;
   const std::int64_t per_batch = gram_detail::batch_chunks(D, sizeof(double), std::int64_t(512) << 20);
   const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
-  const int ntiles = static_cast<int>((D + kTile - 1) / kTile);
+  // A few target columns go to the cross kernel; many ride in the tiles.
+  const bool cross = t > 0 && t <= kCrossMaxTargets;
+  const std::int64_t dt = cross ? d : D;
+  const int ntiles = static_cast<int>((dt + kTile - 1) / kTile);
   const std::int64_t npairs = static_cast<std::int64_t>(ntiles) * (ntiles + 1) / 2;
   DeviceBuffer<double> P(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD), dev);
   DeviceBuffer<double> R(static_cast<std::size_t>(nbatches * DD), dev);
   for (std::int64_t b = 0; b < nbatches; ++b) {
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
-    dim3 grid(static_cast<unsigned>(npairs), static_cast<unsigned>(nc));
-    gram_chunk_kernel<T><<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles,
-                                                        P.data());
-    TL_CUDA_CHECK_LAUNCH("gram_chunk_kernel");
+    if (npairs > 0) {
+      dim3 grid(static_cast<unsigned>(npairs), static_cast<unsigned>(nc));
+      gram_chunk_kernel<T><<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles,
+                                                          dt, P.data());
+      TL_CUDA_CHECK_LAUNCH("gram_chunk_kernel");
+    }
+    if (cross) {
+      gram_cross_kernel<T><<<static_cast<unsigned>(nc), kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n,
+                                                                               kGramChunk, c0, P.data());
+      TL_CUDA_CHECK_LAUNCH("gram_cross_kernel");
+    }
     gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
                                                                                     R.data() + b * DD);
     TL_CUDA_CHECK_LAUNCH("gram_tree_kernel");
