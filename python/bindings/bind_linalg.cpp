@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "convert.hpp"
-#include "twinlearn/linalg/gram.hpp"
+#include "twinlearn/core/gram.hpp"
 #include "twinlearn/linalg/matmul.hpp"
 #include "twinlearn/linalg/staging.hpp"
 
@@ -92,8 +92,9 @@ void init_linalg(nb::module_& m) {
       nb::arg("out"));
 
   // linalg_gram(ctx, X, sample_weight, offset) -> (G, delivered mode): G the
-  // d x d Gram matrix of the prepared rows, computed in X's dtype, returned
-  // widened to a float64 NumPy array.
+  // d x d Gram matrix of the prepared rows (tl::gram: the rows centred and
+  // weighted in X's dtype, the products summed in double), a float64 NumPy
+  // array.
   m.def(
       "linalg_gram",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> sample_weight, std::optional<Arr> offset) {
@@ -106,16 +107,9 @@ void init_linalg(nb::module_& m) {
           auto xv = as_matrix<const T>(X, "X");
           auto wv = weights<T>(sample_weight);
           const T* off = host_offset<T>(offset, xv.cols);
-          std::vector<T> g(d * d);
-          tl::NumericMode got;
-          {
-            nb::gil_scoped_release release;
-            got = tl::linalg::gram<T>(ctx, xv, wv, off,
-                                      tl::MatrixView<T>(g.data(), static_cast<std::int64_t>(d),
-                                                        static_cast<std::int64_t>(d)));
-          }
-          for (std::size_t i = 0; i < d * d; ++i) buf[i] = static_cast<double>(g[i]);
-          return tl::to_string(got);
+          const tl::MatrixView<const T> none(nullptr, xv.rows, 0, 0, 1, xv.device);
+          nb::gil_scoped_release release;
+          return tl::to_string(tl::gram<T>(ctx, xv, none, wv, off, buf));
         });
         nb::ndarray<nb::numpy, double, nb::ndim<2>> G(buf, {d, d}, owner);
         return nb::make_tuple(G, mode);

@@ -8,7 +8,7 @@
 
 #include "convert.hpp"
 #include "twinlearn/linear_model/dense_solve.hpp"
-#include "twinlearn/linear_model/gram.hpp"
+#include "twinlearn/core/gram.hpp"
 #include "twinlearn/linear_model/linear_decision.hpp"
 #include "twinlearn/linear_model/logistic.hpp"
 

@@ -1,4 +1,4 @@
-// CPU versus CUDA identity of tl::linalg::matmul, prepare_rows and gram, and
+// CPU versus CUDA identity of tl::linalg::matmul and prepare_rows, and
 // the fast mode's cuBLAS path. Compiled into both test binaries; skips (or
 // fails under TWINLEARN_REQUIRE_GPU=1) without a GPU.
 #include <gtest/gtest.h>
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "../test_util.hpp"
-#include "twinlearn/linalg/gram.hpp"
 #include "twinlearn/linalg/matmul.hpp"
 
 namespace {
@@ -43,18 +42,6 @@ std::vector<T> run(const tl::Context& ctx, const std::vector<T>& A, bool ta, con
                                          tl::MatrixView<T>(C.data(), m, n));
   if (mode) *mode = got;
   return C;
-}
-
-template <class T>
-std::vector<T> run_gram(const tl::Context& ctx, const std::vector<T>& X, std::int64_t n, std::int64_t d,
-                        const std::vector<T>* w, const std::vector<T>* offset, tl::NumericMode* mode = nullptr) {
-  std::vector<T> G(static_cast<std::size_t>(d * d), T(-7));
-  tl::VectorView<const T> wv;
-  if (w) wv = tl::VectorView<const T>(w->data(), n);
-  const auto got = tl::linalg::gram<T>(ctx, tl::MatrixView<const T>(X.data(), n, d), wv,
-                                       offset ? offset->data() : nullptr, tl::MatrixView<T>(G.data(), d, d));
-  if (mode) *mode = got;
-  return G;
 }
 
 template <class T>
@@ -103,22 +90,6 @@ TEST(LinalgCuda, PrepareRowsIdenticalToCpu) {
     }
 }
 
-TEST(LinalgCuda, GramIdenticalToCpu) {
-  TL_REQUIRE_GPU_OR_SKIP();
-  const std::int64_t n = 3000, d = 70;
-  auto X = random_matrix<float>(n, d, 51, 4.0);
-  auto off = random_matrix<float>(1, d, 52, 4.0);
-  std::vector<float> w(n);
-  for (std::int64_t i = 0; i < n; ++i) w[i] = 0.5f + static_cast<float>(i % 3);
-  for (int variant = 0; variant < 4; ++variant) {
-    const std::vector<float>* wp = (variant & 1) ? &w : nullptr;
-    const std::vector<float>* op = (variant & 2) ? &off : nullptr;
-    EXPECT_EQ(count_differing(run_gram<float>(cpu_ctx(), X, n, d, wp, op), run_gram<float>(gpu_ctx(), X, n, d, wp, op)),
-              0)
-        << variant;
-  }
-}
-
 TEST(LinalgCuda, FastModeUsesCublas) {
   TL_REQUIRE_GPU_OR_SKIP();
   // cuBLAS sums k in its own order: accurate, reported as Fast, and (on this
@@ -139,32 +110,5 @@ TEST(LinalgCuda, FastModeUsesCublas) {
         mag += std::fabs(t);
       }
       ASSERT_LE(std::fabs(fast[i * n + j] - exact), 1e-5 * mag) << i << "," << j;
-    }
-  tl::NumericMode gmode;
-  const auto G = run_gram<float>(gpu_ctx(tl::NumericMode::Fast), A, k, m, nullptr, nullptr, &gmode);
-  EXPECT_EQ(gmode, tl::NumericMode::Fast);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < m; ++j) ASSERT_TRUE(tltest::same_bits(G[i * m + j], G[j * m + i]));
-}
-
-TEST(LinalgCuda, FastGramOverRowChunksIsAccurate) {
-  TL_REQUIRE_GPU_OR_SKIP();
-  // 100003 rows: several chunks and a remainder chunk in the batched product.
-  const std::int64_t n = 100003, d = 40;
-  auto X = random_matrix<float>(n, d, 71, 10.0);
-  auto off = random_matrix<float>(1, d, 72, 10.0);
-  tl::NumericMode mode;
-  const auto G = run_gram<float>(gpu_ctx(tl::NumericMode::Fast), X, n, d, nullptr, &off, &mode);
-  EXPECT_EQ(mode, tl::NumericMode::Fast);
-  for (std::int64_t i = 0; i < d; ++i)
-    for (std::int64_t j = 0; j < d; ++j) {
-      ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
-      double exact = 0, mag = 0;
-      for (std::int64_t r = 0; r < n; ++r) {
-        const double t = (static_cast<double>(X[r * d + i]) - off[i]) * (static_cast<double>(X[r * d + j]) - off[j]);
-        exact += t;
-        mag += std::fabs(t);
-      }
-      ASSERT_LE(std::fabs(G[i * d + j] - exact), 1e-5 * mag) << i << "," << j;
     }
 }

@@ -1,6 +1,6 @@
-// tl::linalg::matmul, prepare_rows and gram on the CPU backend: the
-// documented order bit for bit, for every transposition and thread count,
-// with separating arms.
+// tl::linalg::matmul and prepare_rows on the CPU backend: the documented
+// order bit for bit, for every transposition and thread count, with
+// separating arms.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "../test_util.hpp"
-#include "twinlearn/linalg/gram.hpp"
 #include "twinlearn/linalg/matmul.hpp"
 
 namespace {
@@ -62,41 +61,6 @@ std::vector<T> run(const tl::Context& ctx, const std::vector<T>& A, bool ta, con
                             tl::MatrixView<T>(C.data(), m, n));
   EXPECT_EQ(mode, tl::NumericMode::Identical);
   return C;
-}
-
-// Z = (X - offset) * sqrt(w), one IEEE operation each, then G[i, j] the fma chain over rows.
-template <class T>
-std::vector<T> gram_reference(const std::vector<T>& X, std::int64_t n, std::int64_t d, const std::vector<T>* w,
-                              const std::vector<T>* offset) {
-  std::vector<T> Z(X);
-  for (std::int64_t r = 0; r < n; ++r) {
-    const T s = w ? std::sqrt((*w)[r]) : T(1);
-    for (std::int64_t j = 0; j < d; ++j) {
-      T v = X[r * d + j];
-      if (offset) v = v - (*offset)[j];
-      if (w) v = v * s;
-      Z[r * d + j] = v;
-    }
-  }
-  std::vector<T> G(static_cast<std::size_t>(d * d));
-  for (std::int64_t i = 0; i < d; ++i)
-    for (std::int64_t j = 0; j < d; ++j) {
-      T acc = T(0);
-      for (std::int64_t r = 0; r < n; ++r) acc = std::fma(Z[r * d + i], Z[r * d + j], acc);
-      G[i * d + j] = acc;
-    }
-  return G;
-}
-
-template <class T>
-std::vector<T> run_gram(const tl::Context& ctx, const std::vector<T>& X, std::int64_t n, std::int64_t d,
-                        const std::vector<T>* w, const std::vector<T>* offset) {
-  std::vector<T> G(static_cast<std::size_t>(d * d), T(-7));
-  tl::VectorView<const T> wv;
-  if (w) wv = tl::VectorView<const T>(w->data(), n);
-  tl::linalg::gram<T>(ctx, tl::MatrixView<const T>(X.data(), n, d), wv, offset ? offset->data() : nullptr,
-                      tl::MatrixView<T>(G.data(), d, d));
-  return G;
 }
 
 template <class T>
@@ -166,72 +130,3 @@ TEST(LinalgPrepareRows, SpelledOutAndTransposed) {
     }
 }
 
-TEST(LinalgGram, FollowsTheDocumentedOrderAndIsSymmetric) {
-  const std::int64_t n = 300, d = 37;
-  auto X = random_matrix<float>(n, d, 21, 5.0);
-  auto off = random_matrix<float>(1, d, 22, 5.0);
-  std::vector<float> w(n);
-  for (std::int64_t i = 0; i < n; ++i) w[i] = 0.5f + static_cast<float>(i % 5);
-  for (int variant = 0; variant < 4; ++variant) {
-    const std::vector<float>* wp = (variant & 1) ? &w : nullptr;
-    const std::vector<float>* op = (variant & 2) ? &off : nullptr;
-    const auto G = run_gram<float>(cpu(3), X, n, d, wp, op);
-    EXPECT_TRUE(same(G, gram_reference<float>(X, n, d, wp, op))) << variant;
-    for (std::int64_t i = 0; i < d; ++i)
-      for (std::int64_t j = 0; j < d; ++j) ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
-  }
-  // Double as well, and any thread count.
-  auto Xd = random_matrix<double>(n, d, 23, 2.0);
-  const auto Gd = run_gram<double>(cpu(1), Xd, n, d, nullptr, nullptr);
-  EXPECT_TRUE(same(Gd, gram_reference<double>(Xd, n, d, nullptr, nullptr)));
-  EXPECT_TRUE(same(Gd, run_gram<double>(cpu(4), Xd, n, d, nullptr, nullptr)));
-}
-
-TEST(LinalgGram, CentringBeforeTheProductDiffersFromCorrectingAfterOnFixture) {
-  // Separating arm: Zᵀ Z of the centred rows is not XᵀX - n·mean·meanᵀ in
-  // float32 (the uncentred products cancel); the fixture's offset makes the
-  // two spellings differ in most entries, so the test above can tell them apart.
-  const std::int64_t n = 400, d = 8;
-  auto X = random_matrix<float>(n, d, 31, 100.0);
-  std::vector<float> mean(d, 0.0f);
-  for (std::int64_t j = 0; j < d; ++j) {
-    double s = 0;
-    for (std::int64_t i = 0; i < n; ++i) s += X[i * d + j];
-    mean[j] = static_cast<float>(s / n);
-  }
-  const auto centred = run_gram<float>(cpu(2), X, n, d, nullptr, &mean);
-  const auto raw = run_gram<float>(cpu(2), X, n, d, nullptr, nullptr);
-  std::int64_t differ = 0;
-  for (std::int64_t i = 0; i < d; ++i)
-    for (std::int64_t j = 0; j < d; ++j) {
-      const float corrected = raw[i * d + j] - static_cast<float>(n) * mean[i] * mean[j];
-      differ += !tltest::same_bits(corrected, centred[i * d + j]);
-    }
-  EXPECT_GT(differ, d * d / 2);
-}
-
-TEST(LinalgGram, UnfusedChainDiffersOnFixture) {
-  // Separating arm: the same chain with a rounded product and a separate add
-  // (a contracted-or-not FMA) gives other bits on this fixture.
-  const std::int64_t n = 500, d = 16;
-  auto X = random_matrix<float>(n, d, 41);
-  const auto G = run_gram<float>(cpu(2), X, n, d, nullptr, nullptr);
-  std::int64_t differ = 0;
-  for (std::int64_t i = 0; i < d; ++i)
-    for (std::int64_t j = 0; j < d; ++j) {
-      float acc = 0.0f;
-      for (std::int64_t r = 0; r < n; ++r) {
-        volatile float p = X[r * d + i] * X[r * d + j];
-        acc = acc + p;
-      }
-      differ += !tltest::same_bits(acc, G[i * d + j]);
-    }
-  EXPECT_GT(differ, d * d / 2);
-}
-
-TEST(LinalgGram, EmptyRowsGiveZeros) {
-  std::vector<double> X, G(9, 5.0);
-  tl::linalg::gram<double>(cpu(1), tl::MatrixView<const double>(X.data(), 0, 3), {}, nullptr,
-                           tl::MatrixView<double>(G.data(), 3, 3));
-  for (double g : G) EXPECT_EQ(g, 0.0);
-}

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../test_util.hpp"
-#include "gram_test_util.hpp"
+#include "../core/gram_test_util.hpp"
 #include "twinlearn/linear_model/linear_decision.hpp"
 
 namespace {
@@ -62,6 +62,30 @@ TEST(GramCuda, FastModeIsCloseAndSaysSo) {
   auto b = run_gram(gpu, f, &m2);
   EXPECT_EQ(m2, tl::NumericMode::Fast);
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-10 * (1 + std::fabs(a[i])));
+}
+
+// Fast mode on float32 data with column means far from zero (100003 rows):
+// worth of rows: the centred entries are widened to double before the
+// product, so the result is as accurate as a double sum.
+TEST(GramCuda, FastModeFloat32IsAccurate) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  auto f = tltest::gram_fixture<float>(100003, 40, 0, false, true, 71);
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Fast, 0);
+  tl::NumericMode mode;
+  const auto G = run_gram(gpu, f, &mode);
+  EXPECT_EQ(mode, tl::NumericMode::Fast);
+  const std::int64_t n = f.n, d = f.d;
+  for (std::int64_t i = 0; i < d; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
+      double exact = 0, mag = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        const double t = static_cast<double>(f.X[r * d + i] - f.off[i]) * static_cast<double>(f.X[r * d + j] - f.off[j]);
+        exact += t;
+        mag += std::fabs(t);
+      }
+      ASSERT_LE(std::fabs(G[i * d + j] - exact), 1e-12 * mag) << i << "," << j;
+    }
 }
 
 TEST(LinearDecisionCuda, IdenticalToCpu) {

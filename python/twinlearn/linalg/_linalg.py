@@ -161,8 +161,9 @@ def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None)
     the (weighted) column mean when ``center`` is True and 0 otherwise; so
     ``gram(X)`` is ``X.T @ X`` and ``gram(X, sample_weight=w)`` is ``X.T @ diag(w) @ X``.
     The mean comes from the canonical column statistics and is rounded to X's
-    dtype; the subtraction, the weighting and the products are computed in X's
-    dtype (docs/NUMERICS.md, "Decompositions").
+    dtype; the subtraction and the weighting are computed in X's dtype, the
+    products are summed in float64 in the canonical order of the Gram product
+    (docs/NUMERICS.md, "Linear solves").
 
     Parameters
     ----------
@@ -180,7 +181,7 @@ def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None)
     -------
     G : ndarray of shape (n_features, n_features), float64
         A NumPy array whatever X's kind: it is small, and its entries are
-        computed in X's dtype, then widened.
+        float64 sums (of exact products, for float32 data).
 
     Examples
     --------

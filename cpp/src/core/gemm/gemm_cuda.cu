@@ -1,10 +1,8 @@
 // CUDA backend of the GEMM: the canonical tiled kernel, and cuBLAS for fast mode.
-#include <cublas_v2.h>
-
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
+#include "core/cuda/blas.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/gemm/gemm_common.hpp"
 #include "core/reduce/stage.cuh"
@@ -149,42 +147,6 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   }
 }
 
-// ---------------------------------------------------------------------------
-// cuBLAS (fast mode): one handle per device, created on first use and kept.
-
-#define TL_CUBLAS_CHECK(call)                                                                     \
-  do {                                                                                            \
-    cublasStatus_t st_ = (call);                                                                  \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                             \
-      throw CudaError(concat("cuBLAS error in ", #call, " at ", __FILE__, ":", __LINE__, ": ",    \
-                             cublasGetStatusString(st_)));                                        \
-  } while (0)
-
-cublasHandle_t cublas_handle(int device) {
-  static std::mutex mu;
-  static std::vector<cublasHandle_t>* handles = new std::vector<cublasHandle_t>();  // never destroyed
-  std::lock_guard<std::mutex> lock(mu);
-  if (device >= static_cast<int>(handles->size())) handles->resize(device + 1, nullptr);
-  cublasHandle_t& h = (*handles)[device];
-  if (!h) {
-    TL_CUBLAS_CHECK(cublasCreate(&h));
-    TL_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32
-  }
-  return h;
-}
-
-// Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands.
-void cublas_gemm(cublasHandle_t h, bool tb, int m, int n, int k, const float* A, const float* B, float* C) {
-  const float one = 1.0f, zero = 0.0f;
-  TL_CUBLAS_CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B, tb ? k : n, A, k,
-                              &zero, C, n));
-}
-void cublas_gemm(cublasHandle_t h, bool tb, int m, int n, int k, const double* A, const double* B, double* C) {
-  const double one = 1.0, zero = 0.0;
-  TL_CUBLAS_CHECK(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, B, tb ? k : n, A, k,
-                              &zero, C, n));
-}
-
 }  // namespace
 
 template <class T>
@@ -207,9 +169,8 @@ void gemm_cuda(const Context& ctx, MatrixView<const T> A, MatrixView<const T> B,
   }
   const bool int_dims = m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX;
   if (ctx.mode() == NumericMode::Fast && int_dims && k > 0) {
-    cublasHandle_t h = cublas_handle(dev);
-    TL_CUBLAS_CHECK(cublasSetStream(h, stream));
-    cublas_gemm(h, transpose_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), as.data, bs.data, cd);
+    CublasLease blas(dev, stream);
+    cublas_gemm(blas.get(), false, transpose_b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), as.data, bs.data, cd);
   } else {
     const std::int64_t gx = (m + kBM - 1) / kBM, gy = (n + kBN - 1) / kBN;
     TL_REQUIRE(gx <= INT32_MAX && gy <= 65535, ValueError, "gemm: C is too large for one launch (", m, " x ", n, ")");

@@ -1,11 +1,11 @@
 // Pieces of the canonical Gram product shared by the CPU and CUDA backends
-// (order: twinlearn/linear_model/gram.hpp).
+// (order: twinlearn/core/gram.hpp).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "twinlearn/core/numerics.hpp"
-#include "twinlearn/linear_model/gram.hpp"
+#include "twinlearn/core/gram.hpp"
 
 namespace tl::gram_detail {
 

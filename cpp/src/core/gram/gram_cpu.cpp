@@ -1,4 +1,4 @@
-// CPU backend of the canonical Gram product (order: twinlearn/linear_model/gram.hpp).
+// CPU backend of the canonical Gram product (order: twinlearn/core/gram.hpp).
 //
 // One parallel task per chunk. A task writes its rows of Zc, widened to
 // double, into a panel (rows x Dp, zero-padded to Dp columns) and runs a

@@ -1,9 +1,8 @@
 // CUDA backend of the Gram product: the canonical split-K kernel, and cuBLAS
-// SYRK for fast mode (order: twinlearn/linear_model/gram.hpp).
-#include <cublas_v2.h>
+// SYRK for fast mode (order: twinlearn/core/gram.hpp).
+#include "core/cuda/blas.cuh"
 
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
 #include "core/cuda/memory.cuh"
@@ -249,23 +248,6 @@ __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, cons
     Z[b * D + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
-// One cuBLAS handle per device, created on first use; calls are serialised
-// because the stream is handle state.
-struct Cublas {
-  std::mutex mu;
-  cublasHandle_t h[64] = {};
-};
-Cublas& cublas_state() {
-  static Cublas s;
-  return s;
-}
-
-void check_cublas(cublasStatus_t st, const char* what) {
-  if (st == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(std::string("cuBLAS out of memory in ") + what);
-  if (st != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string("cuBLAS error ") + std::to_string(static_cast<int>(st)) + " in " + what);
-}
-
 cublasStatus_t syrk(cublasHandle_t h, int D, int k, const double* beta, const double* A, double* C) {
   const double one = 1.0;
   return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
@@ -281,21 +263,13 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / D));
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * D), dev);
   DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
-  Cublas& cb = cublas_state();
-  std::lock_guard<std::mutex> lock(cb.mu);
-  TL_REQUIRE(dev < 64, ValueError, "device ordinal ", dev, " is out of range");
-  if (!cb.h[dev]) {
-    check_cublas(cublasCreate(&cb.h[dev]), "cublasCreate");
-    check_cublas(cublasSetMathMode(cb.h[dev], CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  }
-  cublasHandle_t h = cb.h[dev];
-  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  CublasLease blas(dev, stream);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
     centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     const double beta = r0 == 0 ? 0.0 : 1.0;
-    check_cublas(syrk(h, static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()), "syrk");
+    TL_CUBLAS_CHECK(syrk(blas.get(), static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()));
   }
   std::vector<double> host(static_cast<std::size_t>(D * D));
   TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));

@@ -1,12 +1,10 @@
 // CUDA backend of tl::linalg::matmul and prepare_rows: cuBLAS with the
 // transpositions in fast mode; otherwise a transposing copy of A (when
 // asked for) and the canonical GEMM.
-#include <cublas_v2.h>
-
 #include <algorithm>
-#include <mutex>
 #include <vector>
 
+#include "core/cuda/blas.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/reduce/stage.cuh"
 #include "linalg/matmul/matmul_impl.hpp"
@@ -67,76 +65,6 @@ __global__ void prepare_kernel(const T* __restrict__ X, const T* __restrict__ w,
   }
 }
 
-#define TL_CUBLAS_CHECK(call)                                                                     \
-  do {                                                                                            \
-    cublasStatus_t st_ = (call);                                                                  \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                             \
-      throw CudaError(::tl::detail::concat("cuBLAS error in ", #call, " at ", __FILE__, ":", __LINE__, ": ",    \
-                             cublasGetStatusString(st_)));                                        \
-  } while (0)
-
-// One cuBLAS handle per device, created on first use and kept for the process.
-cublasHandle_t blas_handle(int device) {
-  static std::mutex mu;
-  static std::vector<cublasHandle_t>* handles = new std::vector<cublasHandle_t>();  // never destroyed
-  std::lock_guard<std::mutex> lock(mu);
-  if (device >= static_cast<int>(handles->size())) handles->resize(device + 1, nullptr);
-  cublasHandle_t& h = (*handles)[device];
-  if (!h) {
-    TL_CUBLAS_CHECK(cublasCreate(&h));
-    TL_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // no TF32
-  }
-  return h;
-}
-
-// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, and a
-// row-major matrix read column-major is its transpose: a row-major operand
-// that is used transposed is passed with OP_T.
-void blas_gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const float* A, const float* B, float* C) {
-  const float one = 1.0f, zero = 0.0f;
-  TL_CUBLAS_CHECK(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, B,
-                              tb ? k : n, A, ta ? m : k, &zero, C, n));
-}
-void blas_gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const double* A, const double* B,
-               double* C) {
-  const double one = 1.0, zero = 0.0;
-  TL_CUBLAS_CHECK(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, B,
-                              tb ? k : n, A, ta ? m : k, &zero, C, n));
-}
-
-// Batched Zcᵀ·Zc over row chunks: batch b covers rows [b·chunk, (b+1)·chunk).
-// Column-major, Z (row-major n x d) is Zᵀ (d x n, ld d): Gᵀ = G = Zᵀ·Z is
-// (OP_N, OP_T) with m = n = d and k the chunk's rows.
-void blas_gram_batched(cublasHandle_t h, int d, int rows, const float* Z, long long stride, float* parts,
-                       int batches) {
-  const float one = 1.0f, zero = 0.0f;
-  TL_CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, d, d, rows, &one, Z, d, stride, Z, d,
-                                            stride, &zero, parts, d, static_cast<long long>(d) * d, batches));
-}
-void blas_gram_batched(cublasHandle_t h, int d, int rows, const double* Z, long long stride, double* parts,
-                       int batches) {
-  const double one = 1.0, zero = 0.0;
-  TL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, d, d, rows, &one, Z, d, stride, Z, d,
-                                            stride, &zero, parts, d, static_cast<long long>(d) * d, batches));
-}
-
-// G = sum of the chunk partials, accumulated in double; the upper triangle is
-// written to both halves. Mapping: one thread per entry (i, j) of G with
-// i <= j (idx = i * d + j over the whole grid; the others return); each
-// thread walks the partials in order.
-template <class T>
-__global__ void sum_partials_kernel(const T* __restrict__ parts, std::int64_t count, std::int64_t d,
-                                    T* __restrict__ G) {
-  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= d * d) return;
-  const std::int64_t i = idx / d, j = idx - i * d;
-  if (i > j) return;
-  const std::int64_t dd = d * d;
-  double acc = 0.0;
-  for (std::int64_t p = 0; p < count; ++p) acc += static_cast<double>(parts[p * dd + i * d + j]);
-  G[i * d + j] = static_cast<T>(acc);
-  G[j * d + i] = static_cast<T>(acc);
-}
 
 // Z (or Zᵀ) of a C-contiguous device X into the C-contiguous device out.
 template <class T>
@@ -211,9 +139,8 @@ NumericMode matmul_cuda(const Context& ctx, MatrixView<const T> A, bool ta, Matr
       cbuf = DeviceBuffer<T>(static_cast<std::size_t>(m * n), dev);
       cd = cbuf.data();
     }
-    cublasHandle_t h = blas_handle(dev);
-    TL_CUBLAS_CHECK(cublasSetStream(h, stream));
-    blas_gemm(h, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), as.data, bs.data, cd);
+    CublasLease blas(dev, stream);
+    cublas_gemm(blas.get(), ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), as.data, bs.data, cd);
     if (!C.device.is_cuda())
       TL_CUDA_CHECK(cudaMemcpyAsync(C.data, cd, sizeof(T) * m * n, cudaMemcpyDeviceToHost, stream));
     TL_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -232,40 +159,6 @@ NumericMode matmul_cuda(const Context& ctx, MatrixView<const T> A, bool ta, Matr
   return NumericMode::Identical;
 }
 
-template <class T>
-void blas_gram_cuda(const Context& ctx, const T* Z, std::int64_t n, std::int64_t d, T* G) {
-  const int dev = ctx.device().id;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = tl_stream(ctx);
-  TL_REQUIRE(d <= INT32_MAX, ValueError, "gram: too many columns (", d, ")");
-  cublasHandle_t h = blas_handle(dev);
-  TL_CUBLAS_CHECK(cublasSetStream(h, stream));
-  // Row chunks of at least 16384 rows, at most 64 of them, and partials of at
-  // most 2^26 entries: enough independent products to fill the GPU when d is
-  // small, and float32 sums over chunk-sized runs only.
-  const std::int64_t dd = d * d;
-  std::int64_t parts = std::min<std::int64_t>(64, std::max<std::int64_t>(1, n / 16384));
-  parts = std::max<std::int64_t>(1, std::min<std::int64_t>(parts, (std::int64_t{1} << 26) / std::max<std::int64_t>(dd, 1)));
-  const std::int64_t chunk = (n + parts - 1) / parts;
-  TL_REQUIRE(chunk <= INT32_MAX, ValueError, "gram: too many rows per chunk (", chunk, ")");
-  const std::int64_t full = n / chunk, rem = n - full * chunk;
-  const std::int64_t count = full + (rem > 0 ? 1 : 0);
-  DeviceBuffer<T> partial(static_cast<std::size_t>(count * dd), dev);
-  if (full > 0)
-    blas_gram_batched(h, static_cast<int>(d), static_cast<int>(chunk), Z, static_cast<long long>(chunk * d),
-                      partial.data(), static_cast<int>(full));
-  if (rem > 0)
-    blas_gram_batched(h, static_cast<int>(d), static_cast<int>(rem), Z + full * chunk * d,
-                      static_cast<long long>(rem * d), partial.data() + full * dd, 1);
-  const int block = 256;
-  sum_partials_kernel<T><<<static_cast<unsigned>((dd + block - 1) / block), block, 0, stream>>>(partial.data(), count,
-                                                                                                  d, G);
-  TL_CUDA_CHECK_LAUNCH("sum_partials_kernel");
-  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-template void blas_gram_cuda<float>(const Context&, const float*, std::int64_t, std::int64_t, float*);
-template void blas_gram_cuda<double>(const Context&, const double*, std::int64_t, std::int64_t, double*);
 
 template NumericMode matmul_cuda<float>(const Context&, MatrixView<const float>, bool, MatrixView<const float>, bool,
                                         MatrixView<float>);

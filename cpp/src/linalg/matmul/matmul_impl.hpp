@@ -25,12 +25,6 @@ NumericMode matmul_cpu(const Context& ctx, MatrixView<const T> A, bool ta, Matri
 template <class T>
 NumericMode matmul_cuda(const Context& ctx, MatrixView<const T> A, bool ta, MatrixView<const T> B, bool tb,
                         MatrixView<T> C);
-// Fast mode, CUDA only: G (d x d, device, C-contiguous) = Zᵀ Z for the
-// C-contiguous device Z (n x d), by cuBLAS over row chunks (a strided batched
-// GEMM, the chunk partials summed in double), upper triangle mirrored.
-template <class T>
-void blas_gram_cuda(const Context& ctx, const T* Z, std::int64_t n, std::int64_t d, T* G);
-
 template <class T>
 void prepare_rows_cpu(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const T* offset,
                       bool transpose, MatrixView<T> out);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "twinlearn/core/tree.hpp"
-#include "twinlearn/linear_model/gram.hpp"
+#include "twinlearn/core/gram.hpp"
 
 namespace tltest {
 

@@ -127,6 +127,32 @@ TEST(Gram, OtherChunkingGivesOtherBitsOnFixture) {
   EXPECT_FALSE(tltest::same_bits_vec(run_chunked(cpu(2), fd, 2048), canon_d));
 }
 
+// Separating test for the centring: the data are centred before the product
+// (Zᵀ Z of X - offset), not corrected after (XᵀX - n·offset·offsetᵀ). On data
+// far from the origin the uncentred float32 sums cancel, so the two
+// spellings differ in most entries; PCA relies on the former.
+TEST(Gram, CentringBeforeTheProductDiffersFromCorrectingAfterOnFixture) {
+  auto f = tltest::gram_fixture<float>(3000, 8, 0, false, true, 41);
+  for (auto& v : f.X) v += 1000.0f;
+  for (std::int64_t j = 0; j < f.d; ++j) {
+    double s = 0;
+    for (std::int64_t i = 0; i < f.n; ++i) s += f.X[i * f.d + j];
+    f.off[j] = static_cast<float>(s / static_cast<double>(f.n));
+  }
+  const auto centred = run_gram(cpu(2), f);
+  auto raw_f = f;
+  raw_f.off.clear();
+  const auto raw = run_gram(cpu(2), raw_f);
+  const std::int64_t d = f.d;
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < d; ++i)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const double corrected = raw[i * d + j] - static_cast<double>(f.n) * f.off[i] * f.off[j];
+      differ += !tltest::same_bits(corrected, centred[i * d + j]);
+    }
+  EXPECT_GT(differ, d * d / 2);
+}
+
 TEST(Gram, RejectsMismatchedShapes) {
   auto f = tltest::gram_fixture<double>(10, 2, 1, true, false, 1);
   std::vector<double> out(9);
