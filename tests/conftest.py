@@ -11,10 +11,28 @@ The ``device`` fixture runs a test body on every backend: 'cpu', and 'cuda:0'
 import os
 
 import pytest
+import threadpoolctl
 
+import twinlearn
 from twinlearn import _backend
 
 REQUIRE_GPU = os.environ.get("TWINLEARN_REQUIRE_GPU") == "1"
+
+
+def _share_cores_among_workers():
+    """Under pytest-xdist, give each worker its share of the cores (twinlearn's
+    threads and the BLAS/OpenMP pools of NumPy and scikit-learn): N workers
+    each spinning up all cores oversubscribe the machine many times over."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    share = max(1, (os.cpu_count() or 1) // workers)
+    if "TWINLEARN_NUM_THREADS" not in os.environ:
+        twinlearn.set_n_threads(share)
+    threadpoolctl.threadpool_limits(share)
+
+
+_share_cores_among_workers()
 
 
 def pytest_collection_modifyitems(config, items):

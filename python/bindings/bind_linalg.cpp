@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,14 +35,70 @@ tl::VectorView<const T> weights(const std::optional<Arr>& a) {
   return as_vector<const T>(*a, "sample_weight");
 }
 
-// A DLPack-capable array over a device allocation; the capsule owns it.
+// A C-contiguous matrix in device memory owned by the backend: NumPy input
+// of a GPU computation copied once, or scratch space. It exports itself
+// through DLPack (__dlpack__ / __dlpack_device__) as a legacy "dltensor"
+// capsule, which every DLPack consumer (and nanobind, of any version) accepts.
+struct DeviceMatrix {
+  std::shared_ptr<tl::linalg::DeviceArray> array;
+  std::int64_t shape[2] = {0, 0};
+  nb::dlpack::dtype dtype;
+  int device = 0;
+};
+
+// DLPack's DLManagedTensor, laid out as the DLPack ABI requires; the context
+// keeps the allocation alive until the consumer calls the deleter.
+struct ManagedTensor {
+  nb::dlpack::dltensor tensor;
+  void* manager_ctx;
+  void (*deleter)(ManagedTensor*);
+};
+struct ManagedContext {
+  std::shared_ptr<tl::linalg::DeviceArray> array;
+  std::int64_t shape[2];
+  std::int64_t strides[2];
+};
+
+void delete_managed(ManagedTensor* m) {
+  delete static_cast<ManagedContext*>(m->manager_ctx);
+  delete m;
+}
+
+nb::object export_dlpack(const DeviceMatrix& a) {
+  auto* ctx = new ManagedContext{a.array, {a.shape[0], a.shape[1]}, {a.shape[1], 1}};
+  auto* m = new ManagedTensor{};
+  m->tensor.data = a.array->data;
+  m->tensor.device = nb::dlpack::device{2 /* kDLCUDA */, a.device};
+  m->tensor.ndim = 2;
+  m->tensor.dtype = a.dtype;
+  m->tensor.shape = ctx->shape;
+  m->tensor.strides = ctx->strides;
+  m->manager_ctx = ctx;
+  m->deleter = delete_managed;
+  // A capsule still named "dltensor" when collected was never consumed: it
+  // still owns the tensor. A consumer renames it "used_dltensor" and takes over.
+  PyObject* cap = PyCapsule_New(m, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {
+      auto* mt = static_cast<ManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+      if (mt && mt->deleter) mt->deleter(mt);
+    }
+  });
+  if (!cap) {
+    delete_managed(m);
+    throw nb::python_error();
+  }
+  return nb::steal(cap);
+}
+
 nb::object device_ndarray(const tl::Context& ctx, tl::linalg::DeviceArray a, std::size_t rows, std::size_t cols,
                           nb::dlpack::dtype dtype) {
-  auto* holder = new tl::linalg::DeviceArray(std::move(a));
-  nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<tl::linalg::DeviceArray*>(p); });
-  const std::size_t shape[2] = {rows, cols};
-  return nb::cast(nb::ndarray<>(holder->data, 2, shape, owner, nullptr, dtype, nb::device::cuda::value,
-                                ctx.device().id));
+  DeviceMatrix d;
+  d.array = std::make_shared<tl::linalg::DeviceArray>(std::move(a));
+  d.shape[0] = static_cast<std::int64_t>(rows);
+  d.shape[1] = static_cast<std::int64_t>(cols);
+  d.dtype = dtype;
+  d.device = ctx.device().id;
+  return nb::cast(std::move(d));
 }
 
 std::size_t item_size(const std::string& dtype) {
@@ -53,6 +110,13 @@ std::size_t item_size(const std::string& dtype) {
 }  // namespace
 
 void init_linalg(nb::module_& m) {
+  nb::class_<DeviceMatrix>(m, "DeviceMatrix")
+      .def_prop_ro("shape", [](const DeviceMatrix& a) { return nb::make_tuple(a.shape[0], a.shape[1]); })
+      .def(
+          "__dlpack__", [](const DeviceMatrix& a, nb::kwargs) { return export_dlpack(a); },
+          "A DLPack capsule over the matrix (keywords of the protocol are accepted; the memory is never copied).")
+      .def("__dlpack_device__", [](const DeviceMatrix& a) { return nb::make_tuple(2, a.device); });
+
   // linalg_matmul(ctx, A, transpose_a, B, transpose_b, out) -> delivered mode:
   // out = op(A) @ op(B). Canonical order except in fast mode on a GPU (cuBLAS).
   m.def(

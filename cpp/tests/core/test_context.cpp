@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "twinlearn/core/array.hpp"
 #include "twinlearn/core/context.hpp"
 #include "twinlearn/core/numeric_mode.hpp"
 #include "twinlearn/core/parallel.hpp"
@@ -56,4 +57,16 @@ TEST(Parallel, VisitsEveryIndexOnce) {
   std::vector<int> hits(1000, 0);
   tl::parallel_for(c, 1000, [&](std::int64_t i) { hits[i] += 1; });
   for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+// NumPy calls a[:, None] (stride 0 on the new axis) and a[None, :] C-contiguous:
+// the stride of an extent-1 dimension is never used. A real column slice is not.
+TEST(MatrixView, ExtentOneStridesDoNotBreakContiguity) {
+  double buf[12] = {};
+  EXPECT_TRUE(tl::MatrixView<double>(buf, 12, 1, 1, 0, tl::Device{}).is_c_contiguous());
+  EXPECT_TRUE(tl::MatrixView<double>(buf, 1, 12, 99, 1, tl::Device{}).is_c_contiguous());
+  EXPECT_TRUE(tl::MatrixView<double>(buf, 4, 3, 3, 1, tl::Device{}).is_c_contiguous());
+  EXPECT_FALSE(tl::MatrixView<double>(buf, 4, 2, 3, 1, tl::Device{}).is_c_contiguous());
+  EXPECT_FALSE(tl::MatrixView<double>(buf, 3, 4, 1, 3, tl::Device{}).is_c_contiguous());
+  EXPECT_FALSE(tl::MatrixView<double>(buf, 6, 1, 2, 1, tl::Device{}).is_c_contiguous());
 }

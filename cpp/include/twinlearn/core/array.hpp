@@ -50,7 +50,8 @@ struct MatrixView {
   std::int64_t size() const { return rows * cols; }
   bool empty() const { return rows == 0 || cols == 0; }
   bool on_host() const { return !device.is_cuda(); }
-  bool is_c_contiguous() const { return col_stride == 1 && (row_stride == cols || rows <= 1); }
+  // Strides of extent-1 dimensions never matter (NumPy: a[:, None] is C-contiguous).
+  bool is_c_contiguous() const { return (col_stride == 1 || cols <= 1) && (row_stride == cols || rows <= 1); }
   T& operator()(std::int64_t i, std::int64_t j) const { return data[i * row_stride + j * col_stride]; }
   MatrixView<const T> as_const() const {
     return MatrixView<const T>(data, rows, cols, row_stride, col_stride, device);
