@@ -9,7 +9,7 @@ the estimator runs there, and are checked with the same messages.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _array
 
@@ -84,6 +84,28 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
         copy=copy,
         force_writeable=not for_fit,
     )
+
+
+def check_sample_weight(sample_weight, X):
+    """sample_weight as a 1-D array beside the checked X, in X's float dtype:
+    None stays None; with a device X, a device array on X's device (NumPy
+    weights are checked by scikit-learn and copied there)."""
+    if sample_weight is None:
+        return None
+    dt = np_float_dtype(X)
+    if not _array.is_device_array(X):
+        return np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=dt))
+    if _array.is_device_array(sample_weight):
+        sw = _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
+    else:
+        sw = _array.from_numpy_like(
+            X, _check_sample_weight(_array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=dt)
+        )
+    if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
+        raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!")
+    if np_float_dtype(sw) != dt:
+        sw = sw.astype(dt) if _array.kind(sw) != "torch" else sw.to(X.dtype)
+    return sw
 
 
 def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, counts_inf=False):

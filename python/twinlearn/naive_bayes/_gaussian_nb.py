@@ -11,14 +11,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import _check_partial_fit_first_call, unique_labels
 from sklearn.utils.validation import (
     _assert_all_finite,
-    _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
 )
 
 from .. import _array, identity
-from .._input import check_X, np_float_dtype
+from .._input import check_X, check_sample_weight, np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -133,24 +132,6 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._partial_fit(X, y, classes, _refit=False, sample_weight=sample_weight)
 
-    def _sample_weight(self, sample_weight, X, dt):
-        if sample_weight is None:
-            return None
-        if _array.is_device_array(X):
-            sw = (
-                _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
-                if _array.is_device_array(sample_weight)
-                else _array.from_numpy_like(
-                    X, _check_sample_weight(_array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=dt)
-                )
-            )
-            if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
-                raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!")
-            if np_float_dtype(sw) != dt:
-                sw = sw.astype(dt) if _array.kind(sw) != "torch" else sw.to(X.dtype)
-            return sw
-        return np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=dt))
-
     def _partial_fit(self, X, y, classes=None, _refit=False, sample_weight=None):
         self._tl_validate_params()
         if _refit:
@@ -161,7 +142,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = _labels_1d(y)
         check_consistent_length(X, y)
         dt = np_float_dtype(X)
-        sw = self._sample_weight(sample_weight, X, dt)
+        sw = check_sample_weight(sample_weight, X)
         mod, ctx = self._tl_context(device, X)
 
         # epsilon_: var_smoothing times the largest (biased) feature variance of this batch.
