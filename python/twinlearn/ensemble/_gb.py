@@ -708,6 +708,52 @@ class _SklearnShaped(_BoostingCore):
         tags.input_tags.allow_nan = True
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosted trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit(X, y, sample_weight)
+
+
+def _sklearn_shaped_init(default_loss):
+    """The ``__init__`` of a scikit-learn-shaped booster: the parameters of
+    _SklearnShaped, ``loss`` defaulting to `default_loss`."""
+
+    def __init__(
+        self,
+        *,
+        loss=default_loss,
+        learning_rate=0.1,
+        n_estimators=100,
+        max_depth=6,
+        l2_regularization=3.0,
+        max_bins=255,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    return __init__
+
 
 _SKLEARN_PARAMS_DOC = """
     learning_rate : float, default=0.1
@@ -761,50 +807,13 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
         **_SklearnShaped._parameter_constraints,
     }
 
-    def __init__(
-        self,
-        *,
-        loss="log_loss",
-        learning_rate=0.1,
-        n_estimators=100,
-        max_depth=6,
-        l2_regularization=3.0,
-        max_bins=255,
-        random_state=None,
-        device=None,
-        numeric_mode=None,
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
-        self.numeric_mode = numeric_mode
+    __init__ = _sklearn_shaped_init(default_loss="log_loss")
 
     def _is_classifier(self):
         return True
 
     def _core_loss(self, n_classes):
         return "Logloss" if n_classes <= 2 else "MultiClass"
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the boosted trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
 
     def decision_function(self, X):
         """Raw margins (float32): (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -863,28 +872,7 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         **_SklearnShaped._parameter_constraints,
     }
 
-    def __init__(
-        self,
-        *,
-        loss="squared_error",
-        learning_rate=0.1,
-        n_estimators=100,
-        max_depth=6,
-        l2_regularization=3.0,
-        max_bins=255,
-        random_state=None,
-        device=None,
-        numeric_mode=None,
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
-        self.numeric_mode = numeric_mode
+    __init__ = _sklearn_shaped_init(default_loss="squared_error")
 
     def _is_classifier(self):
         return False
@@ -896,22 +884,6 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = self.loss == "poisson"
         return tags
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the boosted trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
 
     def predict(self, X):
         """Predicted values (float32), shape (n_samples,): exp of the margin for loss='poisson'."""
