@@ -22,24 +22,35 @@ def np_float_dtype(X):
     return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
 
 
-def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
-    X = _array.as_device_matrix(X, "X")
-    n, d = X.shape
-    name = type(est).__name__
-    if n < 1:
-        raise ValueError(
-            f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
-        )
-    if d < 1:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
-        )
+def check_device_shape(X, owner=None):
+    """scikit-learn's error for a device matrix with no samples or no
+    features (naming `owner`, the estimator, when given)."""
+    for count, what in ((X.shape[0], "sample"), (X.shape[1], "feature")):
+        if count < 1:
+            raise ValueError(
+                f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                f"required{' by ' + owner if owner else ''}."
+            )
+
+
+def check_n_features(est, d, *, reset):
+    """scikit-learn's n_features_in_ bookkeeping for a device array of `d`
+    features (validate_data does it for NumPy input): set on reset, else checked."""
     if reset:
         est.n_features_in_ = d
         if hasattr(est, "feature_names_in_"):
             del est.feature_names_in_
     elif hasattr(est, "n_features_in_") and d != est.n_features_in_:
-        raise ValueError(f"X has {d} features, but {name} is expecting {est.n_features_in_} features as input.")
+        raise ValueError(
+            f"X has {d} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input."
+        )
+
+
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
+    X = _array.as_device_matrix(X, "X")
+    name = type(est).__name__
+    check_device_shape(X, name)
+    check_n_features(est, X.shape[1], reset=reset)
     if not allow_nan and _array.device_any(X, "nan"):
         raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
     # With NaN allowed, a fit finds infinities in its own column reduction.

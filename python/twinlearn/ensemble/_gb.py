@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .. import _array, identity
+from .._input import check_device_shape, check_n_features
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
@@ -114,22 +115,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         nan_ok = "allow-nan" if self._allow_nan() else True
         if _array.is_device_array(X) and device != "cpu":
             X = _array.as_device_matrix(X, "X")
-            n, d = X.shape
-            for count, what in ((n, "sample"), (d, "feature")):
-                if count < 1:
-                    raise ValueError(
-                        f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                        f"required by {type(self).__name__}."
-                    )
-            if reset:
-                self.n_features_in_ = d
-                if hasattr(self, "feature_names_in_"):
-                    del self.feature_names_in_
-            elif d != self.n_features_in_:
-                raise ValueError(
-                    f"X has {d} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
+            n = X.shape[0]
+            check_device_shape(X, type(self).__name__)
+            check_n_features(self, X.shape[1], reset=reset)
             if isinstance(y, str) and y == "no_y":
                 y = None
             else:
