@@ -231,6 +231,11 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         identity.record("GaussianNB.joint_log_likelihood", jll)
         return jll.astype(self.theta_.dtype, copy=False)
 
+    def _log_proba(self, X):
+        """The normalized log-probabilities, NumPy (n_samples, n_classes)."""
+        jll = self._joint_log_likelihood(X)
+        return jll - np.atleast_2d(logsumexp(jll, axis=1)).T
+
     def _like_input(self, X, a):
         return _array.from_numpy_like(X, a) if _array.is_device_array(X) else a
 
@@ -274,8 +279,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        jll = self._joint_log_likelihood(X)
-        return self._like_input(X, jll - np.atleast_2d(logsumexp(jll, axis=1)).T)
+        return self._like_input(X, self._log_proba(X))
 
     def predict_proba(self, X):
         """Probability estimates for the test vectors X.
@@ -288,5 +292,4 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        jll = self._joint_log_likelihood(X)
-        return self._like_input(X, np.exp(jll - np.atleast_2d(logsumexp(jll, axis=1)).T))
+        return self._like_input(X, np.exp(self._log_proba(X)))
