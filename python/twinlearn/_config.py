@@ -89,12 +89,16 @@ def get_config() -> dict:
     return dict(_get_threadlocal())
 
 
+def _set_default(key, value):
+    """Set a checked setting for new threads and for this one."""
+    _global_config[key] = value
+    _get_threadlocal()[key] = value
+
+
 def set_device(device: str) -> None:
     """Default device for estimators whose ``device`` is None:
     'auto' (the first GPU when one is usable, else the CPU), 'cpu', 'cuda' or 'cuda:N'."""
-    d = check_device(device)
-    _global_config["device"] = d
-    _get_threadlocal()["device"] = d
+    _set_default("device", check_device(device))
 
 
 def get_device() -> str:
@@ -103,9 +107,7 @@ def get_device() -> str:
 
 def set_numeric_mode(mode: str) -> None:
     """Default numeric mode for estimators whose ``numeric_mode`` is None."""
-    m = check_numeric_mode(mode)
-    _global_config["numeric_mode"] = m
-    _get_threadlocal()["numeric_mode"] = m
+    _set_default("numeric_mode", check_numeric_mode(mode))
 
 
 def get_numeric_mode() -> str:
@@ -114,9 +116,7 @@ def get_numeric_mode() -> str:
 
 def set_n_threads(n: int) -> None:
     """Threads used by the CPU backend (0 = all cores)."""
-    n = check_n_threads(n)
-    _global_config["n_threads"] = n
-    _get_threadlocal()["n_threads"] = n
+    _set_default("n_threads", check_n_threads(n))
 
 
 def get_n_threads() -> int:

@@ -9,7 +9,7 @@ the estimator runs there, and are checked with the same messages.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _array
 
@@ -22,24 +22,35 @@ def np_float_dtype(X):
     return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
 
 
-def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
-    X = _array.as_device_matrix(X, "X")
-    n, d = X.shape
-    name = type(est).__name__
-    if n < 1:
-        raise ValueError(
-            f"Found array with 0 sample(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
-        )
-    if d < 1:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required by {name}."
-        )
+def check_device_shape(X, owner=None):
+    """scikit-learn's error for a device matrix with no samples or no
+    features (naming `owner`, the estimator, when given)."""
+    for count, what in ((X.shape[0], "sample"), (X.shape[1], "feature")):
+        if count < 1:
+            raise ValueError(
+                f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                f"required{' by ' + owner if owner else ''}."
+            )
+
+
+def check_n_features(est, d, *, reset):
+    """scikit-learn's n_features_in_ bookkeeping for a device array of `d`
+    features (validate_data does it for NumPy input): set on reset, else checked."""
     if reset:
         est.n_features_in_ = d
         if hasattr(est, "feature_names_in_"):
             del est.feature_names_in_
     elif hasattr(est, "n_features_in_") and d != est.n_features_in_:
-        raise ValueError(f"X has {d} features, but {name} is expecting {est.n_features_in_} features as input.")
+        raise ValueError(
+            f"X has {d} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input."
+        )
+
+
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
+    X = _array.as_device_matrix(X, "X")
+    name = type(est).__name__
+    check_device_shape(X, name)
+    check_n_features(est, X.shape[1], reset=reset)
     if not allow_nan and _array.device_any(X, "nan"):
         raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
     # With NaN allowed, a fit finds infinities in its own column reduction.
@@ -84,6 +95,28 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
         copy=copy,
         force_writeable=not for_fit,
     )
+
+
+def check_sample_weight(sample_weight, X):
+    """sample_weight as a 1-D array beside the checked X, in X's float dtype:
+    None stays None; with a device X, a device array on X's device (NumPy
+    weights are checked by scikit-learn and copied there)."""
+    if sample_weight is None:
+        return None
+    dt = np_float_dtype(X)
+    if not _array.is_device_array(X):
+        return np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=dt))
+    if _array.is_device_array(sample_weight):
+        sw = _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
+    else:
+        sw = _array.from_numpy_like(
+            X, _check_sample_weight(_array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=dt)
+        )
+    if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
+        raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!")
+    if np_float_dtype(sw) != dt:
+        sw = sw.astype(dt) if _array.kind(sw) != "torch" else sw.to(X.dtype)
+    return sw
 
 
 def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, counts_inf=False):

@@ -38,6 +38,12 @@ class TwinlearnEstimatorMixin:
         if self.numeric_mode is not None:
             check_numeric_mode(self.numeric_mode, f"The 'numeric_mode' parameter of {name}")
 
+    def _tl_forget(self, *attrs):
+        """Delete those of the fitted attributes `attrs` that are set."""
+        for attr in attrs:
+            if hasattr(self, attr):
+                delattr(self, attr)
+
     def _tl_requested_mode(self) -> str:
         return self.numeric_mode if self.numeric_mode is not None else get_numeric_mode()
 

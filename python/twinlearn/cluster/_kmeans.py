@@ -176,6 +176,18 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return np.ascontiguousarray(mean), float(np.mean(m2 / w))
 
     # -- fit ---------------------------------------------------------------------
+    def _fit_input(self, X, sample_weight):
+        """(X, device, dtype, host sample weights) of a fit, its parameters and
+        X checked (at least n_clusters rows)."""
+        self._tl_validate_params()
+        device = self._tl_device(X)
+        X = check_X(self, X, device, reset=True)
+        n = X.shape[0]
+        if n < self.n_clusters:
+            raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
+        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        return X, device, dtype, host_weights(sample_weight, n, dtype)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Compute k-means clustering.
@@ -191,14 +203,8 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         -------
         self : object
         """
-        self._tl_validate_params()
-        device = self._tl_device(X)
-        X = check_X(self, X, device, reset=True)
-        n, d = X.shape
-        if n < self.n_clusters:
-            raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        sw = host_weights(sample_weight, n, dtype)
+        X, device, dtype, sw = self._fit_input(X, sample_weight)
+        n = X.shape[0]
         n_init = self._resolve_n_init()
         mod, ctx = self._tl_context(device, X)
         x_mean, mean_var = self._stats(mod, ctx, X)
@@ -496,31 +502,44 @@ class MiniBatchKMeans(KMeans):
             return self._check_centers(self.init(_array.to_numpy(Xs), self.n_clusters, random_state=rs), X, dtype)
         return self._check_centers(self.init, X, dtype)
 
-    def _step(self, mod, ctx, Xb, centers, counts, dtype, seed, step, reassign):
+    def _step(self, mod, ctx, Xb, centers, dtype, seed, step, reassign):
         """scikit-learn's _mini_batch_step with unit weights; returns (new centers, batch inertia)."""
-        labels, inertia, sums, wsum = mod.kmeans_assign_sums(ctx, Xb, None, centers)
+        new, inertia = self._update_centers(mod, ctx, Xb, None, centers, dtype)
+        if reassign and self.reassignment_ratio > 0:
+            self._reassign_centers(Xb, new, seed, step, self.verbose)
+        return np.ascontiguousarray(new), inertia
+
+    def _update_centers(self, mod, ctx, Xb, sw, centers, dtype):
+        """The centers moved by the batch Xb (weights sw, None: unit) and the
+        batch inertia; _counts takes the batch's weights."""
+        _, inertia, sums, wsum = mod.kmeans_assign_sums(ctx, Xb, sw, centers)
         sums, wsum = np.asarray(sums), np.asarray(wsum)
         old = centers.astype(np.float64)
-        cnt = counts.astype(np.float64)
+        cnt = self._counts.astype(np.float64)
         new_cnt = cnt + wsum
         moved = wsum > 0
         upd = np.where(moved[:, None], (old * cnt[:, None] + sums) / np.where(moved, new_cnt, 1.0)[:, None], old)
-        new = upd.astype(dtype)
-        counts[:] = np.where(moved, new_cnt, cnt).astype(counts.dtype)
-        if reassign and self.reassignment_ratio > 0:
-            b = Xb.shape[0]
-            to_reassign = counts < self.reassignment_ratio * counts.max()
-            if to_reassign.sum() > 0.5 * b:
-                keep = np.argsort(counts, kind="stable")[int(0.5 * b):]
-                to_reassign[keep] = False
-            n_re = int(to_reassign.sum())
-            if n_re:
-                rows = self._draw("rng_choice", seed, self._S_REASSIGN * 1000003 + step, b, n_re, False)
-                if self.verbose:
-                    print(f"[MiniBatchKMeans] Reassigning {n_re} cluster centers.")
-                new[to_reassign] = np.asarray(_array.to_numpy(_take(Xb, rows)), dtype=dtype)
-                counts[to_reassign] = np.min(counts[~to_reassign])
-        return np.ascontiguousarray(new), float(inertia)
+        self._counts = np.where(moved, new_cnt, cnt).astype(dtype)
+        return upd.astype(dtype), float(inertia)
+
+    def _reassign_centers(self, Xb, centers, seed, step, verbose):
+        """scikit-learn's random reassignment of the rarely hit centers to rows
+        of the batch Xb (centers and _counts changed in place); seed None: the
+        seed of the partial_fit calls."""
+        b = Xb.shape[0]
+        counts = self._counts
+        to_reassign = counts < self.reassignment_ratio * counts.max()
+        if to_reassign.sum() > 0.5 * b:
+            keep = np.argsort(counts, kind="stable")[int(0.5 * b):]
+            to_reassign[keep] = False
+        n_re = int(to_reassign.sum())
+        if n_re:
+            seed = self._tl_seed if seed is None else seed
+            rows = self._draw("rng_choice", seed, self._S_REASSIGN * 1000003 + step, b, n_re, False)
+            if verbose:
+                print(f"[MiniBatchKMeans] Reassigning {n_re} cluster centers.")
+            centers[to_reassign] = np.asarray(_array.to_numpy(_take(Xb, rows)), dtype=centers.dtype)
+            counts[to_reassign] = np.min(counts[~to_reassign])
 
     def _random_reassign(self):
         self._n_since_last_reassign += self._batch_size
@@ -568,14 +587,8 @@ class MiniBatchKMeans(KMeans):
         -------
         self : object
         """
-        self._tl_validate_params()
-        device = self._tl_device(X)
-        X = check_X(self, X, device, reset=True)
-        n, d = X.shape
-        if n < self.n_clusters:
-            raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        sw = host_weights(sample_weight, n, dtype)
+        X, device, dtype, sw = self._fit_input(X, sample_weight)
+        n = X.shape[0]
         self._check_params(n)
         mod, ctx = self._tl_context(device, X)
         seed = _seed(self.random_state)
@@ -606,7 +619,7 @@ class MiniBatchKMeans(KMeans):
             else:
                 idx = self._draw("rng_weighted_choice", seed, self._S_BATCH * 1000003 + i, sw, self._batch_size, True)
             reassign = self._random_reassign()
-            new, batch_inertia = self._step(mod, ctx, _take(X, idx), centers, self._counts, dtype, seed, i, reassign)
+            new, batch_inertia = self._step(mod, ctx, _take(X, idx), centers, dtype, seed, i, reassign)
             diff = float(np.sum((new.astype(np.float64) - centers) ** 2)) if self._tol > 0.0 else 0.0
             centers = new
             if self._convergence(i, n_steps, n, diff, batch_inertia):
@@ -667,24 +680,9 @@ class MiniBatchKMeans(KMeans):
         self._batch_size = n
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=dtype)
         # A weighted batch: scikit-learn's update with the given weights.
-        labels, _, sums, wsum = mod.kmeans_assign_sums(ctx, X, sw, centers)
-        sums, wsum = np.asarray(sums), np.asarray(wsum)
-        cnt = self._counts.astype(np.float64)
-        new_cnt = cnt + wsum
-        moved = wsum > 0
-        new = np.where(moved[:, None], (centers.astype(np.float64) * cnt[:, None] + sums)
-                       / np.where(moved, new_cnt, 1.0)[:, None], centers).astype(dtype)
-        self._counts = np.where(moved, new_cnt, cnt).astype(dtype)
+        new, _ = self._update_centers(mod, ctx, X, sw, centers, dtype)
         if self._random_reassign() and self.reassignment_ratio > 0:
-            to_reassign = self._counts < self.reassignment_ratio * self._counts.max()
-            if to_reassign.sum() > 0.5 * n:
-                to_reassign[np.argsort(self._counts, kind="stable")[int(0.5 * n):]] = False
-            n_re = int(to_reassign.sum())
-            if n_re:
-                rows = self._draw("rng_choice", self._tl_seed, self._S_REASSIGN * 1000003 + self.n_steps_, n, n_re,
-                                  False)
-                new[to_reassign] = np.asarray(_array.to_numpy(_take(X, rows)), dtype=dtype)
-                self._counts[to_reassign] = np.min(self._counts[~to_reassign])
+            self._reassign_centers(X, new, None, self.n_steps_, False)
         self.cluster_centers_ = np.ascontiguousarray(new)
         self._n_features_out = self.cluster_centers_.shape[0]
         self.n_steps_ += 1

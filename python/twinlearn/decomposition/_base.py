@@ -13,7 +13,7 @@ from sklearn.utils.extmath import fast_logdet
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .. import _array
-from .._input import FLOAT_DTYPES, check_X
+from .._input import FLOAT_DTYPES, check_X, np_float_dtype
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
@@ -55,11 +55,33 @@ def as_caller_type(orig, out, backend):
     return out
 
 
+def back_project(est, X, components, n_components_name, *, reject_nonfinite):
+    """(X @ components, backend, original X) for inverse_transform: X of
+    shape (n_samples, n_components) checked (device arrays for NaN and
+    infinity only when `reject_nonfinite`), the product on the backend."""
+    device = est._tl_device(X)
+    orig = X
+    if _array.is_device_array(X) and device != "cpu":
+        X = _array.as_device_matrix(X, "X")
+        if reject_nonfinite and (_array.device_any(X, "nan") or _array.device_any(X, "inf")):
+            raise ValueError("Input X contains NaN or infinity.")
+    else:
+        X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
+    if X.shape[1] != components.shape[0]:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but inverse_transform expects {components.shape[0]} ({n_components_name})"
+        )
+    mod, ctx = est._tl_context(device, X)
+    backend = Backend(mod, ctx, type(est).__name__)
+    comps = np.ascontiguousarray(components, dtype=np_float_dtype(X))
+    return backend.matmul(X, False, comps, False, like=X), backend, orig
+
+
 def project(backend, X, components, mean=None, scale=None):
     """(X - mean) @ componentsᵀ / scale on the backend: the product of X with
     the components first, then the projected mean subtracted and the scale
     divided by columns (as scikit-learn, which never centres a copy of X)."""
-    dt = np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
+    dt = np_float_dtype(X)
     comps = np.ascontiguousarray(components, dtype=dt)
     out = backend.matmul(X, False, comps, True, like=X)
     sub = None
@@ -70,13 +92,22 @@ def project(backend, X, components, mean=None, scale=None):
     return out
 
 
-class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Projection on components_ after centring by mean_ (whitened on request)."""
+class BaseProjection(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """A transformer onto the rows of components_ (PCA, IncrementalPCA,
+    TruncatedSVD): float32 data stays float32; one output feature a component."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+    @property
+    def _n_features_out(self):
+        return np.asarray(self.components_).shape[0]
+
+
+class BasePCA(BaseProjection):
+    """Projection on components_ after centring by mean_ (whitened on request)."""
 
     def _whiten_scale(self):
         scale = np.sqrt(np.asarray(self.explained_variance_))
@@ -117,25 +148,10 @@ class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transfor
         X_original : array of shape (n_samples, n_features), the caller's array type
         """
         check_is_fitted(self)
-        device = self._tl_device(X)
-        orig = X
-        if _array.is_device_array(X) and device != "cpu":
-            X = _array.as_device_matrix(X, "X")
-            if _array.device_any(X, "nan") or _array.device_any(X, "inf"):
-                raise ValueError("Input X contains NaN or infinity.")
-        else:
-            X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
         comps = np.asarray(self.components_)
-        if X.shape[1] != comps.shape[0]:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but inverse_transform expects {comps.shape[0]} (n_components_)"
-            )
         if self.whiten:
             comps = np.sqrt(np.asarray(self.explained_variance_))[:, None] * comps
-        mod, ctx = self._tl_context(device, X)
-        backend = Backend(mod, ctx, type(self).__name__)
-        dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
+        out, backend, orig = back_project(self, X, comps, "n_components_", reject_nonfinite=True)
         backend.affine(out, add=np.asarray(self.mean_, dtype=np.float64))
         backend.record("inverse_transform", out)
         return as_caller_type(orig, out, backend)
@@ -222,7 +238,3 @@ class BasePCA(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transfor
         ll : float
         """
         return float(np.mean(self.score_samples(X)))
-
-    @property
-    def _n_features_out(self):
-        return np.asarray(self.components_).shape[0]

@@ -84,12 +84,6 @@ class IncrementalPCA(BasePCA):
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def _reset(self):
-        for attr in ("components_", "n_samples_seen_", "mean_", "var_", "singular_values_", "explained_variance_",
-                     "explained_variance_ratio_", "noise_variance_", "_tl_w", "_tl_fast"):
-            if hasattr(self, attr):
-                delattr(self, attr)
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model with X, in batches of batch_size rows.
@@ -105,7 +99,8 @@ class IncrementalPCA(BasePCA):
         -------
         self : object
         """
-        self._reset()
+        self._tl_forget("components_", "n_samples_seen_", "mean_", "var_", "singular_values_", "explained_variance_",
+                        "explained_variance_ratio_", "noise_variance_", "_tl_w", "_tl_fast")
         X, backend, device = fit_input(self, X, stage=False)
         n, d = X.shape
         self.batch_size_ = 5 * d if self.batch_size is None else self.batch_size

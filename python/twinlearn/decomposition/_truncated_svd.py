@@ -5,19 +5,16 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from .. import _array
-from .._input import FLOAT_DTYPES
-from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
-from ._base import apply_input, as_caller_type, fit_input, project
-from ._solvers import Backend
+from ._base import BaseProjection, apply_input, as_caller_type, back_project, fit_input, project
 
 
-class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class TruncatedSVD(BaseProjection):
     """Dimensionality reduction by truncated SVD of the (uncentred) data.
 
     scikit-learn's :class:`sklearn.decomposition.TruncatedSVD` for dense data
@@ -104,11 +101,6 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
         self.tol = tol
         self.device = device
         self.numeric_mode = numeric_mode
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
 
     def fit(self, X, y=None):
         """Fit the model on X.
@@ -233,23 +225,6 @@ class TruncatedSVD(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Tra
         X_original : array of shape (n_samples, n_features), the caller's array type
         """
         check_is_fitted(self)
-        device = self._tl_device(X)
-        orig = X
-        if _array.is_device_array(X) and device != "cpu":
-            X = _array.as_device_matrix(X, "X")
-        else:
-            X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
-        comps = np.asarray(self.components_)
-        if X.shape[1] != comps.shape[0]:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but inverse_transform expects {comps.shape[0]} (n_components)"
-            )
-        mod, ctx = self._tl_context(device, X)
-        backend = Backend(mod, ctx, type(self).__name__)
-        dt = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        out = backend.matmul(X, False, np.ascontiguousarray(comps, dtype=dt), False, like=X)
+        out, backend, orig = back_project(self, X, np.asarray(self.components_), "n_components",
+                                          reject_nonfinite=False)
         return as_caller_type(orig, out, backend)
-
-    @property
-    def _n_features_out(self):
-        return np.asarray(self.components_).shape[0]

@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .. import _array, identity
+from .._input import check_device_shape, check_n_features
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
@@ -114,22 +115,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         nan_ok = "allow-nan" if self._allow_nan() else True
         if _array.is_device_array(X) and device != "cpu":
             X = _array.as_device_matrix(X, "X")
-            n, d = X.shape
-            for count, what in ((n, "sample"), (d, "feature")):
-                if count < 1:
-                    raise ValueError(
-                        f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                        f"required by {type(self).__name__}."
-                    )
-            if reset:
-                self.n_features_in_ = d
-                if hasattr(self, "feature_names_in_"):
-                    del self.feature_names_in_
-            elif d != self.n_features_in_:
-                raise ValueError(
-                    f"X has {d} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
+            n = X.shape[0]
+            check_device_shape(X, type(self).__name__)
+            check_n_features(self, X.shape[1], reset=reset)
             if isinstance(y, str) and y == "no_y":
                 y = None
             else:
@@ -708,6 +696,52 @@ class _SklearnShaped(_BoostingCore):
         tags.input_tags.allow_nan = True
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the boosted trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit(X, y, sample_weight)
+
+
+def _sklearn_shaped_init(default_loss):
+    """The ``__init__`` of a scikit-learn-shaped booster: the parameters of
+    _SklearnShaped, ``loss`` defaulting to `default_loss`."""
+
+    def __init__(
+        self,
+        *,
+        loss=default_loss,
+        learning_rate=0.1,
+        n_estimators=100,
+        max_depth=6,
+        l2_regularization=3.0,
+        max_bins=255,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    return __init__
+
 
 _SKLEARN_PARAMS_DOC = """
     learning_rate : float, default=0.1
@@ -761,50 +795,13 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
         **_SklearnShaped._parameter_constraints,
     }
 
-    def __init__(
-        self,
-        *,
-        loss="log_loss",
-        learning_rate=0.1,
-        n_estimators=100,
-        max_depth=6,
-        l2_regularization=3.0,
-        max_bins=255,
-        random_state=None,
-        device=None,
-        numeric_mode=None,
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
-        self.numeric_mode = numeric_mode
+    __init__ = _sklearn_shaped_init(default_loss="log_loss")
 
     def _is_classifier(self):
         return True
 
     def _core_loss(self, n_classes):
         return "Logloss" if n_classes <= 2 else "MultiClass"
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the boosted trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
 
     def decision_function(self, X):
         """Raw margins (float32): (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -863,28 +860,7 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         **_SklearnShaped._parameter_constraints,
     }
 
-    def __init__(
-        self,
-        *,
-        loss="squared_error",
-        learning_rate=0.1,
-        n_estimators=100,
-        max_depth=6,
-        l2_regularization=3.0,
-        max_bins=255,
-        random_state=None,
-        device=None,
-        numeric_mode=None,
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
-        self.numeric_mode = numeric_mode
+    __init__ = _sklearn_shaped_init(default_loss="squared_error")
 
     def _is_classifier(self):
         return False
@@ -896,22 +872,6 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = self.loss == "poisson"
         return tags
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the boosted trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
 
     def predict(self, X):
         """Predicted values (float32), shape (n_samples,): exp of the margin for loss='poisson'."""

@@ -47,6 +47,11 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
     """Input handling, the Gram pass, the host solve and the decision function
     shared by the least-squares estimators."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
     # -- input -----------------------------------------------------------------
     def _tl_check_Xy(self, X, y, sample_weight, device, *, y_numeric=True, multi_output=True):
         """(X, y, sample_weight) ready for the backend of `device`.
@@ -213,7 +218,39 @@ def _ravel_single(out, single):
     return out.reshape(-1)
 
 
-class LinearRegression(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+def scores_to_labels(X, classes, scores):
+    """The classes of the decision scores (n_samples,) or (n_samples, n_classes)
+    of a linear classifier: on X's device when X is a device array and the
+    labels are numeric."""
+    idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+    return labels_like(X, classes[idx])
+
+
+def labels_like(X, y):
+    """NumPy labels y in X's array type when X is a device array and y is numeric."""
+    if _array.is_device_array(X) and y.dtype.kind in "biuf":
+        return _array.from_numpy_like(X, y)
+    return y
+
+
+class LinearRegressorMixin:
+    """predict of the linear regressors."""
+
+    def predict(self, X):
+        """Predict using the linear model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        C : array of shape (n_samples,) or (n_samples, n_targets), the caller's array type
+        """
+        return _ravel_single(self._tl_decision(X), np.ndim(self.coef_) == 1)
+
+
+class LinearRegression(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Ordinary least squares linear regression.
 
     scikit-learn's :class:`sklearn.linear_model.LinearRegression` on the CPU
@@ -284,11 +321,6 @@ class LinearRegression(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEst
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the linear model.
@@ -338,17 +370,3 @@ class LinearRegression(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEst
             s = np.sqrt(np.maximum(np.asarray(lam)[::-1], 0.0))
             self._tl_singular = s[: min(self._tl_n_samples, s.shape[0])].astype(self._tl_dtype)
         return self._tl_singular
-
-    def predict(self, X):
-        """Predict using the linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        C : array of shape (n_samples,) or (n_samples, n_targets), the caller's array type
-        """
-        out = self._tl_decision(X)
-        return _ravel_single(out, np.ndim(self.coef_) == 1)

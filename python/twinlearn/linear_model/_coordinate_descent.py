@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _array, _backend, identity
 from ..base import TL_PARAMETER_CONSTRAINTS
-from ._base import LinearFitMixin, _as_2d_targets, _ravel_single
+from ._base import LinearFitMixin, LinearRegressorMixin, _as_2d_targets
 
 _MESSAGE_CONV = (
     "Objective did not converge. You might want to increase the number of iterations, check the scale of the "
@@ -30,7 +30,7 @@ _MESSAGE_CONV = (
 )
 
 
-class ElasticNet(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class ElasticNet(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Linear regression with combined L1 and L2 priors as regularizer.
 
     scikit-learn's :class:`sklearn.linear_model.ElasticNet` on the CPU backend
@@ -117,11 +117,6 @@ class ElasticNet(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEstimator
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
     def _l1_ratio(self):
         return self.l1_ratio
 
@@ -206,18 +201,6 @@ class ElasticNet(LinearFitMixin, MultiOutputMixin, RegressorMixin, BaseEstimator
         """Sparse representation of the fitted ``coef_``."""
         return sp.csr_matrix(self.coef_)
 
-    def predict(self, X):
-        """Predict using the linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        C : array of shape (n_samples,) or (n_samples, n_targets), the caller's array type
-        """
-        return _ravel_single(self._tl_decision(X), np.ndim(self.coef_) == 1)
 
 
 class Lasso(ElasticNet):

@@ -45,7 +45,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .. import _array, identity
 from ..base import TL_PARAMETER_CONSTRAINTS
-from ._base import _FLOAT_DTYPES, LinearFitMixin, _nonfinite_message
+from ._base import _FLOAT_DTYPES, LinearFitMixin, _nonfinite_message, scores_to_labels
 
 # The run continues until the largest (pseudo-)gradient entry is at most
 # tol / 4, so that the objective ends at least as low as scikit-learn's (which
@@ -169,11 +169,6 @@ class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.device = device
         self.numeric_mode = numeric_mode
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
 
     # -- parameters --------------------------------------------------------------
     def _resolve_penalty(self):
@@ -358,11 +353,7 @@ class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         scores = np.asarray(_array.to_numpy(self.decision_function(X)))
-        idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        y = self.classes_[idx]
-        if _array.is_device_array(X) and y.dtype.kind in "biuf":
-            return _array.from_numpy_like(X, y)
-        return y
+        return scores_to_labels(X, self.classes_, scores)
 
     def _proba(self, X, log):
         check_is_fitted(self)

@@ -36,7 +36,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, colu
 
 from .. import _array
 from ..base import TL_PARAMETER_CONSTRAINTS
-from ._base import _FLOAT_DTYPES, LinearFitMixin, _as_2d_targets, _ravel_single
+from ._base import _FLOAT_DTYPES, LinearFitMixin, LinearRegressorMixin, _as_2d_targets, labels_like, scores_to_labels
 
 _SOLVERS = {"auto", "svd", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"}
 
@@ -93,7 +93,7 @@ class _RidgeFit(LinearFitMixin):
         self._tl_record_fit(device, delivered)
 
 
-class Ridge(_RidgeFit, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class Ridge(_RidgeFit, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Linear least squares with l2 regularization.
 
     scikit-learn's :class:`sklearn.linear_model.Ridge` on the CPU backend or a
@@ -156,11 +156,6 @@ class Ridge(_RidgeFit, MultiOutputMixin, RegressorMixin, BaseEstimator):
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the Ridge regression model.
@@ -183,18 +178,6 @@ class Ridge(_RidgeFit, MultiOutputMixin, RegressorMixin, BaseEstimator):
         self._tl_fit_ridge(X, Y, sw, device, on_device, single)
         return self
 
-    def predict(self, X):
-        """Predict using the linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        C : array of shape (n_samples,) or (n_samples, n_targets), the caller's array type
-        """
-        return _ravel_single(self._tl_decision(X), np.ndim(self.coef_) == 1)
 
 
 class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
@@ -263,7 +246,6 @@ class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
-        tags.input_tags.sparse = False
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -347,10 +329,6 @@ class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
         check_is_fitted(self, attributes=["_label_binarizer"])
         scores = np.asarray(_array.to_numpy(self.decision_function(X)))
         if self._label_binarizer.y_type_.startswith("multilabel"):
-            y = self._label_binarizer.inverse_transform(2.0 * (scores > 0).astype(scores.dtype) - 1.0)
-        else:
-            idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-            y = self.classes_[idx]
-        if _array.is_device_array(X) and y.dtype.kind in "biuf":
-            return _array.from_numpy_like(X, y)
-        return y
+            signs = 2.0 * (scores > 0).astype(scores.dtype) - 1.0
+            return labels_like(X, self._label_binarizer.inverse_transform(signs))
+        return scores_to_labels(X, self.classes_, scores)

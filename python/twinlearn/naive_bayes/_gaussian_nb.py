@@ -11,14 +11,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import _check_partial_fit_first_call, unique_labels
 from sklearn.utils.validation import (
     _assert_all_finite,
-    _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
 )
 
 from .. import _array, identity
-from .._input import check_X, np_float_dtype
+from .._input import check_X, check_sample_weight, np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -133,24 +132,6 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._partial_fit(X, y, classes, _refit=False, sample_weight=sample_weight)
 
-    def _sample_weight(self, sample_weight, X, dt):
-        if sample_weight is None:
-            return None
-        if _array.is_device_array(X):
-            sw = (
-                _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
-                if _array.is_device_array(sample_weight)
-                else _array.from_numpy_like(
-                    X, _check_sample_weight(_array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=dt)
-                )
-            )
-            if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
-                raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!")
-            if np_float_dtype(sw) != dt:
-                sw = sw.astype(dt) if _array.kind(sw) != "torch" else sw.to(X.dtype)
-            return sw
-        return np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=dt))
-
     def _partial_fit(self, X, y, classes=None, _refit=False, sample_weight=None):
         self._tl_validate_params()
         if _refit:
@@ -161,7 +142,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         y = _labels_1d(y)
         check_consistent_length(X, y)
         dt = np_float_dtype(X)
-        sw = self._sample_weight(sample_weight, X, dt)
+        sw = check_sample_weight(sample_weight, X)
         mod, ctx = self._tl_context(device, X)
 
         # epsilon_: var_smoothing times the largest (biased) feature variance of this batch.
@@ -250,6 +231,11 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         identity.record("GaussianNB.joint_log_likelihood", jll)
         return jll.astype(self.theta_.dtype, copy=False)
 
+    def _log_proba(self, X):
+        """The normalized log-probabilities, NumPy (n_samples, n_classes)."""
+        jll = self._joint_log_likelihood(X)
+        return jll - np.atleast_2d(logsumexp(jll, axis=1)).T
+
     def _like_input(self, X, a):
         return _array.from_numpy_like(X, a) if _array.is_device_array(X) else a
 
@@ -293,8 +279,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        jll = self._joint_log_likelihood(X)
-        return self._like_input(X, jll - np.atleast_2d(logsumexp(jll, axis=1)).T)
+        return self._like_input(X, self._log_proba(X))
 
     def predict_proba(self, X):
         """Probability estimates for the test vectors X.
@@ -307,5 +292,4 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        jll = self._joint_log_likelihood(X)
-        return self._like_input(X, np.exp(jll - np.atleast_2d(logsumexp(jll, axis=1)).T))
+        return self._like_input(X, np.exp(self._log_proba(X)))

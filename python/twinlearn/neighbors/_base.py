@@ -403,6 +403,32 @@ class _SupervisedNeighbors(_NeighborsBase):
     }
     _parameter_constraints.pop("radius")
 
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, device=None, numeric_mode=None):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def _check_Xy(self, X, y, *, y_dtype, y_finite=True, y_numeric=False):
+        """(X, y) for fit: NumPy input validated together by scikit-learn,
+        device X kept as it is (the search checks it) with y checked on the host."""
+        y = _array.to_numpy(y) if _array.is_device_array(y) else y
+        if _array.is_device_array(X):
+            y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
+                                 dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
+        return X, y
+
     def _neighbors_for_predict(self, X):
         if X is None:
             dist, ind = self.kneighbors(None, return_distance=True)
@@ -454,19 +480,6 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
     array([[0.66666667, 0.33333333]])
     """
 
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, device=None, numeric_mode=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.algorithm = algorithm
-        self.leaf_size = leaf_size
-        self.p = p
-        self.metric = metric
-        self.metric_params = metric_params
-        self.n_jobs = n_jobs
-        self.device = device
-        self.numeric_mode = numeric_mode
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
@@ -485,14 +498,7 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         -------
         self : KNeighborsClassifier
         """
-        y = _array.to_numpy(y) if _array.is_device_array(y) else y
-        if _array.is_device_array(X):
-            y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
-        else:
-            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True,
-                                 dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
-        if y.shape[0] != (X.shape[0]):
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
+        X, y = self._check_Xy(X, y, y_dtype=None, y_finite=False)
         check_classification_targets(y)
         if y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1):
             if y.ndim != 1:
@@ -584,19 +590,6 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
     array([0.5])
     """
 
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, device=None, numeric_mode=None):
-        self.n_neighbors = n_neighbors
-        self.weights = weights
-        self.algorithm = algorithm
-        self.leaf_size = leaf_size
-        self.p = p
-        self.metric = metric
-        self.metric_params = metric_params
-        self.n_jobs = n_jobs
-        self.device = device
-        self.numeric_mode = numeric_mode
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
@@ -615,14 +608,7 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
         -------
         self : KNeighborsRegressor
         """
-        y = _array.to_numpy(y) if _array.is_device_array(y) else y
-        if _array.is_device_array(X):
-            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
-        else:
-            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=True,
-                                 dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
+        X, y = self._check_Xy(X, y, y_dtype=np.float64, y_numeric=True)
         self._y = np.asarray(y)
         return self._fit(X)
 

@@ -12,19 +12,14 @@ import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
 from .. import _array
+from .._input import check_device_shape, check_n_features
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def _check_device_matrix(X, name, owner):
     X = _array.as_device_matrix(X, name)
-    n, d = X.shape
-    for count, what in ((n, "sample"), (d, "feature")):
-        if count < 1:
-            raise ValueError(
-                f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                f"required{' by ' + owner if owner else ''}."
-            )
+    check_device_shape(X, owner)
     if _array.device_any(X, "nan"):
         raise ValueError(f"Input {name} contains NaN.")
     if _array.device_any(X, "inf"):
@@ -38,15 +33,7 @@ def check_X(est, X, device, *, reset, name="X"):
         if device == "cpu":
             return check_X(est, _array.to_numpy(X), device, reset=reset, name=name)
         X = _check_device_matrix(X, name, type(est).__name__)
-        d = X.shape[1]
-        if reset:
-            est.n_features_in_ = d
-            if hasattr(est, "feature_names_in_"):
-                del est.feature_names_in_
-        elif d != est.n_features_in_:
-            raise ValueError(
-                f"X has {d} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input."
-            )
+        check_n_features(est, X.shape[1], reset=reset)
         return X
     return validate_data(est, X, accept_sparse=False, dtype=list(FLOAT_DTYPES), order="C", reset=reset)
 

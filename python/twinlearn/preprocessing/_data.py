@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import _check_sample_weight
-
-from .. import _array, identity
+from .. import identity
 from .._input import INF_MESSAGE as _INF_MESSAGE
-from .._input import check_X, np_float_dtype, transform_elementwise
+from .._input import check_sample_weight, check_X, np_float_dtype, transform_elementwise
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -32,7 +30,18 @@ def _constant_features(var, mean, n_samples):
     return var <= upper
 
 
-class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class _ScalerTagsMixin:
+    """Tags of the column scalers: NaN is ignored by fit and kept by
+    transform, and float32 data stays float32."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class StandardScaler(TwinlearnEstimatorMixin, _ScalerTagsMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardize features by removing the mean and scaling to unit variance.
 
     scikit-learn's :class:`sklearn.preprocessing.StandardScaler`, on the CPU
@@ -90,16 +99,6 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-    def _reset(self):
-        for attr in ("scale_", "n_samples_seen_", "mean_", "var_", "_tl_w", "_tl_mean", "_tl_m2"):
-            if hasattr(self, attr):
-                delattr(self, attr)
 
     def fit(self, X, y=None, sample_weight=None):
         """Compute the mean and standard deviation of X.
@@ -116,7 +115,7 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         -------
         self : object
         """
-        self._reset()
+        self._tl_forget("scale_", "n_samples_seen_", "mean_", "var_", "_tl_w", "_tl_mean", "_tl_m2")
         return self.partial_fit(X, y, sample_weight)
 
     def _check_input(self, X, device, *, reset):
@@ -142,21 +141,7 @@ class StandardScaler(TwinlearnEstimatorMixin, OneToOneFeatureMixin, TransformerM
         first_call = not hasattr(self, "n_samples_seen_")
         device = self._tl_device(X)
         X = self._check_input(X, device, reset=first_call)
-        sw = None
-        if sample_weight is not None:
-            if _array.is_device_array(X):
-                sw = _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False) \
-                    if _array.is_device_array(sample_weight) else \
-                    _array.from_numpy_like(X, _check_sample_weight(
-                        _array.to_numpy(sample_weight), np.empty((X.shape[0], 0)), dtype=X.dtype))
-                if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
-                    raise ValueError(
-                        f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!"
-                    )
-                if sw.dtype != X.dtype:
-                    sw = sw.astype(X.dtype)
-            else:
-                sw = np.ascontiguousarray(_check_sample_weight(sample_weight, X, dtype=X.dtype))
+        sw = check_sample_weight(sample_weight, X)
         mod, ctx = self._tl_context(device, X)
         stats = np.asarray(mod.column_stats(ctx, X, sw))
         identity.record("StandardScaler.partial_fit.column_stats", stats)

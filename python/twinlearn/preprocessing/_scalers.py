@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import identity
 from .._input import INF_MESSAGE, check_X, np_float_dtype, transform_elementwise, zeros_to_one
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from ._data import _ScalerTagsMixin
 
 
 def _f64(a):
@@ -53,8 +54,18 @@ def _column_extrema(est, X, device, tag):
     return mn.astype(dt), mx.astype(dt), mabs.astype(dt), n_valid.astype(np.int64)
 
 
-class _ColumnScalerMixin:
+class _ColumnScalerMixin(_ScalerTagsMixin):
     """transform/inverse_transform through the core's column-affine kernel."""
+
+    def _partial_fit_extrema(self, X, tag):
+        """Check a partial_fit batch X, count its rows in n_samples_seen_, and
+        return (first_pass, device, (min, max, max_abs, n_valid) of its columns)."""
+        first_pass = not hasattr(self, "n_samples_seen_")
+        device = self._tl_device(X)
+        X = check_X(self, X, device, reset=first_pass, for_fit=True)
+        extrema = _column_extrema(self, X, device, tag)
+        self.n_samples_seen_ = X.shape[0] if first_pass else self.n_samples_seen_ + X.shape[0]
+        return first_pass, device, extrema
 
     def _affine(self, X, copy, *, sub=None, div=None, mul=None, add=None, clip=None, tag):
         def run(mod, ctx, X, out):
@@ -125,17 +136,6 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-    def _reset(self):
-        for attr in ("scale_", "min_", "n_samples_seen_", "data_min_", "data_max_", "data_range_"):
-            if hasattr(self, attr):
-                delattr(self, attr)
-
     def fit(self, X, y=None):
         """Compute the minimum and maximum to be used for later scaling.
 
@@ -150,7 +150,7 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         self : object
         """
-        self._reset()
+        self._tl_forget("scale_", "min_", "n_samples_seen_", "data_min_", "data_max_", "data_range_")
         return self.partial_fit(X, y)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -176,18 +176,14 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
             raise ValueError(
                 "Minimum of desired feature range must be smaller than maximum. Got %s." % str(feature_range)
             )
-        first_pass = not hasattr(self, "n_samples_seen_")
-        device = self._tl_device(X)
-        X = check_X(self, X, device, reset=first_pass, for_fit=True)
-        data_min, data_max, _, _ = _column_extrema(self, X, device, "MinMaxScaler.partial_fit.column_extrema")
-        if first_pass:
-            self.n_samples_seen_ = X.shape[0]
-        else:
+        first_pass, device, (data_min, data_max, _, _) = self._partial_fit_extrema(
+            X, "MinMaxScaler.partial_fit.column_extrema"
+        )
+        if not first_pass:
             # As np.minimum / np.maximum: the wider of the two dtypes.
             dt = np.result_type(self.data_min_, data_min)
             data_min = _minimum(self.data_min_.astype(dt), data_min.astype(dt))
             data_max = _maximum(self.data_max_.astype(dt), data_max.astype(dt))
-            self.n_samples_seen_ += X.shape[0]
         dt = data_min.dtype
         lo, hi = np.asarray(feature_range[0], dtype=dt), np.asarray(feature_range[1], dtype=dt)
         data_range = data_max - data_min
@@ -278,17 +274,6 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-    def _reset(self):
-        for attr in ("scale_", "n_samples_seen_", "max_abs_"):
-            if hasattr(self, attr):
-                delattr(self, attr)
-
     def fit(self, X, y=None):
         """Compute the maximum absolute value to be used for later scaling.
 
@@ -302,7 +287,7 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         -------
         self : object
         """
-        self._reset()
+        self._tl_forget("scale_", "n_samples_seen_", "max_abs_")
         return self.partial_fit(X, y)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -320,16 +305,12 @@ class MaxAbsScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         self : object
         """
         self._tl_validate_params()
-        first_pass = not hasattr(self, "n_samples_seen_")
-        device = self._tl_device(X)
-        X = check_X(self, X, device, reset=first_pass, for_fit=True)
-        _, _, max_abs, _ = _column_extrema(self, X, device, "MaxAbsScaler.partial_fit.column_extrema")
-        if first_pass:
-            self.n_samples_seen_ = X.shape[0]
-        else:
+        first_pass, device, (_, _, max_abs, _) = self._partial_fit_extrema(
+            X, "MaxAbsScaler.partial_fit.column_extrema"
+        )
+        if not first_pass:
             dt = np.result_type(self.max_abs_, max_abs)
             max_abs = _maximum(self.max_abs_.astype(dt), max_abs.astype(dt))
-            self.n_samples_seen_ += X.shape[0]
         self.max_abs_ = max_abs
         self.scale_ = zeros_to_one(max_abs)
         identity.record("MaxAbsScaler.scale_", self.scale_)
@@ -489,12 +470,6 @@ class RobustScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         self.copy = copy
         self.device = device
         self.numeric_mode = numeric_mode
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
