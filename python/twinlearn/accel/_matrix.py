@@ -79,6 +79,8 @@ def support_matrix() -> str:
             out.append(f"| `{p}` | `{rs.defaults[p]!r}` | {served} |")
         if e.check_doc:
             out += ["", f"Also: {e.check_doc}"]
+        if e.notes:
+            out += ["", f"Differences from scikit-learn: {e.notes}"]
         kw = ", ".join(f"`{k}`" for k in e.kwargs) or "none"
         out += [
             "",

@@ -41,7 +41,7 @@ def measure_overhead(n_samples=256, n_features=8, repeats=300, device="cpu", est
     try:
         for rs in resolved:
             X, y = _data(rs.entry.task, n_samples, n_features, rng)
-            acc = _proxy.accelerated_class(rs)()
+            acc = _proxy.accelerated_class(rs)(**rs.entry.example)
             params = {k: getattr(acc, k) for k in rs.param_names}
             nat = rs.twinlearn_cls(**rs.translate(params))
             if "device" in rs.tl_param_names:
