@@ -125,15 +125,102 @@ def _hgb_check(params):
     return None
 
 
+def _hgb_predictors(tl):
+    """scikit-learn TreePredictors equal to twinlearn's oblivious trees.
+
+    Tree t of depth D has one (feature, border) split per level; a row goes
+    right at a level when its value exceeds the border (NaN goes left: nan_mode
+    'Min'), and its leaf is the sum over levels l of ``goes_right << l``. Here
+    each tree becomes a full binary tree of 2**(D+1) - 1 nodes (one per output,
+    as scikit-learn keeps one tree per class and iteration)."""
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    depths = np.asarray(tl.tree_depth_, dtype=np.int64)
+    feats = np.asarray(tl.split_feature_, dtype=np.int64)
+    borders = np.asarray(tl.split_border_, dtype=np.float64)
+    bins = np.asarray(tl.split_bin_, dtype=np.int64)
+    gains = np.asarray(tl.split_gain_, dtype=np.float64)
+    leaves = np.asarray(tl.leaf_values_, dtype=np.float64)
+    k_out = int(tl.n_outputs_)
+    no_bitsets = np.zeros((0, 8), dtype=X_BITSET_INNER_DTYPE)
+    predictors = []
+    s_off = l_off = 0
+    for depth in depths:
+        depth = int(depth)
+        n_nodes = 2 ** (depth + 1) - 1
+        # Breadth-first full tree: node i's children are 2i+1 (left) and 2i+2
+        # (right); path bits give the leaf index, level 0 the lowest bit.
+        level = np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int64)
+        nodes = np.zeros(n_nodes, dtype=PREDICTOR_RECORD_DTYPE)
+        inner = np.arange(2 ** depth - 1)
+        nodes["depth"] = level
+        nodes["feature_idx"][inner] = feats[s_off + level[inner]]
+        nodes["num_threshold"][inner] = borders[s_off + level[inner]]
+        nodes["bin_threshold"][inner] = np.minimum(bins[s_off + level[inner]], 255)
+        nodes["gain"][inner] = gains[s_off + level[inner]]
+        nodes["missing_go_to_left"][inner] = 1
+        nodes["left"][inner] = 2 * inner + 1
+        nodes["right"][inner] = 2 * inner + 2
+        leaf_nodes = np.arange(2 ** depth - 1, n_nodes)
+        nodes["is_leaf"][leaf_nodes] = 1
+        # Leaf index of each leaf node: the bits of its path from the root.
+        pos = leaf_nodes - (2 ** depth - 1)  # left-to-right position: bits root-first
+        leaf_index = np.zeros_like(pos)
+        for lvl in range(depth):
+            leaf_index |= ((pos >> (depth - 1 - lvl)) & 1) << lvl
+        values = leaves[l_off:l_off + (2 ** depth) * k_out].reshape(2 ** depth, k_out)
+        per_output = []
+        for k in range(k_out):
+            nk = nodes.copy()
+            nk["value"][leaf_nodes] = values[leaf_index, k]
+            per_output.append(TreePredictor(nk, no_bitsets, no_bitsets))
+        predictors.append(per_output)
+        s_off += depth
+        l_off += (2 ** depth) * k_out
+    return predictors
+
+
 def _hgb_derive(tl, params):
+    """scikit-learn's fitted state of HistGradientBoosting from twinlearn's
+    model, so scikit-learn's own predict methods (and pickles loaded without
+    twinlearn) give twinlearn's predictions."""
+    from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+    from sklearn._loss.loss import HalfBinomialLoss, HalfMultinomialLoss, HalfPoissonLoss, HalfSquaredError
+
     n_classes = len(getattr(tl, "classes_", ()))
+    k = n_classes if n_classes > 2 else 1
+    if n_classes > 2:
+        loss = HalfMultinomialLoss(n_classes=n_classes)
+    elif n_classes == 2:
+        loss = HalfBinomialLoss()
+    elif params["loss"] == "poisson":
+        loss = HalfPoissonLoss()
+    else:
+        loss = HalfSquaredError()
+    d = int(tl.n_features_in_)
+    offsets = np.asarray(tl.border_offsets_, dtype=np.int64)
+    all_borders = np.asarray(tl.borders_, dtype=np.float64)
+    mapper = _BinMapper(n_bins=int(params["max_bins"]) + 1, random_state=params["random_state"])
+    mapper.bin_thresholds_ = [all_borders[offsets[j]:offsets[j + 1]] for j in range(d)]
+    mapper.is_categorical_ = np.zeros(d, dtype=np.uint8)
+    mapper.n_bins_non_missing_ = np.asarray([len(b) + 1 for b in mapper.bin_thresholds_], dtype=np.uint32)
+    mapper.missing_values_bin_idx_ = int(params["max_bins"])
     return {
         "n_iter_": int(tl.n_estimators_),
-        "n_trees_per_iteration_": n_classes if n_classes > 2 else 1,
+        "n_trees_per_iteration_": k,
         "do_early_stopping_": False,
         "train_score_": np.asarray([]),
         "validation_score_": np.asarray([]),
         "is_categorical_": None,
+        "_preprocessor": None,
+        "_is_categorical_remapped": None,
+        "_n_features": d,
+        "_loss": loss,
+        "_baseline_prediction": np.asarray(tl.base_score_, dtype=np.float64).reshape(1, k),
+        "_bin_mapper": mapper,
+        "_predictors": _hgb_predictors(tl),
+        "_use_validation_data": False,
     }
 
 
