@@ -108,7 +108,9 @@ def _check_params(est, rs, params):
 
 
 def _is_fitted(d, rs) -> bool:
-    return any(a in d for a in rs.entry.attributes)
+    # n_features_in_ too: an entry may mirror no attribute of its own
+    # (its fitted state is derived, see Entry.derive).
+    return "n_features_in_" in d or any(a in d for a in rs.entry.attributes)
 
 
 def _stale(d, rec) -> bool:
