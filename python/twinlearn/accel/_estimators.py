@@ -505,16 +505,15 @@ ENTRIES = (
         twinlearn="twinlearn.linear_model.LogisticRegression",
         methods=("fit", "predict", "predict_proba", "predict_log_proba", "decision_function", "score"),
         attributes=("classes_", "coef_", "intercept_", "n_iter_"),
-        params={"penalty": ANY, "C": ANY, "l1_ratio": ANY, "dual": ANY, "tol": ANY, "fit_intercept": ANY,
-                "intercept_scaling": ANY, "class_weight": ANY, "random_state": ANY,
-                "solver": one_of("lbfgs", "newton-cg", "newton-cholesky", "sag", "saga"), "max_iter": ANY,
-                "verbose": ANY, "n_jobs": ANY},
+        params={"C": ANY, "l1_ratio": ANY, "dual": ANY, "tol": ANY, "fit_intercept": ANY,
+                "intercept_scaling": ANY, "class_weight": ANY, "random_state": ANY, "max_iter": ANY},
         kwargs=("sample_weight",),
         min_rows=DEFAULT_MIN_ROWS,
         task="classifier",
-        notes=("every solver minimizes the same objective by L-BFGS (OWL-QN with an L1 part) to a "
-               "gradient at most `tol / 4`; `n_iter_` counts those iterations. 'liblinear' (which "
-               "penalizes the intercept) runs on scikit-learn."),
+        notes=("twinlearn's L-BFGS runs to a gradient at most `tol / 4` (an objective at least as low as "
+               "scikit-learn's); `n_iter_` counts its iterations. The other solvers (their own "
+               "convergence warnings, warm starts, L1 and elastic-net penalties) and the deprecated "
+               "`penalty` run on scikit-learn."),
         conformance=(
             ("sklearn.linear_model.tests.test_logistic", ""),
             ("sklearn.tests.test_common", "LogisticRegression and not LogisticRegressionCV"),
@@ -527,12 +526,10 @@ ENTRIES = (
         methods=("fit", "predict", "score"),
         attributes=("coef_", "intercept_", "n_iter_", "dual_gap_"),
         params={"alpha": ANY, "fit_intercept": ANY, "precompute": where(lambda v: isinstance(v, bool), "True, False"),
-                "copy_X": ANY, "max_iter": ANY, "tol": ANY, "positive": ANY, "random_state": ANY,
-                "selection": ANY},
-        kwargs=("sample_weight", "check_input"),
+                "copy_X": ANY, "max_iter": ANY, "tol": ANY, "positive": ANY, "random_state": ANY},
+        kwargs=("sample_weight",),
         min_rows=DEFAULT_MIN_ROWS,
         task="regressor",
-        notes="`selection='random'` draws coordinates from twinlearn's generator (another order than scikit-learn's).",
         conformance=(
             ("sklearn.linear_model.tests.test_coordinate_descent", ""),
             ("sklearn.tests.test_common", "Lasso and not LassoCV and not LassoLars and not MultiTask"),
@@ -546,11 +543,10 @@ ENTRIES = (
         attributes=("coef_", "intercept_", "n_iter_", "dual_gap_"),
         params={"alpha": ANY, "l1_ratio": ANY, "fit_intercept": ANY,
                 "precompute": where(lambda v: isinstance(v, bool), "True, False"), "max_iter": ANY,
-                "copy_X": ANY, "tol": ANY, "positive": ANY, "random_state": ANY, "selection": ANY},
-        kwargs=("sample_weight", "check_input"),
+                "copy_X": ANY, "tol": ANY, "positive": ANY, "random_state": ANY},
+        kwargs=("sample_weight",),
         min_rows=DEFAULT_MIN_ROWS,
         task="regressor",
-        notes="`selection='random'` draws coordinates from twinlearn's generator (another order than scikit-learn's).",
         conformance=(
             ("sklearn.linear_model.tests.test_coordinate_descent", ""),
             ("sklearn.tests.test_common", "ElasticNet and not ElasticNetCV and not MultiTask"),
