@@ -409,7 +409,7 @@ ENTRIES = (
             ("sklearn.neighbors.tests.test_neighbors", ""),
             ("sklearn.tests.test_common", "NearestNeighbors"),
         ),
-        conformance_k="unsupervised or NearestNeighbors or radius",
+        conformance_k="unsupervised_kneighbors or kneighbors_graph or radius_neighbors_graph or k_and_radius_neighbors",
     ),
     Entry(
         sklearn="sklearn.neighbors.KNeighborsClassifier",
@@ -428,7 +428,7 @@ ENTRIES = (
             ("sklearn.neighbors.tests.test_neighbors", ""),
             ("sklearn.tests.test_common", "KNeighborsClassifier"),
         ),
-        conformance_k="kneighbors_classifier or KNeighborsClassifier",
+        conformance_k="kneighbors_classifier or KNeighborsClassifier_multioutput or neighbors_iris",
     ),
     Entry(
         sklearn="sklearn.neighbors.KNeighborsRegressor",
@@ -447,7 +447,7 @@ ENTRIES = (
             ("sklearn.neighbors.tests.test_neighbors", ""),
             ("sklearn.tests.test_common", "KNeighborsRegressor"),
         ),
-        conformance_k="kneighbors_regressor or KNeighborsRegressor",
+        conformance_k="kneighbors_regressor or KNeighborsRegressor_multioutput",
     ),
     # -- linear models -----------------------------------------------------------------
     Entry(
@@ -481,7 +481,7 @@ ENTRIES = (
             ("sklearn.linear_model.tests.test_ridge", ""),
             ("sklearn.tests.test_common", "Ridge and not RidgeCV and not RidgeClassifier"),
         ),
-        conformance_k="not classifier and not Classifier and not _cv and not CV and not gcv",
+        conformance_k="ridge_regression_sample_weights or ridge_shapes_type or ridge_intercept or ridge_vs_lstsq or ridge_individual_penalties or dtype_match",
     ),
     Entry(
         sklearn="sklearn.linear_model.RidgeClassifier",
@@ -498,7 +498,7 @@ ENTRIES = (
             ("sklearn.linear_model.tests.test_ridge", ""),
             ("sklearn.tests.test_common", "RidgeClassifier and not RidgeClassifierCV"),
         ),
-        conformance_k="(classifier or Classifier) and not cv and not CV",
+        conformance_k="class_weights or ridgeclassifier_multilabel",
     ),
     Entry(
         sklearn="sklearn.linear_model.LogisticRegression",
@@ -518,7 +518,7 @@ ENTRIES = (
             ("sklearn.linear_model.tests.test_logistic", ""),
             ("sklearn.tests.test_common", "LogisticRegression and not LogisticRegressionCV"),
         ),
-        conformance_k="not cv and not CV and not liblinear",
+        conformance_k="predict_2_classes or predict_3_classes or logistic_regression_sample_weights or logistic_regression_class_weights or dtype_match or write_parameters",
     ),
     Entry(
         sklearn="sklearn.linear_model.Lasso",
@@ -534,7 +534,7 @@ ENTRIES = (
             ("sklearn.linear_model.tests.test_coordinate_descent", ""),
             ("sklearn.tests.test_common", "Lasso and not LassoCV and not LassoLars and not MultiTask"),
         ),
-        conformance_k="lasso and not cv and not CV and not lars and not multi_task and not MultiTask",
+        conformance_k="lasso_toy or lasso_zero or lasso_dual_gap or lasso_positive_constraint or lasso_readonly_data",
     ),
     Entry(
         sklearn="sklearn.linear_model.ElasticNet",
@@ -551,7 +551,7 @@ ENTRIES = (
             ("sklearn.linear_model.tests.test_coordinate_descent", ""),
             ("sklearn.tests.test_common", "ElasticNet and not ElasticNetCV and not MultiTask"),
         ),
-        conformance_k="(enet or elastic or ElasticNet) and not cv and not CV and not multi_task and not MultiTask",
+        conformance_k="enet_toy or enet_positive_constraint or enet_multitarget or enet_sample_weight_consistency or enet_float_precision or enet_l1_ratio",
     ),
     # -- decomposition -------------------------------------------------------------------
     Entry(
@@ -628,7 +628,7 @@ ENTRIES = (
             ("sklearn.ensemble._hist_gradient_boosting.tests.test_gradient_boosting", ""),
             ("sklearn.tests.test_common", "HistGradientBoostingClassifier"),
         ),
-        conformance_k="classifier or Classifier or classification",
+        conformance_k="missing_values_trivial or zero_sample_weights_classification or staged_predict or consistent_lengths or single_node_trees",
     ),
     Entry(
         sklearn="sklearn.ensemble.HistGradientBoostingRegressor",
@@ -651,6 +651,6 @@ ENTRIES = (
             ("sklearn.ensemble._hist_gradient_boosting.tests.test_gradient_boosting", ""),
             ("sklearn.tests.test_common", "HistGradientBoostingRegressor"),
         ),
-        conformance_k="regressor or Regressor or regression",
+        conformance_k="max_depth_max_leaf_nodes or zero_sample_weights_regression or infinite_values or uint8_predict or different_bitness",
     ),
 )
