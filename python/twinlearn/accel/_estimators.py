@@ -30,6 +30,7 @@ def _n_threads(tl, params):
 
 
 def _kmeans_derive(tl, params):
+    """scikit-learn's private KMeans state (threads, algorithm, number of runs)."""
     return {**_n_threads(tl, params), "_algorithm": "lloyd", "_n_init": tl._resolve_n_init()}
 
 
@@ -227,7 +228,8 @@ def _hgb_derive(tl, params):
 _HGB_PARAMS = {
     "learning_rate": ANY,
     "max_iter": ANY,
-    "max_leaf_nodes": ANY,
+    "max_leaf_nodes": where(lambda v: v is None or isinstance(v, numbers.Integral),
+                            "None, or at least `2**max_depth` (below)"),
     "max_depth": where(lambda v: isinstance(v, numbers.Integral) and 1 <= v <= 16, "integers 1 to 16"),
     "min_samples_leaf": one_of(1),
     "l2_regularization": ANY,
