@@ -86,7 +86,7 @@ KMEANS = register(Workload(
 ))
 
 
-register(Workload(
+MINIBATCH_KMEANS = register(Workload(
     name="minibatch_kmeans",
     title="MiniBatchKMeans {rows} x {cols}, k={k}, batches of 4096, 5 passes",
     data=datasets.blobs,
@@ -108,7 +108,7 @@ def _knn_params(scale, data):
     return {"n_neighbors": scale.extra["neighbors"]}
 
 
-register(Workload(
+KNN = register(Workload(
     name="knn",
     title="NearestNeighbors (brute) {rows} x {cols} index, {n_queries} queries, k={neighbors}",
     data=datasets.blobs,
@@ -134,7 +134,7 @@ register(Workload(
 
 LINEAR_SCALES = {"smoke": Scale(2_000, 8), "cpu": Scale(200_000, 64), "cuda": Scale(2_000_000, 256)}
 
-register(Workload(
+LINEAR_REGRESSION = register(Workload(
     name="linear_regression",
     title="LinearRegression fit {rows} x {cols}",
     data=datasets.regression,
@@ -169,7 +169,7 @@ RIDGE = register(Workload(
 
 LOGISTIC_SCALES = {"smoke": Scale(2_000, 10), "cpu": Scale(100_000, 50), "cuda": Scale(1_000_000, 100)}
 
-register(Workload(
+LOGISTIC_REGRESSION = register(Workload(
     name="logistic_regression",
     title="LogisticRegression (lbfgs) fit {rows} x {cols}",
     data=datasets.classification,
@@ -228,7 +228,7 @@ TRUNCATED_SVD = register(Workload(
 
 # -- ensembles -------------------------------------------------------------------
 
-register(Workload(
+GBDT = register(Workload(
     name="gbdt",
     title="Gradient boosting {rows} x {cols}, {rounds} rounds, depth {depth}",
     data=datasets.classification,
@@ -300,6 +300,20 @@ register(accelerated(STANDARD_SCALER))
 register(accelerated(KMEANS))
 register(accelerated(RIDGE))
 register(accelerated(PCA, sklearn_params={}))  # scikit-learn's default solver
+register(accelerated(TRUNCATED_SVD, sklearn_params={"algorithm": "arpack"}))
+register(accelerated(MINIBATCH_KMEANS))
+register(accelerated(KNN, sklearn_params={}))  # scikit-learn's default algorithm
+register(accelerated(LINEAR_REGRESSION))
+register(accelerated(LOGISTIC_REGRESSION))
+register(accelerated(
+    GBDT,
+    # Served when the leaf limit does not bind and leaves have no minimum size
+    # (docs/SUPPORT_MATRIX.md): the same oblivious trees as the gbdt workload.
+    sklearn_params=lambda scale, data: {
+        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"], "max_leaf_nodes": None,
+        "min_samples_leaf": 1, "learning_rate": 0.1, "early_stopping": False,
+    },
+))
 register(accelerated(
     RIDGE,
     name="accel_pipeline",

@@ -78,6 +78,15 @@ def test_partial_fit(device):
         est.partial_fit(np.ones((5, 3)))
 
 
+def test_partial_fit_after_fit_reassigns(device):
+    # partial_fit continuing a fit reassigns low-count centers with the fit's seed.
+    X = blobs(n=3000, centers=4)
+    est = MiniBatchKMeans(4, random_state=0, reassignment_ratio=0.9, device=device).fit(X)
+    for chunk in np.array_split(X, 30):
+        est.partial_fit(chunk)
+    assert est.cluster_centers_.shape == (4, X.shape[1]) and np.all(np.isfinite(est.cluster_centers_))
+
+
 def test_reassignment_of_low_count_centers(device):
     X = blobs(n=5000, centers=4)
     init = np.vstack([X[:4], np.full((2, X.shape[1]), 1e4)])  # two centers nobody picks

@@ -8,7 +8,258 @@ docs/SUPPORT_MATRIX.md``.
 
 from __future__ import annotations
 
-from ._registry import ANY, DEFAULT_MIN_ROWS, Entry
+import numbers
+
+import numpy as np
+
+from ._registry import ANY, DEFAULT_MIN_ROWS, Entry, one_of, where
+
+# -- helpers of the entries below ---------------------------------------------
+
+#: Metrics twinlearn's neighbour search and KMeans kernels compute
+#: (twinlearn.metrics._pairwise.METRICS), plus precomputed distances.
+_NEIGHBOR_METRICS = ("euclidean", "l2", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev",
+                     "minkowski", "precomputed")
+
+
+def _n_threads(tl, params):
+    """scikit-learn's KMeans methods read ``_n_threads`` (set by its fit)."""
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    return {"_n_threads": _openmp_effective_n_threads()}
+
+
+def _kmeans_derive(tl, params):
+    """scikit-learn's private KMeans state (threads, algorithm, number of runs)."""
+    return {**_n_threads(tl, params), "_algorithm": "lloyd", "_n_init": tl._resolve_n_init()}
+
+
+def _neighbors_check(params):
+    """Joint conditions of the neighbour estimators: the metric is one
+    scikit-learn accepts with the algorithm (scikit-learn raises otherwise),
+    and Minkowski's p is at least 1 (twinlearn computes no semi-metrics)."""
+    from sklearn.neighbors import VALID_METRICS
+
+    metric, algorithm = params.get("metric"), params.get("algorithm")
+    if algorithm == "auto":
+        alg = "brute" if metric == "precomputed" or metric not in VALID_METRICS["ball_tree"] else "ball_tree"
+    else:
+        alg = algorithm
+    if metric not in VALID_METRICS[alg]:
+        return f"metric={metric!r} with algorithm={algorithm!r} (scikit-learn refuses it)"
+    p = params.get("p")
+    if metric == "minkowski" and (p is None or not p >= 1):
+        return f"parameter p={p!r} unsupported with metric='minkowski' (twinlearn serves p >= 1)"
+    return None
+
+
+def _neighbors_derive(tl, params):
+    """scikit-learn's effective metric and brute-force state (its own
+    methods then serve what twinlearn does not, e.g. sparse queries)."""
+    metric = params["metric"]
+    eff_params = {}
+    eff = metric
+    if metric == "minkowski":
+        p = params["p"]
+        if p == 1:
+            eff = "manhattan"
+        elif p == 2:
+            eff = "euclidean"
+        elif p == np.inf:
+            eff = "chebyshev"
+        else:
+            eff_params = {"p": p, "w": None}
+    return {"effective_metric_": eff, "effective_metric_params_": eff_params, "_fit_method": "brute",
+            "_tree": None}
+
+
+_NEIGHBOR_PARAMS = {
+    "n_neighbors": ANY,
+    "radius": ANY,
+    "algorithm": ANY,
+    "leaf_size": ANY,
+    "metric": one_of(*_NEIGHBOR_METRICS),
+    "p": ANY,
+    "n_jobs": ANY,
+}
+_KNN_PARAMS = {k: v for k, v in _NEIGHBOR_PARAMS.items() if k != "radius"}
+_NEIGHBOR_CHECK_DOC = (
+    "the metric is one scikit-learn accepts with the algorithm, and `p >= 1` with "
+    "`metric='minkowski'`."
+)
+_NEIGHBOR_NOTES = (
+    "every `algorithm` runs twinlearn's exact brute-force search (the same neighbours as "
+    "scikit-learn's trees); neighbours at equal distance come in increasing index order."
+)
+_NEIGHBOR_KWARGS = ("n_neighbors", "return_distance", "mode", "radius", "sort_results")
+_NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
+
+
+def _float64(method, out):
+    """twinlearn's float32 predictions as scikit-learn's float64."""
+    if method.startswith("staged_"):
+        return (_float64(method[7:], o) for o in out)
+    if isinstance(out, np.ndarray) and out.dtype == np.float32:
+        return out.astype(np.float64)
+    return out
+
+
+def _hgb_translate(params):
+    return {
+        "loss": params["loss"],
+        "learning_rate": params["learning_rate"],
+        "n_estimators": params["max_iter"],
+        "max_depth": params["max_depth"],
+        "l2_regularization": params["l2_regularization"],
+        "max_bins": params["max_bins"],
+        "random_state": params["random_state"],
+    }
+
+
+def _hgb_check(params):
+    depth, leaves = params.get("max_depth"), params.get("max_leaf_nodes")
+    if depth is None:
+        return "parameter max_depth=None unsupported (twinlearn grows trees of a fixed depth, 1 to 16)"
+    if leaves is not None and leaves < 2 ** depth:
+        return (f"parameter max_leaf_nodes={leaves!r} unsupported with max_depth={depth!r} "
+                f"(twinlearn serves None or at least 2**max_depth = {2 ** depth})")
+    return None
+
+
+def _hgb_predictors(tl):
+    """scikit-learn TreePredictors equal to twinlearn's oblivious trees.
+
+    Tree t of depth D has one (feature, border) split per level; a row goes
+    right at a level when its value exceeds the border (NaN goes left: nan_mode
+    'Min'), and its leaf is the sum over levels l of ``goes_right << l``. Here
+    each tree becomes a full binary tree of 2**(D+1) - 1 nodes (one per output,
+    as scikit-learn keeps one tree per class and iteration)."""
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    depths = np.asarray(tl.tree_depth_, dtype=np.int64)
+    feats = np.asarray(tl.split_feature_, dtype=np.int64)
+    borders = np.asarray(tl.split_border_, dtype=np.float64)
+    bins = np.asarray(tl.split_bin_, dtype=np.int64)
+    gains = np.asarray(tl.split_gain_, dtype=np.float64)
+    leaves = np.asarray(tl.leaf_values_, dtype=np.float64)
+    k_out = int(tl.n_outputs_)
+    no_bitsets = np.zeros((0, 8), dtype=X_BITSET_INNER_DTYPE)
+    predictors = []
+    s_off = l_off = 0
+    for depth in depths:
+        depth = int(depth)
+        n_nodes = 2 ** (depth + 1) - 1
+        # Breadth-first full tree: node i's children are 2i+1 (left) and 2i+2
+        # (right); path bits give the leaf index, level 0 the lowest bit.
+        level = np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int64)
+        nodes = np.zeros(n_nodes, dtype=PREDICTOR_RECORD_DTYPE)
+        inner = np.arange(2 ** depth - 1)
+        nodes["depth"] = level
+        nodes["feature_idx"][inner] = feats[s_off + level[inner]]
+        nodes["num_threshold"][inner] = borders[s_off + level[inner]]
+        nodes["bin_threshold"][inner] = np.minimum(bins[s_off + level[inner]], 255)
+        nodes["gain"][inner] = gains[s_off + level[inner]]
+        nodes["missing_go_to_left"][inner] = 1
+        nodes["left"][inner] = 2 * inner + 1
+        nodes["right"][inner] = 2 * inner + 2
+        leaf_nodes = np.arange(2 ** depth - 1, n_nodes)
+        nodes["is_leaf"][leaf_nodes] = 1
+        # Leaf index of each leaf node: the bits of its path from the root.
+        pos = leaf_nodes - (2 ** depth - 1)  # left-to-right position: bits root-first
+        leaf_index = np.zeros_like(pos)
+        for lvl in range(depth):
+            leaf_index |= ((pos >> (depth - 1 - lvl)) & 1) << lvl
+        values = leaves[l_off:l_off + (2 ** depth) * k_out].reshape(2 ** depth, k_out)
+        per_output = []
+        for k in range(k_out):
+            nk = nodes.copy()
+            nk["value"][leaf_nodes] = values[leaf_index, k]
+            per_output.append(TreePredictor(nk, no_bitsets, no_bitsets))
+        predictors.append(per_output)
+        s_off += depth
+        l_off += (2 ** depth) * k_out
+    return predictors
+
+
+def _hgb_derive(tl, params):
+    """scikit-learn's fitted state of HistGradientBoosting from twinlearn's
+    model, so scikit-learn's own predict methods (and pickles loaded without
+    twinlearn) give twinlearn's predictions."""
+    from sklearn.ensemble._hist_gradient_boosting.binning import _BinMapper
+    from sklearn._loss.loss import HalfBinomialLoss, HalfMultinomialLoss, HalfPoissonLoss, HalfSquaredError
+
+    n_classes = len(getattr(tl, "classes_", ()))
+    k = n_classes if n_classes > 2 else 1
+    if n_classes > 2:
+        loss = HalfMultinomialLoss(n_classes=n_classes)
+    elif n_classes == 2:
+        loss = HalfBinomialLoss()
+    elif params["loss"] == "poisson":
+        loss = HalfPoissonLoss()
+    else:
+        loss = HalfSquaredError()
+    d = int(tl.n_features_in_)
+    offsets = np.asarray(tl.border_offsets_, dtype=np.int64)
+    all_borders = np.asarray(tl.borders_, dtype=np.float64)
+    mapper = _BinMapper(n_bins=int(params["max_bins"]) + 1, random_state=params["random_state"])
+    mapper.bin_thresholds_ = [all_borders[offsets[j]:offsets[j + 1]] for j in range(d)]
+    mapper.is_categorical_ = np.zeros(d, dtype=np.uint8)
+    mapper.n_bins_non_missing_ = np.asarray([len(b) + 1 for b in mapper.bin_thresholds_], dtype=np.uint32)
+    mapper.missing_values_bin_idx_ = int(params["max_bins"])
+    return {
+        "n_iter_": int(tl.n_estimators_),
+        "n_trees_per_iteration_": k,
+        "do_early_stopping_": False,
+        "train_score_": np.asarray([]),
+        "validation_score_": np.asarray([]),
+        "is_categorical_": None,
+        "_preprocessor": None,
+        "_is_categorical_remapped": None,
+        "_n_features": d,
+        "_loss": loss,
+        "_baseline_prediction": np.asarray(tl.base_score_, dtype=np.float64).reshape(1, k),
+        "_bin_mapper": mapper,
+        "_predictors": _hgb_predictors(tl),
+        "_use_validation_data": False,
+    }
+
+
+_HGB_PARAMS = {
+    "learning_rate": ANY,
+    "max_iter": ANY,
+    "max_leaf_nodes": where(lambda v: v is None or isinstance(v, numbers.Integral),
+                            "None, or at least `2**max_depth` (below)"),
+    "max_depth": where(lambda v: isinstance(v, numbers.Integral) and 1 <= v <= 16, "integers 1 to 16"),
+    "min_samples_leaf": one_of(1),
+    "l2_regularization": ANY,
+    "max_features": one_of(1.0),
+    "max_bins": ANY,
+    "categorical_features": one_of("from_dtype", None),
+    "early_stopping": one_of(False),
+    "scoring": ANY,
+    "validation_fraction": ANY,
+    "n_iter_no_change": ANY,
+    "tol": ANY,
+    "random_state": ANY,
+}
+_HGB_CHECK_DOC = (
+    "`max_depth` is set (1 to 16) and `max_leaf_nodes` is None or at least `2**max_depth`, so that "
+    "it does not bind. `min_samples_leaf` must be 1 (twinlearn has no minimum leaf size); "
+    "`early_stopping` must be False (its default 'auto' turns early stopping on above 10 000 rows, "
+    "which the twinlearn estimator does not implement), so `scoring`, `validation_fraction`, "
+    "`n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
+    "`categorical_features` masks), monotonic and interaction constraints, feature subsampling, "
+    "warm starts and class weights run on scikit-learn."
+)
+_HGB_NOTES = (
+    "twinlearn grows oblivious (symmetric, CatBoost-style) trees of exactly `max_depth` levels, "
+    "one split per level, not scikit-learn's leaf-wise trees: the model is a different one of "
+    "comparable quality, not scikit-learn's model. `max_iter` boosting rounds (one multi-output tree "
+    "per round for several classes); NaN values go to a bin below every value instead of the side "
+    "learned per split. Predictions are computed in float32 (returned as float64)."
+)
+_HGB_EXAMPLE = {"max_depth": 6, "max_leaf_nodes": None, "min_samples_leaf": 1, "early_stopping": False}
 
 ENTRIES = (
     Entry(
@@ -98,5 +349,310 @@ ENTRIES = (
             ("sklearn.tests.test_common", "GaussianNB"),
         ),
         conformance_k="gnb or GaussianNB or gaussian",
+    ),
+    # -- clustering ----------------------------------------------------------------
+    Entry(
+        sklearn="sklearn.cluster.KMeans",
+        twinlearn="twinlearn.cluster.KMeans",
+        methods=("fit", "fit_predict", "fit_transform", "predict", "transform", "score"),
+        attributes=("cluster_centers_", "labels_", "inertia_", "n_iter_", "_n_features_out"),
+        params={"n_clusters": ANY, "init": ANY, "n_init": ANY, "max_iter": ANY, "tol": ANY,
+                "random_state": ANY, "copy_x": ANY, "algorithm": ANY},
+        check=lambda p: ("algorithm='elkan' with n_clusters=1 (scikit-learn warns and runs 'lloyd')"
+                         if p["algorithm"] == "elkan" and p["n_clusters"] == 1 else None),
+        check_doc="not `algorithm='elkan'` with `n_clusters=1`.",
+        derive=_kmeans_derive,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("initial centers ('k-means++', 'random') are drawn by twinlearn's counter-based generator, "
+               "so for the same `random_state` they differ from scikit-learn's; from the same initial "
+               "centers the iterations follow scikit-learn's. `algorithm='elkan'` runs Lloyd's "
+               "iterations (the same result)."),
+        conformance=(
+            ("sklearn.cluster.tests.test_k_means", ""),
+            ("sklearn.tests.test_common", "KMeans and not MiniBatch"),
+        ),
+        conformance_k="not MiniBatch and not minibatch",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.MiniBatchKMeans",
+        twinlearn="twinlearn.cluster.MiniBatchKMeans",
+        methods=("fit", "partial_fit", "fit_predict", "fit_transform", "predict", "transform", "score"),
+        attributes=("cluster_centers_", "labels_", "inertia_", "n_iter_", "n_steps_", "_n_features_out",
+                    "_counts", "_batch_size", "_n_since_last_reassign", "_n_init", "_init_size"),
+        params={"n_clusters": ANY, "init": ANY, "max_iter": ANY, "batch_size": ANY,
+                "compute_labels": ANY, "random_state": ANY, "tol": ANY, "max_no_improvement": ANY,
+                "init_size": ANY, "n_init": ANY, "reassignment_ratio": ANY},
+        derive=_n_threads,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("initial centers and mini-batches are drawn by twinlearn's counter-based generator, so "
+               "for the same `random_state` they differ from scikit-learn's."),
+        conformance=(
+            ("sklearn.cluster.tests.test_k_means", ""),
+            ("sklearn.tests.test_common", "MiniBatchKMeans"),
+        ),
+        conformance_k="MiniBatch or minibatch",
+    ),
+    # -- neighbours ------------------------------------------------------------------
+    Entry(
+        sklearn="sklearn.neighbors.NearestNeighbors",
+        twinlearn="twinlearn.neighbors.NearestNeighbors",
+        methods=("fit", "kneighbors", "kneighbors_graph", "radius_neighbors", "radius_neighbors_graph"),
+        attributes=_NEIGHBOR_ATTRIBUTES,
+        params=_NEIGHBOR_PARAMS,
+        check=_neighbors_check,
+        check_doc=_NEIGHBOR_CHECK_DOC,
+        derive=_neighbors_derive,
+        kwargs=_NEIGHBOR_KWARGS,
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=_NEIGHBOR_NOTES,
+        conformance=(
+            ("sklearn.neighbors.tests.test_neighbors", ""),
+            ("sklearn.tests.test_common", "NearestNeighbors"),
+        ),
+        conformance_k="unsupervised_kneighbors or kneighbors_graph or radius_neighbors_graph or k_and_radius_neighbors",
+    ),
+    Entry(
+        sklearn="sklearn.neighbors.KNeighborsClassifier",
+        twinlearn="twinlearn.neighbors.KNeighborsClassifier",
+        methods=("fit", "predict", "predict_proba", "score", "kneighbors", "kneighbors_graph"),
+        attributes=_NEIGHBOR_ATTRIBUTES + ("classes_", "outputs_2d_", "_y"),
+        params={**_KNN_PARAMS, "weights": one_of("uniform", "distance")},
+        check=_neighbors_check,
+        check_doc=_NEIGHBOR_CHECK_DOC,
+        derive=_neighbors_derive,
+        kwargs=_NEIGHBOR_KWARGS + ("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="classifier",
+        notes=_NEIGHBOR_NOTES,
+        conformance=(
+            ("sklearn.neighbors.tests.test_neighbors", ""),
+            ("sklearn.tests.test_common", "KNeighborsClassifier"),
+        ),
+        conformance_k="kneighbors_classifier or KNeighborsClassifier_multioutput or neighbors_iris",
+    ),
+    Entry(
+        sklearn="sklearn.neighbors.KNeighborsRegressor",
+        twinlearn="twinlearn.neighbors.KNeighborsRegressor",
+        methods=("fit", "predict", "score", "kneighbors", "kneighbors_graph"),
+        attributes=_NEIGHBOR_ATTRIBUTES + ("_y",),
+        params={**_KNN_PARAMS, "weights": one_of("uniform", "distance")},
+        check=_neighbors_check,
+        check_doc=_NEIGHBOR_CHECK_DOC,
+        derive=_neighbors_derive,
+        kwargs=_NEIGHBOR_KWARGS + ("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        notes=_NEIGHBOR_NOTES,
+        conformance=(
+            ("sklearn.neighbors.tests.test_neighbors", ""),
+            ("sklearn.tests.test_common", "KNeighborsRegressor"),
+        ),
+        conformance_k="kneighbors_regressor or KNeighborsRegressor_multioutput",
+    ),
+    # -- linear models -----------------------------------------------------------------
+    Entry(
+        sklearn="sklearn.linear_model.LinearRegression",
+        twinlearn="twinlearn.linear_model.LinearRegression",
+        methods=("fit", "predict", "score"),
+        attributes=("coef_", "intercept_", "rank_", "singular_"),
+        params={"fit_intercept": ANY, "copy_X": ANY, "tol": ANY, "n_jobs": ANY, "positive": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        conformance=(
+            ("sklearn.linear_model.tests.test_base", ""),
+            ("sklearn.tests.test_common", "LinearRegression"),
+        ),
+        conformance_k="linear_regression or LinearRegression",
+    ),
+    Entry(
+        sklearn="sklearn.linear_model.Ridge",
+        twinlearn="twinlearn.linear_model.Ridge",
+        methods=("fit", "predict", "score"),
+        attributes=("coef_", "intercept_", "n_iter_", "solver_"),
+        params={"alpha": ANY, "fit_intercept": ANY, "copy_X": ANY, "max_iter": ANY, "tol": ANY,
+                "solver": one_of("auto", "svd", "cholesky"), "positive": ANY, "random_state": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        notes=("`positive=True` is solved exactly (non-negative least squares on the Gram matrix) "
+               "where scikit-learn runs L-BFGS to `tol`."),
+        conformance=(
+            ("sklearn.linear_model.tests.test_ridge", ""),
+            ("sklearn.tests.test_common", "Ridge and not RidgeCV and not RidgeClassifier"),
+        ),
+        conformance_k="ridge_regression_sample_weights or ridge_shapes_type or ridge_intercept or ridge_vs_lstsq or ridge_individual_penalties or dtype_match",
+    ),
+    Entry(
+        sklearn="sklearn.linear_model.RidgeClassifier",
+        twinlearn="twinlearn.linear_model.RidgeClassifier",
+        methods=("fit", "predict", "decision_function", "score"),
+        attributes=("coef_", "intercept_", "n_iter_", "solver_", "classes_", "_label_binarizer"),
+        params={"alpha": ANY, "fit_intercept": ANY, "copy_X": ANY, "max_iter": ANY, "tol": ANY,
+                "class_weight": ANY, "solver": one_of("auto", "svd", "cholesky"), "positive": ANY,
+                "random_state": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="classifier",
+        conformance=(
+            ("sklearn.linear_model.tests.test_ridge", ""),
+            ("sklearn.tests.test_common", "RidgeClassifier and not RidgeClassifierCV"),
+        ),
+        conformance_k="class_weights or ridgeclassifier_multilabel",
+    ),
+    Entry(
+        sklearn="sklearn.linear_model.LogisticRegression",
+        twinlearn="twinlearn.linear_model.LogisticRegression",
+        methods=("fit", "predict", "predict_proba", "predict_log_proba", "decision_function", "score"),
+        attributes=("classes_", "coef_", "intercept_", "n_iter_"),
+        params={"C": ANY, "l1_ratio": ANY, "dual": ANY, "tol": ANY, "fit_intercept": ANY,
+                "intercept_scaling": ANY, "class_weight": ANY, "random_state": ANY, "max_iter": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="classifier",
+        notes=("twinlearn's L-BFGS runs to a gradient at most `tol / 4` (an objective at least as low as "
+               "scikit-learn's); `n_iter_` counts its iterations. The other solvers (their own "
+               "convergence warnings, warm starts, L1 and elastic-net penalties) and the deprecated "
+               "`penalty` run on scikit-learn."),
+        conformance=(
+            ("sklearn.linear_model.tests.test_logistic", ""),
+            ("sklearn.tests.test_common", "LogisticRegression and not LogisticRegressionCV"),
+        ),
+        conformance_k="predict_2_classes or predict_3_classes or logistic_regression_sample_weights or logistic_regression_class_weights or dtype_match or write_parameters",
+    ),
+    Entry(
+        sklearn="sklearn.linear_model.Lasso",
+        twinlearn="twinlearn.linear_model.Lasso",
+        methods=("fit", "predict", "score"),
+        attributes=("coef_", "intercept_", "n_iter_", "dual_gap_"),
+        params={"alpha": ANY, "fit_intercept": ANY, "precompute": where(lambda v: isinstance(v, bool), "True, False"),
+                "copy_X": ANY, "max_iter": ANY, "tol": ANY, "positive": ANY, "random_state": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        conformance=(
+            ("sklearn.linear_model.tests.test_coordinate_descent", ""),
+            ("sklearn.tests.test_common", "Lasso and not LassoCV and not LassoLars and not MultiTask"),
+        ),
+        conformance_k="lasso_toy or lasso_zero or lasso_dual_gap or lasso_positive_constraint or lasso_readonly_data",
+    ),
+    Entry(
+        sklearn="sklearn.linear_model.ElasticNet",
+        twinlearn="twinlearn.linear_model.ElasticNet",
+        methods=("fit", "predict", "score"),
+        attributes=("coef_", "intercept_", "n_iter_", "dual_gap_"),
+        params={"alpha": ANY, "l1_ratio": ANY, "fit_intercept": ANY,
+                "precompute": where(lambda v: isinstance(v, bool), "True, False"), "max_iter": ANY,
+                "copy_X": ANY, "tol": ANY, "positive": ANY, "random_state": ANY},
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        conformance=(
+            ("sklearn.linear_model.tests.test_coordinate_descent", ""),
+            ("sklearn.tests.test_common", "ElasticNet and not ElasticNetCV and not MultiTask"),
+        ),
+        conformance_k="enet_toy or enet_positive_constraint or enet_multitarget or enet_sample_weight_consistency or enet_float_precision or enet_l1_ratio",
+    ),
+    # -- decomposition -------------------------------------------------------------------
+    Entry(
+        sklearn="sklearn.decomposition.PCA",
+        twinlearn="twinlearn.decomposition.PCA",
+        methods=("fit", "transform", "fit_transform", "inverse_transform", "score", "score_samples"),
+        attributes=("components_", "explained_variance_", "explained_variance_ratio_", "singular_values_",
+                    "mean_", "n_components_", "n_samples_", "noise_variance_", "_fit_svd_solver"),
+        params={"n_components": ANY, "copy": ANY, "whiten": ANY, "svd_solver": ANY, "tol": ANY,
+                "iterated_power": ANY, "n_oversamples": ANY, "power_iteration_normalizer": ANY,
+                "random_state": ANY},
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("'arpack' is served by an exact solver; 'randomized' draws its projection from "
+               "twinlearn's generator (for the same `random_state`, another approximation than "
+               "scikit-learn's)."),
+        conformance=(
+            ("sklearn.decomposition.tests.test_pca", ""),
+            ("sklearn.tests.test_common", "PCA and not Incremental and not Kernel and not Sparse"),
+        ),
+        conformance_k="not sparse",
+    ),
+    Entry(
+        sklearn="sklearn.decomposition.TruncatedSVD",
+        twinlearn="twinlearn.decomposition.TruncatedSVD",
+        methods=("fit", "transform", "fit_transform", "inverse_transform"),
+        attributes=("components_", "explained_variance_", "explained_variance_ratio_", "singular_values_"),
+        params={"n_components": ANY, "algorithm": ANY, "n_iter": ANY, "n_oversamples": ANY,
+                "power_iteration_normalizer": ANY, "random_state": ANY, "tol": ANY},
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("'randomized' draws its projection from twinlearn's generator (for the same "
+               "`random_state`, another approximation than scikit-learn's). Sparse X, TruncatedSVD's "
+               "usual input, runs on scikit-learn."),
+        conformance=(
+            ("sklearn.decomposition.tests.test_truncated_svd", ""),
+            ("sklearn.tests.test_common", "TruncatedSVD"),
+        ),
+        conformance_k="not sparse",
+    ),
+    Entry(
+        sklearn="sklearn.decomposition.IncrementalPCA",
+        twinlearn="twinlearn.decomposition.IncrementalPCA",
+        methods=("fit", "partial_fit", "transform", "fit_transform", "inverse_transform"),
+        attributes=("components_", "n_samples_seen_", "mean_", "var_", "singular_values_", "explained_variance_",
+                    "explained_variance_ratio_", "noise_variance_", "batch_size_", "n_components_"),
+        params={"n_components": ANY, "whiten": ANY, "copy": ANY, "batch_size": ANY},
+        kwargs=("check_input",),
+        min_rows=DEFAULT_MIN_ROWS,
+        conformance=(
+            ("sklearn.decomposition.tests.test_incremental_pca", ""),
+            ("sklearn.tests.test_common", "IncrementalPCA"),
+        ),
+        conformance_k="not sparse",
+    ),
+    # -- ensembles ---------------------------------------------------------------------
+    Entry(
+        sklearn="sklearn.ensemble.HistGradientBoostingClassifier",
+        twinlearn="twinlearn.ensemble.GradientBoostingClassifier",
+        methods=("fit", "predict", "predict_proba", "decision_function", "staged_predict",
+                 "staged_predict_proba", "staged_decision_function", "score"),
+        attributes=("classes_",),
+        params={**_HGB_PARAMS, "loss": one_of("log_loss")},
+        check=_hgb_check,
+        check_doc=_HGB_CHECK_DOC,
+        translate=_hgb_translate,
+        derive=_hgb_derive,
+        output=_float64,
+        kwargs=("sample_weight",),
+        allow_nan=True,
+        min_rows=DEFAULT_MIN_ROWS,
+        task="classifier",
+        example=_HGB_EXAMPLE,
+        notes=_HGB_NOTES,
+        conformance=(
+            ("sklearn.ensemble._hist_gradient_boosting.tests.test_gradient_boosting", ""),
+            ("sklearn.tests.test_common", "HistGradientBoostingClassifier"),
+        ),
+        conformance_k="missing_values_trivial or zero_sample_weights_classification or staged_predict or consistent_lengths or single_node_trees",
+    ),
+    Entry(
+        sklearn="sklearn.ensemble.HistGradientBoostingRegressor",
+        twinlearn="twinlearn.ensemble.GradientBoostingRegressor",
+        methods=("fit", "predict", "staged_predict", "score"),
+        attributes=(),
+        params={**_HGB_PARAMS, "loss": one_of("squared_error", "poisson")},
+        check=_hgb_check,
+        check_doc=_HGB_CHECK_DOC,
+        translate=_hgb_translate,
+        derive=_hgb_derive,
+        output=_float64,
+        kwargs=("sample_weight",),
+        allow_nan=True,
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        example=_HGB_EXAMPLE,
+        notes=_HGB_NOTES,
+        conformance=(
+            ("sklearn.ensemble._hist_gradient_boosting.tests.test_gradient_boosting", ""),
+            ("sklearn.tests.test_common", "HistGradientBoostingRegressor"),
+        ),
+        conformance_k="max_depth_max_leaf_nodes or zero_sample_weights_regression or infinite_values or uint8_predict or different_bitness",
     ),
 )

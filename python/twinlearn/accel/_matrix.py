@@ -79,12 +79,19 @@ def support_matrix() -> str:
             out.append(f"| `{p}` | `{rs.defaults[p]!r}` | {served} |")
         if e.check_doc:
             out += ["", f"Also: {e.check_doc}"]
+        if e.notes:
+            out += ["", f"Differences from scikit-learn: {e.notes}"]
         kw = ", ".join(f"`{k}`" for k in e.kwargs) or "none"
         out += [
             "",
             f"Keyword arguments served: {kw}.",
             "Fitted attributes mirrored: " + ", ".join(f"`{a}`" for a in rs.attributes) + ".",
         ]
+        if e.derive is not None:
+            doc = (e.derive.__doc__ or "").strip().split("\n\n")[0]
+            doc = " ".join(doc.split())
+            out.append(f"Further fitted state derived from the twinlearn fit (`{e.derive.__name__}`)"
+                       + (f": {doc}" if doc else "."))
         if e.conformance:
             tests = ", ".join(f"`{m}`" + (f" (`-k {k}`)" if k else "") for m, k in e.conformance)
             out.append(f"scikit-learn test modules run with it (`make test-sklearn`): {tests}.")

@@ -4,6 +4,7 @@ native twinlearn estimator doing the same work on the same data."""
 from __future__ import annotations
 
 import time
+import types
 
 import numpy as np
 
@@ -17,6 +18,14 @@ def _data(task, n, d, rng):
     if task == "regressor":
         return X, X @ rng.standard_normal(d)
     return X, None
+
+
+def _consume(out):
+    """Run a generator (staged predictions) to its end."""
+    if isinstance(out, types.GeneratorType):
+        for _ in out:
+            pass
+    return out
 
 
 def measure_overhead(n_samples=256, n_features=8, repeats=300, device="cpu", estimators=None) -> dict:
@@ -41,7 +50,7 @@ def measure_overhead(n_samples=256, n_features=8, repeats=300, device="cpu", est
     try:
         for rs in resolved:
             X, y = _data(rs.entry.task, n_samples, n_features, rng)
-            acc = _proxy.accelerated_class(rs)()
+            acc = _proxy.accelerated_class(rs)(**rs.entry.example)
             params = {k: getattr(acc, k) for k in rs.param_names}
             nat = rs.twinlearn_cls(**rs.translate(params))
             if "device" in rs.tl_param_names:
@@ -55,14 +64,17 @@ def measure_overhead(n_samples=256, n_features=8, repeats=300, device="cpu", est
             for m in rs.methods:
                 if m in ("partial_fit", "score"):
                     continue
-                args = fit_args if m.startswith("fit") else (X,)
+                if m == "inverse_transform":
+                    args = (nat.transform(X),)
+                else:
+                    args = fit_args if m.startswith("fit") else (X,)
                 fa, fn = getattr(acc, m), getattr(nat, m)
                 ta, tn = [], []
                 for _ in range(repeats):
                     t0 = time.perf_counter()
-                    fa(*args)
+                    _consume(fa(*args))
                     t1 = time.perf_counter()
-                    fn(*args)
+                    _consume(fn(*args))
                     t2 = time.perf_counter()
                     ta.append(t1 - t0)
                     tn.append(t2 - t1)

@@ -108,7 +108,9 @@ def _check_params(est, rs, params):
 
 
 def _is_fitted(d, rs) -> bool:
-    return any(a in d for a in rs.entry.attributes)
+    # n_features_in_ too: an entry may mirror no attribute of its own
+    # (its fitted state is derived, see Entry.derive).
+    return "n_features_in_" in d or any(a in d for a in rs.entry.attributes)
 
 
 def _stale(d, rec) -> bool:
@@ -138,6 +140,10 @@ def _mirror(est, rs, tl, device, params):
             v = _array.to_numpy(v)
         d[a] = v
         mirrored[a] = v
+    if rs.entry.derive is not None:
+        for a, v in rs.entry.derive(tl, params).items():
+            d[a] = v
+            mirrored[a] = v
     d["_twinlearn"] = _Record(tl, device, mirrored, params)
 
 
@@ -177,6 +183,7 @@ def _make_method(rs, name, holder):
     param_names = rs.param_names
     has_device = "device" in rs.tl_param_names
     has_set_output = hasattr(rs.twinlearn_cls, "set_output")
+    convert = rs.entry.output
 
     def fallback(self, kind, reason, args, kwargs):
         return _run_sklearn(self, base_fn, est_name, name, is_fit, kind, reason, args, kwargs)
@@ -270,6 +277,8 @@ def _make_method(rs, name, holder):
             _mirror(self, rs, tl, device, params)
             if out is tl:
                 out = self
+        if convert is not None and out is not self:
+            out = convert(name, out)
         if wrap_output:
             out = _wrap_data_with_container("transform", out, X, self)
         if _profile.enabled:

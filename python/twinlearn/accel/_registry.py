@@ -139,6 +139,21 @@ class Entry:
     conformance_k : str
         ``pytest -k`` expression selecting this estimator's tests in the
         first module: the bounded run of ``make test``.
+    derive :
+        ``(twinlearn estimator, params) -> {name: value}``: further fitted
+        attributes set on the scikit-learn object after a twinlearn fit
+        (scikit-learn's names for state twinlearn keeps under other names,
+        or private state scikit-learn's own methods read), mirrored like
+        ``attributes``.
+    output :
+        ``(method, value) -> value`` applied to what a routed twinlearn call
+        returns (for example float32 predictions given as scikit-learn's float64).
+    example : mapping
+        Parameters (over the defaults) that twinlearn serves, for generated
+        runs (overhead measurement, tests), when the defaults are not served.
+    notes : str
+        What differs from scikit-learn when twinlearn serves the estimator,
+        for the support matrix.
     """
 
     sklearn: str
@@ -156,6 +171,10 @@ class Entry:
     task: str | None = None
     conformance: tuple = ()
     conformance_k: str = ""
+    derive: Callable | None = None
+    output: Callable | None = None
+    example: Mapping = dataclasses.field(default_factory=dict)
+    notes: str = ""
 
     @property
     def name(self) -> str:
@@ -194,6 +213,10 @@ class Resolved:
         # None; filled only with sets scikit-learn validated.
         self.param_cache: dict = {}
         self.accel_cls = None
+
+    def example_params(self) -> dict:
+        """The defaults with ``entry.example`` applied: parameters twinlearn serves."""
+        return {**self.defaults, **self.entry.example}
 
     def unsupported_param(self, params: Mapping) -> str | None:
         """The reason twinlearn cannot serve these parameter values, or None."""

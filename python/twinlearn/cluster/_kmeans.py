@@ -592,6 +592,7 @@ class MiniBatchKMeans(KMeans):
         self._check_params(n)
         mod, ctx = self._tl_context(device, X)
         seed = _seed(self.random_state)
+        self._tl_seed = seed  # for the reassignments of a later partial_fit
         self._tol = self._stats(mod, ctx, X)[1] * self.tol if self.tol else 0.0
         valid = self._draw("rng_integers", seed, self._S_VALID, 0, self._init_size, n)
         Xv = _take(X, valid)
