@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--render", type=Path, metavar="RESULT.json",
                    help="regenerate the Markdown page (and plots) from a result file; run nothing")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="RESULT.json",
+                   help="combine result files of one device and commit (workloads run in separate "
+                        "invocations) into --out, then publish it as --render does; run nothing")
     return p
 
 
@@ -113,6 +116,17 @@ def main(argv=None) -> int:
         result = report.read_json(args.render)
         _publish(result, args.render, markdown or report.DEFAULT_MARKDOWN, not args.no_plots, log)
         report.write_json(result, args.render)
+        return 0
+    if args.merge is not None:
+        if args.out is None:
+            parser.error("--merge needs --out")
+        try:
+            result = report.merge_results([report.read_json(p) for p in args.merge])
+        except ValueError as exc:
+            parser.error(str(exc))
+        _publish(result, args.out, markdown or report.DEFAULT_MARKDOWN, not args.no_plots, log)
+        report.write_json(result, args.out)
+        log(f"wrote {args.out}")
         return 0
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")

@@ -44,8 +44,12 @@ def _run(cmd: list[str], timeout=10) -> str | None:
 
 
 def git_info() -> dict:
-    commit = _run(["git", "rev-parse", "HEAD"]) or "unknown"
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no"]) if commit != "unknown" else None
+    """The commit benchmarked. A copy of the tree without its .git (a remote
+    machine) names it through TWINLEARN_BENCH_COMMIT; "dirty" is then unknown."""
+    commit = _run(["git", "rev-parse", "HEAD"])
+    if not commit:
+        return {"commit": os.environ.get("TWINLEARN_BENCH_COMMIT") or "unknown", "dirty": None}
+    status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 

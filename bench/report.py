@@ -94,6 +94,33 @@ def read_json(path: Path) -> dict:
     return result
 
 
+def merge_results(results: list[dict]) -> dict:
+    """One result from several runs of the same device and commit (workloads
+    run in separate invocations): their workloads and sweeps in order, a
+    workload run twice taken from the later run; the environment of the first
+    run, its elapsed time the sum."""
+    if not results:
+        raise ValueError("nothing to merge")
+    first = results[0]
+    for r in results[1:]:
+        for key, get in (("device", lambda x: x["environment"]["device"].get("name")),
+                         ("commit", lambda x: x["environment"]["git"]["commit"]),
+                         ("suite", lambda x: x["suite"])):
+            if get(r) != get(first):
+                raise ValueError(f"cannot merge results of different {key}s: {get(first)!r} and {get(r)!r}")
+    merged = {k: v for k, v in first.items() if k not in ("workloads", "sweeps", "plots")}
+    merged["settings"] = dict(first["settings"], only=None)
+    merged["elapsed_s"] = sum(r.get("elapsed_s") or 0.0 for r in results)
+    for key in ("workloads", "sweeps"):
+        by_name: dict = {}
+        for r in results:
+            for w in r.get(key, []):
+                by_name[w["name"]] = w
+        merged[key] = list(by_name.values())
+    merged["plots"] = {}
+    return merged
+
+
 # -- formatting ------------------------------------------------------------------
 
 

@@ -126,6 +126,30 @@ def test_markdown_regenerates_from_json(smoke):
     assert again.read_text() == text
 
 
+def test_merge_combines_separate_runs(smoke, tmp_path):
+    result, out, _ = smoke
+    one = dict(result, workloads=result["workloads"][:2], elapsed_s=1.0)
+    two = dict(result, workloads=result["workloads"][1:], elapsed_s=2.0)
+    paths = [tmp_path / "one.json", tmp_path / "two.json"]
+    for r, p in zip((one, two), paths):
+        report.write_json(r, p)
+    merged_path, md = tmp_path / "merged.json", tmp_path / "merged.md"
+    argv = ["--merge", *map(str, paths), "--out", str(merged_path), "--markdown", str(md), "--no-plots", "--quiet"]
+    assert cli.main(argv) == 0
+    merged = json.loads(merged_path.read_text())
+    assert [w["name"] for w in merged["workloads"]] == [w["name"] for w in result["workloads"]]
+    assert merged["elapsed_s"] == 3.0
+    check_schema(merged)
+    for w in result["workloads"]:
+        assert f"### {w['title']}" in md.read_text()
+    # Results of another commit are refused.
+    other = json.loads(json.dumps(two))
+    other["environment"]["git"]["commit"] = "0" * 40
+    report.write_json(other, paths[1])
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+
+
 def _failing_peer(args):
     raise RuntimeError("peer exploded")
 
