@@ -11,7 +11,7 @@ from . import environment, report
 from .arrays import device_input_kind
 from .progress import Progress
 from .registry import REGISTRY, SUITES, select
-from .runner import RunConfig, Runner
+from .runner import WARMUP_ROWS, RunConfig, Runner
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -162,6 +162,7 @@ def main(argv=None) -> int:
             "sizes": cfg.sizes,
             "repeats": cfg.repeats,
             "warmup_runs": 1,
+            "warmup_slice_rows": WARMUP_ROWS,
             "single_run_above_s": cfg.single_run_above_s,
             "sweep_cutoff_s": cfg.sweep_cutoff_s,
             "sweep_max_rows": cfg.sweep_max_rows,

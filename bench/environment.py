@@ -44,11 +44,13 @@ def _run(cmd: list[str], timeout=10) -> str | None:
 
 
 def git_info() -> dict:
-    """The commit benchmarked. A copy of the tree without its .git (a remote
-    machine) names it through TWINLEARN_BENCH_COMMIT; "dirty" is then unknown."""
-    commit = _run(["git", "rev-parse", "HEAD"])
+    """The commit benchmarked. A copy of the tree made elsewhere (a remote
+    machine, whose .git may be missing or stale) names it through
+    TWINLEARN_BENCH_COMMIT, which wins; "dirty" is then unknown."""
+    named = os.environ.get("TWINLEARN_BENCH_COMMIT")
+    commit = None if named else _run(["git", "rev-parse", "HEAD"])
     if not commit:
-        return {"commit": os.environ.get("TWINLEARN_BENCH_COMMIT") or "unknown", "dirty": None}
+        return {"commit": named or "unknown", "dirty": None}
     status = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 

@@ -40,9 +40,9 @@ this page is rewritten from them.
 ## How to read the tables
 
 - **Time**: median of the timed runs after one warm-up run; GPU work is timed
-  with the device synchronized before and after each call. A contender whose
-  first run takes {single}s or more is run once at full size and that run is
-  reported (runs = 1, first-call overhead included). Nothing is extrapolated.
+  with the device synchronized before and after each call. {warmup}A contender
+  whose first run takes {single}s or more is run once at full size and that
+  run is reported (runs = 1). Nothing is extrapolated.
 - **Input**: `cupy`/`torch` = data already on the GPU, results left there;
   `numpy` = NumPy in, NumPy out (host-device copies included).
 - **twinlearn speed-up**: the contender's time divided by the time of the
@@ -199,6 +199,15 @@ def _time_or_status(r: dict | None) -> str:
 # -- sections --------------------------------------------------------------------
 
 
+def _not_run(result: dict) -> list[str]:
+    """Workloads of the result's suite that the result does not hold."""
+    from . import workloads  # noqa: F401  (registers the workloads)
+    from .registry import REGISTRY
+
+    ran = {w["name"] for w in result["workloads"]}
+    return [n for n, w in REGISTRY.items() if result["suite"] in w.suites and n not in ran]
+
+
 def _run_section(result: dict, json_name: str) -> list[str]:
     env = result["environment"]
     dev = env["device"]
@@ -237,6 +246,11 @@ def _run_section(result: dict, json_name: str) -> list[str]:
         ["load average (1 min)", _load_text(env.get("load_average") or {})],
         ["result file", f"`{json_name}`"],
     ]
+    if git.get("note"):
+        rows.insert(3, ["commit note", _cell(git["note"], 300)])
+    missing = _not_run(result)
+    if missing:
+        rows.append(["not in this run", ", ".join(f"`{m}`" for m in missing) + f" (of the {result['suite']} suite)"])
     out = ["## Run", ""] + _table(["", ""], rows)
     if result["device"] == "cpu":
         out += ["", "> This run used the CPU only: it shows no GPU result."]
@@ -368,7 +382,16 @@ def render_markdown(result: dict, json_path: Path, markdown_path: Path) -> str:
 
     on_gpu = result["device"] != "cpu"
     plots = result.get("plots") or {}
-    lines = [GENERATED_MARK, INTRO.replace("{single}", f"{result['settings']['single_run_above_s']:g} ")]
+    slice_rows = result["settings"].get("warmup_slice_rows")
+    warmup = (
+        f"Each contender first runs once, untimed, on a {slice_rows:,}-row slice, which loads its kernels "
+        "and library handles; so a single full-size run does not pay for them. "
+        if slice_rows
+        else "This run predates the warm-up on a small slice: a single full-size run includes the "
+        "contender's first-call costs (kernel loading, library handles). "
+    )
+    intro = INTRO.replace("{single}", f"{result['settings']['single_run_above_s']:g} ").replace("{warmup}", warmup)
+    lines = [GENERATED_MARK, intro]
     lines += _run_section(result, rel(json_path))
     summary = _summary(result)
     if summary:

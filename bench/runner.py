@@ -3,9 +3,12 @@
 Each run builds a fresh estimator (untimed) and times every step with the GPU
 synchronized before and after the call. A first run warms up (kernel loading,
 allocator caches); then ``repeats`` runs are timed and their median reported.
-A contender whose first run takes at least ``single_run_above_s`` is not run
-again: its single, full-size run is the measurement, recorded as such (repeats
-= 1, includes first-call overhead). Nothing is ever extrapolated.
+Before any full-size run, each contender runs once, untimed, on a small slice
+of the workload (``WARMUP_ROWS`` rows): that loads its kernels and library
+handles (a CUDA context, cuBLAS) in this process, so that they are not
+charged to the measurement. A contender whose first full-size run takes at
+least ``single_run_above_s`` is not run again: that single run is the
+measurement, recorded as such (repeats = 1). Nothing is ever extrapolated.
 """
 
 from __future__ import annotations
@@ -65,6 +68,21 @@ def _trial(contender: Contender, inst: Instance, inputs: _Inputs, sync):
         seconds[step.method] = time.perf_counter() - t0
         outputs[step.method] = None if out is est else out
     return seconds, outputs, est
+
+
+#: Rows of the slice each contender warms up on before its full-size runs.
+WARMUP_ROWS = 2048
+
+
+def _warm_up(contender: Contender, inst: Instance | None, cfg: RunConfig, sync) -> None:
+    """One untimed run on the small instance; a failure here is left for the
+    measurement to report."""
+    if inst is None or not contender.ready:
+        return
+    try:
+        _trial(contender, inst, _Inputs(inst.data, contender.input, cfg.device), sync)
+    except Exception:
+        pass
 
 
 def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality: bool) -> dict:
@@ -227,16 +245,19 @@ class Runner:
     def run_workload(self, wl: Workload, scale, contenders: list[Contender]) -> dict:
         rec = workload_record(wl, scale)
         inst = None
+        small = None
         if any(c.ready for c in contenders):
             inst = _instance(wl, scale, self.cfg, rec)
             if inst is not None:
                 rec["params"] = _params_record(inst)
+                small = _instance(wl, scale.with_rows(min(scale.rows, WARMUP_ROWS)), self.cfg, {})
         for c in contenders:
             self.progress.update(f"{wl.name}: {c.name}")
             if inst is None and c.ready:
                 r = c.describe()
                 r.update(status=ERROR, reason=f"no data: {rec.get('data_error')}")
             else:
+                _warm_up(c, small, self.cfg, self.sync)
                 r = measure(c, inst, self.cfg, self.sync)
             rec["contenders"].append(r)
         add_speedups(rec["contenders"])

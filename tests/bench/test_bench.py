@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import cli, datasets, metrics, report, workloads  # noqa: E402,F401  (registers workloads)
+from bench import cli, datasets, metrics, report, runner, workloads  # noqa: E402,F401  (registers workloads)
 from bench.memory import HostMemoryProbe  # noqa: E402
 from bench.registry import (  # noqa: E402
     FIT_TRANSFORM, REGISTRY, Peer, Scale, Workload, human_rows, register,
@@ -205,6 +206,29 @@ def test_slow_first_run_is_the_only_run(tmp_path):
         if r["status"] == "ok":
             assert r["repeats"] == 1 and r["single_run"]
             assert r["total_s"] == r["first_run_s"]
+
+
+class _SlowFirstCall:
+    """A scaler whose first call in the process costs 0.5 s (a library
+    loading its kernels): the warm-up on a small slice must absorb it."""
+
+    loaded = False
+
+    def fit_transform(self, X):
+        if not _SlowFirstCall.loaded:
+            time.sleep(0.5)
+            _SlowFirstCall.loaded = True
+        return (X - X.mean(axis=0)) / X.std(axis=0)
+
+
+def test_first_call_cost_goes_to_the_warm_up(synthetic, tmp_path):
+    _SlowFirstCall.loaded = False
+    synthetic(name="test_slow_first_call", peers=(Peer("Lazy", "numpy", lambda args: _SlowFirstCall()),))
+    result, _, _ = run_bench(tmp_path, "--only", "test_slow_first_call", "--single-run-above", "0.3")
+    lazy = records(result, "test_slow_first_call")["Lazy"]
+    assert lazy["status"] == "ok" and _SlowFirstCall.loaded
+    assert lazy["repeats"] == 3 and not lazy["single_run"] and lazy["first_run_s"] < 0.3
+    assert result["settings"]["warmup_slice_rows"] == runner.WARMUP_ROWS
 
 
 def test_full_suite_sweeps_rows(tmp_path):
