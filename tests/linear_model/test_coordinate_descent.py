@@ -123,3 +123,17 @@ def test_cpu_and_cuda_are_bit_identical(dtype, selection):
     b = ElasticNet(device="cuda:0", **kw).fit(X, y, sample_weight=w)
     assert bits(a.coef_) == bits(b.coef_) and bits(a.intercept_) == bits(b.intercept_)
     assert a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("cls", [ElasticNet, Lasso])
+def test_overflowing_cross_products_raise(device, cls):
+    # Finite X near the float64 maximum: X^T X overflows. scikit-learn raises
+    # (its coefficients become non-finite); so does twinlearn, instead of
+    # returning zero coefficients with a NaN duality gap.
+    rng = np.random.RandomState(0)
+    X = np.finfo(np.float64).max * rng.uniform(size=(10, 2))
+    y = rng.randint(0, 2, size=10).astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="non-finite parameter values.*overflow"):
+            cls(alpha=0.1, device=device).fit(X, y)

@@ -28,6 +28,10 @@ _MESSAGE_CONV = (
     "Objective did not converge. You might want to increase the number of iterations, check the scale of the "
     "features or consider increasing regularisation."
 )
+_MESSAGE_NONFINITE = (
+    "Coordinate descent iterations resulted in non-finite parameter values. The input data may contain large "
+    "values and need to be preprocessed."
+)
 
 
 class ElasticNet(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
@@ -163,6 +167,8 @@ class ElasticNet(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, Regress
                 raise ValueError("The sample weights sum to zero: nothing to fit.")
             sw = sw * dtype.type(n / total) if _array.kind(sw) != "torch" else sw * (n / total)
         G, x_off, y_off, delivered = self._tl_gram(X, Y, sw, device, on_device)
+        if not np.all(np.isfinite(G)):  # finite data whose cross-products overflow float64
+            raise ValueError(_MESSAGE_NONFINITE + " (the cross-products X^T X overflow float64)")
         l1_ratio = self._l1_ratio()
         l1 = self.alpha * l1_ratio * n
         l2 = self.alpha * (1.0 - l1_ratio) * n
@@ -189,10 +195,7 @@ class ElasticNet(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, Regress
         self.dual_gap_ = gaps[0].astype(dtype) if t == 1 else gaps.astype(dtype)
         identity.record(f"{type(self).__name__}.coef_", self.coef_)
         if not (np.all(np.isfinite(self.coef_)) and np.all(np.isfinite(self.intercept_))):
-            raise ValueError(
-                "Coordinate descent iterations resulted in non-finite parameter values. The input data may "
-                "contain large values and need to be preprocessed."
-            )
+            raise ValueError(_MESSAGE_NONFINITE)
         self._tl_record_fit(device, delivered)
         return self
 
