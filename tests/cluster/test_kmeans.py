@@ -307,3 +307,16 @@ def test_streamed_data_gives_the_same_bits(monkeypatch, dtype):
         assert bits(a.cluster_centers_) == bits(resident.cluster_centers_)
         assert bits(a.labels_) == bits(resident.labels_)
         assert a.inertia_ == resident.inertia_
+
+
+def test_more_clusters_than_distinct_rows_stops_at_once(device):
+    # Every row sits on a center: the empty cluster (a duplicate center) is
+    # not relocated, keeps its center, and Lloyd stops after one iteration, as
+    # scikit-learn does (before, the empty cluster hopped between rows until
+    # max_iter).
+    X = np.array([[0, 0], [1, 1], [1, 1], [1, 0], [0, 1]], dtype=np.float64)
+    with pytest.warns(ConvergenceWarning, match=r"Number of distinct clusters \(4\) found smaller than n_clusters \(5\)"):
+        km = KMeans(n_clusters=5, init=X, n_init=1, device=device, numeric_mode="identical").fit(X)
+    assert km.n_iter_ == 1
+    np.testing.assert_array_equal(km.cluster_centers_, X)
+    assert km.inertia_ == 0.0

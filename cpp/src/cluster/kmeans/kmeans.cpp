@@ -140,9 +140,13 @@ void random_init(KMeansEngine<T>& e, std::int64_t k, std::uint64_t seed, std::ui
 // scikit-learn's _relocate_empty_clusters_dense: each empty cluster (in
 // increasing id) takes one of the rows farthest from their centers (farthest
 // first, ties by lowest row index), moving that row's weight out of its old
-// cluster's sums.
+// cluster's sums. A row at distance 0 from its center is not taken (there is
+// nothing to gain: every row left sits on its center, as when there are more
+// clusters than distinct rows); an empty cluster left without a row keeps its
+// center (sums = center, weight 0).
 template <class T>
-void relocate_empty(KMeansEngine<T>& e, std::int64_t k, std::vector<double>& sums, std::vector<double>& wsum) {
+void relocate_empty(KMeansEngine<T>& e, std::int64_t k, const T* centers, std::vector<double>& sums,
+                    std::vector<double>& wsum) {
   std::vector<std::int64_t> empty;
   for (std::int64_t c = 0; c < k; ++c)
     if (wsum[c] == 0.0) empty.push_back(c);
@@ -157,8 +161,10 @@ void relocate_empty(KMeansEngine<T>& e, std::int64_t k, std::vector<double>& sum
     return dist::value_less(md[b], md[a]) || (!dist::value_less(md[a], md[b]) && a < b);
   });
   std::vector<T> row(static_cast<std::size_t>(d));
-  for (std::int64_t t = 0; t < take; ++t) {
+  std::int64_t t = 0;
+  for (; t < take; ++t) {
     const std::int64_t far = idx[t], nc = empty[t];
+    if (!(md[far] > T(0))) break;
     const std::int32_t oc = e.label_of(far);
     const double wt = static_cast<double>(e.weight_of(far));
     e.copy_row(far, row.data());
@@ -170,6 +176,8 @@ void relocate_empty(KMeansEngine<T>& e, std::int64_t k, std::vector<double>& sum
     wsum[nc] = wt;
     wsum[oc] = num::sub(wsum[oc], wt);
   }
+  for (; t < ne; ++t)
+    for (std::int64_t f = 0; f < d; ++f) sums[empty[t] * d + f] = static_cast<double>(centers[empty[t] * d + f]);
 }
 
 struct LloydOut {
@@ -187,7 +195,7 @@ LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std
   int it = 0;
   for (; it < max_iter; ++it) {
     const std::int64_t changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
-    relocate_empty(e, k, sums, wsum);
+    relocate_empty(e, k, centers.data(), sums, wsum);
     double shift_tot = 0.0;
     for (std::int64_t c = 0; c < k; ++c) {
       T shift = T(0);
