@@ -114,7 +114,8 @@ def main(argv=None) -> int:
     markdown = None if args.no_markdown else args.markdown
     if args.render is not None:
         result = report.read_json(args.render)
-        _publish(result, args.render, markdown or report.DEFAULT_MARKDOWN, not args.no_plots, log)
+        _publish(result, args.render, None if args.no_markdown else markdown or report.DEFAULT_MARKDOWN,
+                 not args.no_plots, log)
         report.write_json(result, args.render)
         return 0
     if args.merge is not None:
@@ -124,7 +125,8 @@ def main(argv=None) -> int:
             result = report.merge_results([report.read_json(p) for p in args.merge])
         except ValueError as exc:
             parser.error(str(exc))
-        _publish(result, args.out, markdown or report.DEFAULT_MARKDOWN, not args.no_plots, log)
+        _publish(result, args.out, None if args.no_markdown else markdown or report.DEFAULT_MARKDOWN,
+                 not args.no_plots, log)
         report.write_json(result, args.out)
         log(f"wrote {args.out}")
         return 0
@@ -150,36 +152,53 @@ def main(argv=None) -> int:
     log(f"bench: {len(chosen)} workload(s), suite {cfg.suite}, sizes {cfg.sizes}, device {cfg.device}")
     load_at_start = environment.load_average()
     t0 = time.perf_counter()
-    results, sweeps = Runner(cfg, Progress(enabled=not args.quiet)).run(chosen)
-    elapsed = time.perf_counter() - t0
 
-    env = environment.collect(device, load_at_start)
-    result = {
-        "schema": report.SCHEMA_VERSION,
-        "suite": cfg.suite,
-        "device": cfg.device,
-        "settings": {
-            "sizes": cfg.sizes,
-            "repeats": cfg.repeats,
-            "warmup_runs": 1,
-            "warmup_slice_rows": WARMUP_ROWS,
-            "single_run_above_s": cfg.single_run_above_s,
-            "sweep_cutoff_s": cfg.sweep_cutoff_s,
-            "sweep_max_rows": cfg.sweep_max_rows,
-            "device_input": cfg.device_input,
-            "only": args.only,
-        },
-        "environment": env,
-        "elapsed_s": elapsed,
-        "workloads": results,
-        "sweeps": sweeps,
-        "plots": {},
-    }
+    def assemble(results, sweeps, env) -> dict:
+        return {
+            "schema": report.SCHEMA_VERSION,
+            "suite": cfg.suite,
+            "device": cfg.device,
+            "settings": {
+                "sizes": cfg.sizes,
+                "repeats": cfg.repeats,
+                "warmup_runs": 1,
+                "warmup_slice_rows": WARMUP_ROWS,
+                "single_run_above_s": cfg.single_run_above_s,
+                "sweep_cutoff_s": cfg.sweep_cutoff_s,
+                "sweep_max_rows": cfg.sweep_max_rows,
+                "device_input": cfg.device_input,
+                "only": args.only,
+            },
+            "environment": env,
+            "elapsed_s": time.perf_counter() - t0,
+            "workloads": results,
+            "sweeps": sweeps,
+            "plots": {},
+        }
+
+    partial_path = None
+
+    def checkpoint(results, sweeps):
+        # What has been measured so far, so that a run cut short keeps it
+        # (``--merge`` combines such files).
+        nonlocal partial_path
+        env = environment.collect(device, load_at_start)
+        path = args.out or report.default_result_path(env, cfg.suite)
+        partial_path = path.with_name(path.stem + ".partial.json")
+        report.write_json(assemble(results, sweeps, env), partial_path)
+
+    results, sweeps = Runner(cfg, Progress(enabled=not args.quiet)).run(chosen, checkpoint)
+    elapsed = time.perf_counter() - t0
+    result = assemble(results, sweeps, environment.collect(device, load_at_start))
+    result["elapsed_s"] = elapsed
+    env = result["environment"]
     json_path = args.out or report.default_result_path(env, cfg.suite)
     if markdown is None and not args.no_markdown and cfg.suite != "smoke":
         markdown = report.DEFAULT_MARKDOWN
     _publish(result, json_path, markdown, not args.no_plots, log)
     report.write_json(result, json_path)
+    if partial_path is not None and partial_path.exists():
+        partial_path.unlink()
     log(f"wrote {json_path}")
     if not args.quiet:
         print(report.console_summary(result))

@@ -296,17 +296,22 @@ class Runner:
             datasets.clear_cache()
         return sweep
 
-    def run(self, workloads: list[Workload]) -> tuple[list[dict], list[dict]]:
+    def run(self, workloads: list[Workload], checkpoint=None) -> tuple[list[dict], list[dict]]:
+        """Run the plan; ``checkpoint(results, sweeps)``, when given, is called
+        after each workload and each sweep with what has been measured so far."""
         plan = self.plan(workloads)
         self.progress.start(self.count(plan))
         results, sweeps = [], []
+        save = checkpoint or (lambda r, s: None)
         try:
             for wl, scale, contenders, _ in plan:
                 results.append(self.run_workload(wl, scale, contenders))
+                save(results, sweeps)
             datasets.clear_cache()
             for wl, scale, contenders, rows in plan:
                 if rows:
                     sweeps.append(self.run_sweep(wl, scale, contenders, rows))
+                    save(results, sweeps)
         finally:
             self.progress.close()
             datasets.clear_cache()

@@ -151,6 +151,31 @@ def test_merge_combines_separate_runs(smoke, tmp_path):
         cli.main(argv)
 
 
+def test_a_run_cut_short_keeps_what_it_measured(monkeypatch, tmp_path):
+    real = runner.Runner.run_workload
+    calls = []
+
+    def cut_after_first(self, wl, scale, contenders):
+        if calls:
+            raise KeyboardInterrupt  # the run is killed during the second workload
+        calls.append(wl.name)
+        return real(self, wl, scale, contenders)
+
+    monkeypatch.setattr(runner.Runner, "run_workload", cut_after_first)
+    out = tmp_path / "cut.json"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main([*SMOKE, "--device", "cpu", "--out", str(out), "--no-markdown", "--only", "standard_scaler,kmeans"])
+    assert not out.exists()
+    partial = json.loads((tmp_path / "cut.partial.json").read_text())
+    assert [w["name"] for w in partial["workloads"]] == ["standard_scaler"]
+    check_schema(partial)
+    merged = tmp_path / "merged.json"
+    monkeypatch.setattr(report, "DEFAULT_MARKDOWN", tmp_path / "default.md")
+    argv = ["--merge", str(tmp_path / "cut.partial.json"), "--out", str(merged), "--no-markdown", "--no-plots", "--quiet"]
+    assert cli.main(argv) == 0 and merged.exists()
+    assert not (tmp_path / "default.md").exists()  # --no-markdown is honoured
+
+
 def _failing_peer(args):
     raise RuntimeError("peer exploded")
 
