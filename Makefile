@@ -55,9 +55,13 @@ build: venv
 test: venv
 	$(MAKE) _test PY=$(abspath $(VPY)) BUILD=build/dev
 
+# pytest runs in parallel workers when pytest-xdist is there (each worker
+# gets its share of the cores: tests/conftest.py); PYTEST_ARGS overrides.
+GPU_PYTEST_ARGS = $(or $(PYTEST_ARGS),$(shell $(PYTHON) -c 'import xdist' 2>/dev/null && printf '%s' '-n auto'))
+
 test-gpu:
 	TWINLEARN_REQUIRE_GPU=1 $(MAKE) _test PY=$(PYTHON) BUILD=build/gpu CUDA=ON \
-	  PYTEST_ARGS="$(PYTEST_ARGS)"
+	  PYTEST_ARGS="$(GPU_PYTEST_ARGS)"
 
 test-sklearn: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
