@@ -402,7 +402,8 @@ def _has_classification_loss(est):
 
 
 class GradientBoosting(_BoostingCore):
-    """Gradient-boosted oblivious decision trees, CatBoost-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious decision trees, CatBoost-shaped.
 
     Features are quantized into at most ``border_count + 1`` bins (borders
     from quantiles of a sample of at most 200000 rows); each tree is
@@ -836,7 +837,8 @@ _SKLEARN_PARAMS_DOC = """
 
 
 class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
-    """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` (Logloss for two classes, softmax
     'MultiClass' for more) with scikit-learn's names and defaults in the
@@ -902,7 +904,8 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
 
 
 class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
-    """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` with ``loss='RMSE'`` (a gradient
     step on the squared error), with scikit-learn's names. Predictions are
