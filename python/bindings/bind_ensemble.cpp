@@ -1,6 +1,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 #include <optional>
@@ -85,9 +86,30 @@ const double* opt_ptr(const std::optional<HostVec<double>>& a, std::int64_t n, c
   return a->data();
 }
 
+// Sampling fields of GbdtParams from a params dict (absent: no sampling).
+void read_sampling(const nb::dict& params, tl::GbdtParams& p) {
+  if (params.contains("bootstrap_type"))
+    p.bootstrap = tl::parse_gbdt_bootstrap(nb::cast<std::string>(params["bootstrap_type"]));
+  if (params.contains("subsample")) p.subsample = nb::cast<double>(params["subsample"]);
+  if (params.contains("bagging_temperature")) p.bagging_temperature = nb::cast<double>(params["bagging_temperature"]);
+  if (params.contains("rsm")) p.rsm = nb::cast<double>(params["rsm"]);
+  if (params.contains("seed")) p.seed = nb::cast<std::uint64_t>(params["seed"]);
+}
+
 }  // namespace
 
 void init_ensemble(nb::module_& m) {
+  // gbdt_feature_subset(params, border_offsets, tree) -> uint8 array: the features tree `tree` may
+  // split on (params: dict with rsm and seed).
+  m.def(
+      "gbdt_feature_subset",
+      [](const nb::dict& params, const std::vector<std::int32_t>& border_offsets, std::int64_t tree) {
+        tl::GbdtParams p;
+        read_sampling(params, p);
+        return to_numpy(tl::gbdt_feature_subset(p, border_offsets, tree));
+      },
+      nb::arg("params"), nb::arg("border_offsets"), nb::arg("tree"));
+
   // gbdt_fit(ctx, X, y, sample_weight, params, eval_X, eval_y, eval_weight, record_train_loss)
   //   -> (model dict, info dict). params: dict of GbdtParams fields (loss and nan_mode as names).
   m.def(
@@ -107,6 +129,7 @@ void init_ensemble(nb::module_& m) {
         if (params.contains("loss_param")) p.loss_param = nb::cast<double>(params["loss_param"]);
         p.boost_from_average = nb::cast<bool>(params["boost_from_average"]);
         p.early_stopping_rounds = nb::cast<int>(params["early_stopping_rounds"]);
+        read_sampling(params, p);
         tl::GbdtFitInfo info;
         tl::GbdtModel model = by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);

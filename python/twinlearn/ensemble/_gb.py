@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._available_if import available_if
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -77,6 +78,11 @@ def _probabilistic(y):
     """True for CrossEntropy targets given as probabilities (floats in [0, 1], not all 0 or 1)."""
     y = np.asarray(y)
     return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
+
+
+def _sampling_seed(random_state):
+    """A 63-bit seed for the counter-based sampling draws, from scikit-learn's random_state."""
+    return int(check_random_state(random_state).randint(np.iinfo(np.int64).max, dtype=np.int64))
 
 
 def _loss_name_or_none(loss):
@@ -186,6 +192,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         if eval_set is not None:
             eX, ey, ew = self._check_eval_set(eval_set, device, loss_name)
         params = self._core_params()
+        if params.get("bootstrap_type", "No") != "No" or params.get("rsm", 1.0) < 1.0:
+            params["seed"] = _sampling_seed(self.random_state)
         params.update(
             loss=loss_name,
             loss_param=self._core_loss_param(),
@@ -394,7 +402,8 @@ def _has_classification_loss(est):
 
 
 class GradientBoosting(_BoostingCore):
-    """Gradient-boosted oblivious decision trees, CatBoost-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious decision trees, CatBoost-shaped.
 
     Features are quantized into at most ``border_count + 1`` bins (borders
     from quantiles of a sample of at most 200000 rows); each tree is
@@ -441,9 +450,36 @@ class GradientBoosting(_BoostingCore):
     boost_from_average : bool or None, default=None
         Start from the best constant (mean for RMSE, log-odds for Logloss)
         instead of 0. None: True for RMSE and Logloss, False for MultiClass.
+    bootstrap_type : {'No', 'Bernoulli', 'Bayesian'}, default='No'
+        Row sampling, drawn anew for every tree (CatBoost's
+        ``sampling_frequency='PerTree'``): each row's weight in the tree
+        multiplies its sample weight while the tree's splits and leaf values
+        are chosen. 'No': every row with weight 1. 'Bernoulli': a row takes
+        part with probability ``subsample`` (weight 1, else 0). 'Bayesian':
+        weight ``(-log u) ** bagging_temperature`` with ``u`` uniform in
+        (0, 1]. CatBoost's CPU default is 'MVS', which is not available here
+        (it raises a ValueError); the default 'No' keeps fits without
+        sampling exactly as before these options existed.
+    subsample : float in (0, 1] or None, default=None
+        'Bernoulli' only: the probability that a row takes part in a tree;
+        None means 0.8, as in CatBoost. Giving it with 'No' or 'Bayesian'
+        raises a ValueError (as CatBoost does).
+    bagging_temperature : float >= 0 or None, default=None
+        'Bayesian' only: the power of the exponential weights; 0 gives every
+        row weight 1, 1 (the default when None) exponential weights, larger
+        values more aggressive bagging. Giving it with another bootstrap_type
+        raises a ValueError.
+    rsm : float in (0, 1], default=1.0
+        Random subspace: each tree may split only on a random subset of
+        ``max(1, round(rsm * m))`` of the m features that have borders,
+        drawn anew for every tree (CatBoost draws per level; here per tree).
+        1 uses every feature and draws nothing.
     random_state : int, RandomState instance or None, default=None
-        Nothing in this estimator draws random numbers yet (no sampling
-        options); kept for scikit-learn compatibility.
+        Seeds the sampling draws (bootstrap_type other than 'No', rsm < 1).
+        The draws come from the project's counter-based generator, so a fit
+        is the same bits on the CPU and on a GPU for the same integer seed;
+        the rows and features drawn differ from CatBoost's for the same
+        seed. Unused without sampling.
     device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
         Where to compute; None follows :func:`twinlearn.get_device`.
     numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
@@ -485,6 +521,10 @@ class GradientBoosting(_BoostingCore):
         "min_data_in_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "nan_mode": [StrOptions({"Min", "Max", "Forbidden"})],
         "boost_from_average": ["boolean", None],
+        "bootstrap_type": [StrOptions({"No", "Bernoulli", "Bayesian", "MVS"})],
+        "subsample": [Interval(numbers.Real, 0, 1, closed="right"), None],
+        "bagging_temperature": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "rsm": [Interval(numbers.Real, 0, 1, closed="right")],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -502,6 +542,10 @@ class GradientBoosting(_BoostingCore):
         min_data_in_leaf=1,
         nan_mode="Min",
         boost_from_average=None,
+        bootstrap_type="No",
+        subsample=None,
+        bagging_temperature=None,
+        rsm=1.0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -516,6 +560,10 @@ class GradientBoosting(_BoostingCore):
         self.min_data_in_leaf = min_data_in_leaf
         self.nan_mode = nan_mode
         self.boost_from_average = boost_from_average
+        self.bootstrap_type = bootstrap_type
+        self.subsample = subsample
+        self.bagging_temperature = bagging_temperature
+        self.rsm = rsm
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -562,6 +610,18 @@ class GradientBoosting(_BoostingCore):
                 "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
                 "with 'SymmetricTree' leave it at 1"
             )
+        if self.bootstrap_type == "MVS":
+            raise ValueError("bootstrap_type='MVS' is not available yet; use 'No', 'Bernoulli' or 'Bayesian'")
+        if self.subsample is not None and self.bootstrap_type != "Bernoulli":
+            raise ValueError(
+                f"subsample applies to bootstrap_type='Bernoulli' only (as in CatBoost); "
+                f"with bootstrap_type={self.bootstrap_type!r} leave it at None"
+            )
+        if self.bagging_temperature is not None and self.bootstrap_type != "Bayesian":
+            raise ValueError(
+                f"bagging_temperature applies to bootstrap_type='Bayesian' only (as in CatBoost); "
+                f"with bootstrap_type={self.bootstrap_type!r} leave it at None"
+            )
 
     def _core_params(self):
         return {
@@ -572,6 +632,10 @@ class GradientBoosting(_BoostingCore):
             "border_count": int(self.border_count),
             "nan_mode": self.nan_mode,
             "boost_from_average": self.boost_from_average,
+            "bootstrap_type": self.bootstrap_type,
+            "subsample": 0.8 if self.subsample is None else float(self.subsample),
+            "bagging_temperature": 1.0 if self.bagging_temperature is None else float(self.bagging_temperature),
+            "rsm": float(self.rsm),
         }
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -673,6 +737,7 @@ class _SklearnShaped(_BoostingCore):
         "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
         "l2_regularization": [Interval(numbers.Real, 0, None, closed="left")],
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
+        "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -689,6 +754,8 @@ class _SklearnShaped(_BoostingCore):
             "border_count": int(self.max_bins) - 1,
             "nan_mode": "Min",
             "boost_from_average": None,
+            "bootstrap_type": "Bernoulli" if self.subsample < 1.0 else "No",
+            "subsample": float(self.subsample),
         }
 
     def __sklearn_tags__(self):
@@ -726,6 +793,7 @@ def _sklearn_shaped_init(default_loss):
         max_depth=6,
         l2_regularization=3.0,
         max_bins=255,
+        subsample=1.0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -736,6 +804,7 @@ def _sklearn_shaped_init(default_loss):
         self.max_depth = max_depth
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
+        self.subsample = subsample
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -754,8 +823,13 @@ _SKLEARN_PARAMS_DOC = """
     max_bins : int, default=255
         Maximum number of bins per feature for non-missing values (2 to
         256); NaN values get a bin of their own below every value.
+    subsample : float in (0, 1], default=1.0
+        The fraction of rows each tree is grown on, drawn anew for every
+        tree (as in :class:`sklearn.ensemble.GradientBoostingClassifier`):
+        below 1.0 each row takes part in a tree with this probability
+        (:class:`GradientBoosting`'s ``bootstrap_type='Bernoulli'``).
     random_state : int, RandomState instance or None, default=None
-        Unused: nothing is random yet; kept for scikit-learn compatibility.
+        Seeds the row sampling (subsample < 1.0); unused otherwise.
     device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
     numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
         Every mode is served by ``identical``.
@@ -763,7 +837,8 @@ _SKLEARN_PARAMS_DOC = """
 
 
 class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
-    """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` (Logloss for two classes, softmax
     'MultiClass' for more) with scikit-learn's names and defaults in the
@@ -829,7 +904,8 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
 
 
 class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
-    """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
+    # Assembled from shared pieces: an expression is no docstring, so it is assigned.
+    __doc__ = """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` with ``loss='RMSE'`` (a gradient
     step on the squared error), with scikit-learn's names. Predictions are

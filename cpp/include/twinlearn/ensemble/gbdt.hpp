@@ -43,10 +43,24 @@ inline int gbdt_outputs(GbdtLoss l, int n_classes) {
 // branch of every split). Max: above every value (highest bin; right branch).
 enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2 };
 
+// Row sampling per tree (CatBoost's bootstrap_type, sampling_frequency
+// PerTree). The weight of row i in tree t multiplies its sample weight (and so
+// its gradient and hessian) while tree t is grown; the loss values reported
+// per round use the sample weights alone.
+//   No:        every weight is 1 (nothing is drawn).
+//   Bernoulli: weight 1 when u < subsample, else 0; u uniform in [0, 1).
+//   Bayesian:  weight (-log u) ^ bagging_temperature, u uniform in (0, 1];
+//              temperature 0 gives 1 everywhere, 1 exponential weights.
+// The draws are pure functions of (seed, stream, position); see
+// gbdt_common.hpp (RowSampler) and docs/NUMERICS.md.
+enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
+
 const char* to_string(GbdtLoss l);
 GbdtLoss parse_gbdt_loss(const std::string& s);
 const char* to_string(GbdtNanMode m);
 GbdtNanMode parse_gbdt_nan_mode(const std::string& s);
+const char* to_string(GbdtBootstrap b);
+GbdtBootstrap parse_gbdt_bootstrap(const std::string& s);
 
 struct GbdtParams {
   GbdtLoss loss = GbdtLoss::Logloss;
@@ -64,6 +78,14 @@ struct GbdtParams {
   // Early stopping on the eval set (when one is given): stop after this many
   // rounds without improvement of the eval loss; 0 = never stop early.
   int early_stopping_rounds = 0;
+  // Sampling (training only; a fitted model does not depend on how it was drawn).
+  GbdtBootstrap bootstrap = GbdtBootstrap::No;
+  double subsample = 1.0;            // Bernoulli: probability that a row takes part in a tree, (0, 1]
+  double bagging_temperature = 1.0;  // Bayesian: >= 0
+  // Random subspace: fraction of the features (of those with at least one
+  // border) that tree t may split on, (0, 1]; 1 = all, nothing drawn.
+  double rsm = 1.0;
+  std::uint64_t seed = 0;            // of every draw above
 };
 
 // A fitted model. Tree t has depth tree_depth[t]; its splits are entries
@@ -116,6 +138,16 @@ struct GbdtEvalSet {
 template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                    const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info);
+
+// The features tree `tree` may split on under params.rsm (1 = allowed), given
+// the borders of a fit (model.border_offsets: feature j has
+// border_offsets[j+1] - border_offsets[j] borders). Features without borders
+// are never allowed; with rsm = 1 every other one is. Otherwise the
+// k = max(1, floor(rsm * m + 1/2)) of the m features with borders whose keys
+// rng::permutation_key(seed, stream, j) are smallest (ties: lower j), with
+// stream = (2 << 32) | tree. The fit draws exactly this subset.
+std::vector<std::uint8_t> gbdt_feature_subset(const GbdtParams& params, const std::vector<std::int32_t>& border_offsets,
+                                              std::int64_t tree);
 
 // Raw: the margin. Probability: sigmoid (Logloss, CrossEntropy), softmax
 // (MultiClass), per-class sigmoids normalized to sum to 1 (OneVsAll).

@@ -24,6 +24,13 @@ void check_params(const GbdtParams& p) {
              "Huber needs delta > 0, got ", p.loss_param);
   TL_REQUIRE(p.early_stopping_rounds >= 0, ValueError, "early_stopping_rounds must be >= 0, got ",
              p.early_stopping_rounds);
+  TL_REQUIRE(p.bootstrap == GbdtBootstrap::No || p.bootstrap == GbdtBootstrap::Bernoulli ||
+                 p.bootstrap == GbdtBootstrap::Bayesian,
+             ValueError, "bootstrap_type must be 'No', 'Bernoulli' or 'Bayesian'");
+  TL_REQUIRE(p.subsample > 0.0 && p.subsample <= 1.0, ValueError, "subsample must be in (0, 1], got ", p.subsample);
+  TL_REQUIRE(std::isfinite(p.bagging_temperature) && p.bagging_temperature >= 0.0, ValueError,
+             "bagging_temperature must be a finite number >= 0, got ", p.bagging_temperature);
+  TL_REQUIRE(p.rsm > 0.0 && p.rsm <= 1.0, ValueError, "rsm must be in (0, 1], got ", p.rsm);
 }
 
 void check_labels(const GbdtParams& p, const double* y, std::int64_t n, const char* name) {

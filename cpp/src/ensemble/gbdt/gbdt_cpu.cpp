@@ -173,8 +173,13 @@ class CpuTrainer {
     }
   }
 
-  void grow_tree(int t) {
-    gradients();
+  const std::vector<int>& border_counts() const { return B_.count; }
+
+  // nb[f]: the borders of feature f the split search may use (0 under rsm
+  // for a feature outside the tree's subset).
+  void grow_tree(int t, const std::vector<int>& nb) {
+    nb_ = nb;
+    gradients(gbdt::row_sampler(p_, t));
     const int depth = depth_;
     const std::int64_t nleaves = std::int64_t(1) << depth;
     std::vector<std::int32_t> sf(depth), sb(depth);
@@ -210,7 +215,6 @@ class CpuTrainer {
     split_bin_.insert(split_bin_.end(), sb.begin(), sb.end());
     split_gain_.insert(split_gain_.end(), sg.begin(), sg.end());
     leaf_values_.insert(leaf_values_.end(), values.begin(), values.end());
-    (void)t;
   }
 
   double loss(bool eval) {
@@ -246,15 +250,16 @@ class CpuTrainer {
   }
 
  private:
-  // g, h per row and output; then their fixed-point versions.
-  void gradients() {
+  // g, h per row and output (the row's weight from gbdt::row_weight: sample
+  // weight times the tree's bootstrap weight); then their fixed-point versions.
+  void gradients(const gbdt::RowSampler& rs) {
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     std::vector<double> mg(static_cast<std::size_t>(nb), 0.0), mh(static_cast<std::size_t>(nb), 0.0);
     pfor(ctx_, nb, n_ * D_ * 8, [&](std::int64_t b) {
       const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
       double a = 0.0, c = 0.0;
       for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
-        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], w_ ? w_[i] : 1.0, p_.loss_param,
+        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], gbdt::row_weight(rs, w_, i), p_.loss_param,
                             g_.data() + i * D_,
                             h_.data() + i * D_);
         for (int k = 0; k < D_; ++k) {
@@ -389,7 +394,7 @@ class CpuTrainer {
     std::vector<double> score(static_cast<std::size_t>(F_) * Bp_, 0.0);
     const double lambda = p_.l2_leaf_reg;
     pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
-      const int nb = B_.count[f];
+      const int nb = nb_[f];
       if (nb == 0) return;
       double* sc = score.data() + f * Bp_;
       std::vector<double> tl(static_cast<std::size_t>(nb));
@@ -423,7 +428,7 @@ class CpuTrainer {
     double best = 0.0;
     std::int64_t bi = -1;
     for (int f = 0; f < F_; ++f)
-      for (int b = 0; b < B_.count[f]; ++b) {
+      for (int b = 0; b < nb_[f]; ++b) {
         const std::int64_t idx = static_cast<std::int64_t>(f) * Bp_ + b;
         if (bi < 0 || gbdt::better_candidate(score[idx], idx, best, bi)) {
           best = score[idx];
@@ -522,6 +527,7 @@ class CpuTrainer {
   std::vector<std::int32_t> leaf_;
   std::vector<std::uint8_t> built_;
   std::vector<std::int32_t> rows_;
+  std::vector<int> nb_;  // borders per feature the current tree's splits may use
   std::vector<std::int64_t> prev_, cur_;
   std::vector<std::int32_t> split_feature_, split_bin_;
   std::vector<double> split_gain_, leaf_values_;

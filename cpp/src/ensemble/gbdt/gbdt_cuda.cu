@@ -271,17 +271,19 @@ DeviceBuffer<std::uint8_t> bin_matrix_cuda(const Launch& L, MatrixView<const T> 
 // Training kernels
 // ===========================================================================
 
-// Grid-stride over rows: g, h of each row (gbdt::row_gradients) and the
-// largest |g|, |h|, reduced per block in shared memory then with atomicMax on
-// the bit patterns (non-negative doubles order like their bits; max is exact).
+// Grid-stride over rows: g, h of each row (gbdt::row_gradients, the row's
+// weight from gbdt::row_weight: sample weight times the tree's bootstrap
+// weight, as on the CPU) and the largest |g|, |h|, reduced per block in shared
+// memory then with atomicMax on the bit patterns (non-negative doubles order
+// like their bits; max is exact).
 __global__ void gradient_kernel(GbdtLoss loss, int D, double param, std::int64_t n, const double* __restrict__ approx,
-                                const double* __restrict__ y, const double* __restrict__ w, double* __restrict__ g,
-                                double* __restrict__ h, ull* __restrict__ maxbits) {
+                                const double* __restrict__ y, const double* __restrict__ w, gbdt::RowSampler rs,
+                                double* __restrict__ g, double* __restrict__ h, ull* __restrict__ maxbits) {
   __shared__ ull sg[kBlock], sh[kBlock];
   ull mg = 0, mh = 0;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    gbdt::row_gradients(loss, D, approx + i * D, y[i], w ? w[i] : 1.0, param, g + i * D, h + i * D);
+    gbdt::row_gradients(loss, D, approx + i * D, y[i], gbdt::row_weight(rs, w, i), param, g + i * D, h + i * D);
     for (int k = 0; k < D; ++k) {
       const ull a = gbdt::bits_of(gbdt::abs_bits(g[i * D + k])), b = gbdt::bits_of(gbdt::abs_bits(h[i * D + k]));
       mg = a > mg ? a : mg;
@@ -731,6 +733,7 @@ class CudaTrainer {
       cand_ = DeviceBuffer<Cand>(static_cast<std::size_t>(cand_blocks_), dev);
     }
     tot_ = DeviceBuffer<ull>(static_cast<std::size_t>(2 * D_), dev);
+    if (p.rsm < 1.0) nb_ = DeviceBuffer<int>(static_cast<std::size_t>(F_), dev);
     const std::size_t n_trees = static_cast<std::size_t>(p.n_estimators);
     sfeat_ = DeviceBuffer<std::int32_t>(std::max<std::size_t>(1, n_trees * depth_), dev);
     sbin_ = DeviceBuffer<std::int32_t>(std::max<std::size_t>(1, n_trees * depth_), dev);
@@ -757,13 +760,24 @@ class CudaTrainer {
     }
   }
 
-  void grow_tree(int t) {
+  const std::vector<int>& border_counts() const { return B_.count; }
+
+  // nb[f]: the borders of feature f the split search may use (0 under rsm
+  // for a feature outside the tree's subset); the split kernels read it in
+  // place of the border counts.
+  void grow_tree(int t, const std::vector<int>& nb) {
     cudaStream_t s = L_.stream;
     const int depth = depth_;
+    const int* d_nb = B_.d_count.data();
+    if (nb != B_.count) {
+      nb_host_ = nb;
+      upload(nb_, nb_host_.data(), nb_host_.size(), s);
+      d_nb = nb_.data();
+    }
     TL_CUDA_CHECK(cudaMemsetAsync(maxbits_.data(), 0, 2 * sizeof(ull), s));
     gradient_kernel<<<L_.grid(n_), kBlock, 0, s>>>(p_.loss, D_, p_.loss_param, n_, approx_.data(), y_.data(),
-                                                   w_.data() ? w_.data() : nullptr, g_.data(), h_.data(),
-                                                   maxbits_.data());
+                                                   w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, t),
+                                                   g_.data(), h_.data(), maxbits_.data());
     TL_CUDA_CHECK_LAUNCH("gradient_kernel");
     quantize_kernel<<<L_.grid(n_ * D_), kBlock, 0, s>>>(n_ * D_, g_.data(), h_.data(), maxbits_.data(), qg_.data(),
                                                         qh_.data());
@@ -793,10 +807,10 @@ class CudaTrainer {
       }
       TL_REQUIRE(Lv <= 65535, ValueError, "max_depth too large for the CUDA backend");
       leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, B_.d_count.data(), maxbits_.data(), p_.l2_leaf_reg, tleaf_.data());
+          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, tleaf_.data());
       TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
-      candidate_kernel<<<static_cast<unsigned>(cand_blocks_), kBlock, 0, s>>>(tleaf_.data(), Lv, F_, Bp_,
-                                                                             B_.d_count.data(), cand_.data());
+      candidate_kernel<<<static_cast<unsigned>(cand_blocks_), kBlock, 0, s>>>(tleaf_.data(), Lv, F_, Bp_, d_nb,
+                                                                             cand_.data());
       TL_CUDA_CHECK_LAUNCH("candidate_kernel");
       choose_split_kernel<<<1, kBlock, 0, s>>>(cand_.data(), cand_blocks_, Bp_, sfeat_.data() + sidx,
                                                sbin_.data() + sidx, sgain_.data() + sidx);
@@ -906,6 +920,8 @@ class CudaTrainer {
   DeviceBuffer<std::int64_t> qg_, qh_;
   DeviceBuffer<std::int32_t> leaf_;
   DeviceBuffer<ull> maxbits_, counts_, tot_;
+  std::vector<int> nb_host_;  // the current tree's allowed border counts (rsm < 1), source of nb_
+  DeviceBuffer<int> nb_;
   std::int64_t per_leaf_ = 0;
   DeviceBuffer<std::int64_t> prev_, cur_;
   DeviceBuffer<double> tleaf_;

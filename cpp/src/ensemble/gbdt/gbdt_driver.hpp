@@ -1,7 +1,9 @@
 // The boosting loop shared by both backends, and host helpers. A backend
 // supplies a trainer (CpuTrainer, CudaTrainer) with
 //   void init(const std::vector<double>& base);  // approximations := base
-//   void grow_tree(int t);                       // fit tree t, update approximations
+//   const std::vector<int>& border_counts() const; // borders per feature
+//   void grow_tree(int t, const std::vector<int>& nb); // fit tree t, update approximations; its splits
+//                                                // may use feature f's first nb[f] borders (0: not f)
 //   double loss(bool eval);                      // canonical mean loss (RMSE: its root)
 //   void export_model(GbdtModel& m, int n_trees);// splits and leaves of trees [0, n_trees)
 // and run_fit drives it: base score, rounds, early stopping.
@@ -34,6 +36,11 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 // split_border from split_feature / split_bin and the borders.
 void fill_split_borders(GbdtModel& m);
 
+// The border counts tree t's split search may use: counts, with the features
+// outside gbdt_feature_subset (rsm < 1) set to 0. Drawn on the host, the same
+// for every backend.
+std::vector<int> allowed_counts(const GbdtParams& p, const std::vector<int>& counts, std::int64_t tree);
+
 // Number of outputs for a loss.
 inline int outputs_of(const GbdtParams& p) { return gbdt_outputs(p.loss, p.n_classes); }
 
@@ -51,8 +58,9 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
   fi = GbdtFitInfo{};
   double best = 0.0;
   int done = 0;
+  const std::vector<int> counts = tr.border_counts();
   for (int t = 0; t < p.n_estimators; ++t) {
-    tr.grow_tree(t);
+    tr.grow_tree(t, p.rsm < 1.0 ? allowed_counts(p, counts, t) : counts);
     done = t + 1;
     if (record_train_loss) fi.train_loss.push_back(tr.loss(false));
     if (has_eval) {

@@ -2,6 +2,8 @@
 // backend: names, model validation, the link function, base scores and the
 // final steps of the canonical loss reduction.
 #include <algorithm>
+#include <cmath>
+#include <utility>
 #include <vector>
 
 #include "ensemble/gbdt/gbdt_driver.hpp"
@@ -53,6 +55,61 @@ GbdtNanMode parse_gbdt_nan_mode(const std::string& s) {
   if (s == "Max") return GbdtNanMode::Max;
   throw ValueError("nan_mode must be one of 'Min', 'Max', 'Forbidden'; got '" + s + "'");
 }
+
+const char* to_string(GbdtBootstrap b) {
+  switch (b) {
+    case GbdtBootstrap::No: return "No";
+    case GbdtBootstrap::Bernoulli: return "Bernoulli";
+    case GbdtBootstrap::Bayesian: return "Bayesian";
+  }
+  return "?";
+}
+
+GbdtBootstrap parse_gbdt_bootstrap(const std::string& s) {
+  if (s == "No") return GbdtBootstrap::No;
+  if (s == "Bernoulli") return GbdtBootstrap::Bernoulli;
+  if (s == "Bayesian") return GbdtBootstrap::Bayesian;
+  throw ValueError("bootstrap_type must be one of 'No', 'Bernoulli', 'Bayesian'; got '" + s + "'");
+}
+
+namespace {
+// Allowed features (see gbdt_feature_subset) from per-feature border counts.
+std::vector<std::uint8_t> subset_of(const GbdtParams& p, const std::vector<int>& counts, std::int64_t tree) {
+  const std::int64_t F = static_cast<std::int64_t>(counts.size());
+  std::vector<std::uint8_t> allowed(static_cast<std::size_t>(F), 0);
+  std::vector<std::pair<std::uint64_t, std::int64_t>> keys;
+  const std::uint64_t stream = gbdt::sampling_stream(gbdt::kStreamFeatures, tree);
+  for (std::int64_t f = 0; f < F; ++f)
+    if (counts[f] > 0) keys.emplace_back(rng::permutation_key(p.seed, stream, static_cast<std::uint64_t>(f)), f);
+  const std::int64_t m = static_cast<std::int64_t>(keys.size());
+  std::int64_t k = m;
+  if (p.rsm < 1.0) {
+    k = static_cast<std::int64_t>(std::floor(num::add(num::mul(p.rsm, static_cast<double>(m)), 0.5)));
+    k = std::max<std::int64_t>(1, std::min(k, m));
+    std::sort(keys.begin(), keys.end());
+  }
+  for (std::int64_t j = 0; j < k; ++j) allowed[keys[j].second] = 1;
+  return allowed;
+}
+}  // namespace
+
+std::vector<std::uint8_t> gbdt_feature_subset(const GbdtParams& params, const std::vector<std::int32_t>& border_offsets,
+                                              std::int64_t tree) {
+  TL_REQUIRE(!border_offsets.empty(), ValueError, "gbdt_feature_subset: border_offsets is empty");
+  std::vector<int> counts(border_offsets.size() - 1);
+  for (std::size_t j = 0; j + 1 < border_offsets.size(); ++j) counts[j] = border_offsets[j + 1] - border_offsets[j];
+  return subset_of(params, counts, tree);
+}
+
+namespace gbdt {
+std::vector<int> allowed_counts(const GbdtParams& p, const std::vector<int>& counts, std::int64_t tree) {
+  const std::vector<std::uint8_t> allowed = subset_of(p, counts, tree);
+  std::vector<int> out(counts);
+  for (std::size_t f = 0; f < out.size(); ++f)
+    if (!allowed[f]) out[f] = 0;
+  return out;
+}
+}  // namespace gbdt
 
 void GbdtModel::validate() const {
   TL_REQUIRE(n_features >= 1, ValueError, "GBDT model: n_features must be >= 1, got ", n_features);
