@@ -37,6 +37,8 @@ options:
     --budget-seconds S  total time, split across the estimators (default 300)
     --out FILE          results file (default: the packaged thresholds.json,
                         merged; required with --device cpu)
+                    The commit recorded is the source tree's, or
+                    TWINLEARN_BENCH_COMMIT when set.
 """
 
 

@@ -31,6 +31,9 @@ File format (``"format": 1``)::
                     "twinlearn_fit_s", "sklearn_runs", "twinlearn_runs"}, ...]}},
      "skipped": {"Name": "reason", ...}}
 
+The commit recorded is ``git rev-parse HEAD`` of the source tree, or
+``TWINLEARN_BENCH_COMMIT`` when set (a copy of the tree without .git).
+
 Times are seconds, the median over the timed runs of fit plus the main
 method (``predict``, else ``transform``, else ``kneighbors``) on the
 training X, the GPU synchronized around each call.
@@ -490,6 +493,20 @@ def measure_one(rs, device, cols, max_rows, budget_s, repeats=REPEATS, log=None)
     }
 
 
+def format_summary(data: dict, names=None) -> str:
+    """One line per estimator of a results file: its threshold and the range measured."""
+    names = list(data["estimators"]) + list(data.get("skipped") or {}) if names is None else names
+    lines = [f"{'estimator':<32}{'min_rows':>12}  measured up to (stopped by)"]
+    for n in names:
+        rec = data["estimators"].get(n)
+        if rec is None:
+            lines.append(f"{n:<32}{'-':>12}  not measured: {(data.get('skipped') or {}).get(n, '?')}")
+            continue
+        shown = "never" if rec["min_rows"] is None else str(rec["min_rows"])
+        lines.append(f"{n:<32}{shown:>12}  {rec['max_rows_measured']} rows ({rec['stopped']})")
+    return "\n".join(lines)
+
+
 def _write(data: dict, out: Path) -> None:
     tmp = out.with_name(out.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -570,5 +587,6 @@ def measure_thresholds(device="cuda", only=None, cols=DEFAULT_COLS, max_rows=DEF
         _profile.set_profiling(old_prof)
     if not resolved:
         _write(data, out)
+    log(format_summary(data, [r.name for r in resolved]))
     log(f"wrote {out} ({time.monotonic() - start:.0f} s)")
     return data
