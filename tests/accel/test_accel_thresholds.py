@@ -123,6 +123,33 @@ def test_tool_merges_and_restores_settings(tmp_path):
     assert not accel.get_config()["profiling"]
 
 
+@pytest.mark.gpu
+def test_tool_runs_on_gpu_and_its_file_sets_defaults(tmp_path):
+    out = tmp_path / "thresholds-gpu.json"
+    data = _thresholds.measure_thresholds(device="cuda", only=["StandardScaler", "KMeans"], max_rows=2048,
+                                          budget_s=60, out=out, log=lambda msg: None)
+    _check_file(data, ["StandardScaler", "KMeans"], "cuda:0", 2048)
+    assert not data["machine"]["device_name"].startswith("CPU")
+    _thresholds.use_file(out)
+    try:
+        accel.reset_thresholds()
+        for name in ("StandardScaler", "KMeans"):
+            rows = data["estimators"][name]["min_rows"]
+            assert accel.threshold(name) == (_thresholds.NEVER if rows is None else rows, 1)
+    finally:
+        _thresholds.use_file(None)
+
+
+def test_tool_without_gpu_says_so(tmp_path):
+    from twinlearn import _backend
+
+    if _backend.cuda_available():
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(ValueError, match="no usable GPU"):
+        _thresholds.measure_thresholds(device="cuda", only=["StandardScaler"], out=tmp_path / "t.json")
+    assert not (tmp_path / "t.json").exists()
+
+
 def test_tool_refuses_cpu_measurement_as_packaged_defaults(tmp_path):
     with pytest.raises(ValueError, match="needs an output file"):
         _thresholds.measure_thresholds(device="cpu", only=["StandardScaler"])
