@@ -361,6 +361,9 @@ def test_env_var_with_pip_install(tmp_path):
     where = subprocess.run([str(py), "-c", "import twinlearn; print(twinlearn.__file__)"], env=env,
                            cwd=tmp_path, capture_output=True, text=True).stdout
     assert where.startswith(str(venv)), where  # the installed package, not the source tree
+    # The measured thresholds ship with the package.
+    shipped = Path(where.strip()).parent / "accel" / "thresholds.json"
+    assert shipped.read_bytes() == (REPO / "python/twinlearn/accel/thresholds.json").read_bytes()
 
 
 # -- the conformance plugin (make test-sklearn) -----------------------------------------------

@@ -4,6 +4,8 @@
     python -m twinlearn.accel [--profile] [--verbose] [--device DEV] -m module [args...]
     python -m twinlearn.accel --support-matrix
     python -m twinlearn.accel --overhead
+    python -m twinlearn.accel --measure-thresholds [--device cuda|cpu] [--only NAME,...]
+        [--cols D] [--max-rows N] [--budget-seconds S] [--out FILE]
 """
 
 from __future__ import annotations
@@ -22,6 +24,21 @@ options:
   --device DEV      auto (default) | cpu | cuda | cuda:N (see twinlearn.accel.set_device)
   --support-matrix  print docs/SUPPORT_MATRIX.md, generated from the registry
   --overhead        measure the accelerator's per-call overhead
+  --measure-thresholds
+                    time each estimator on scikit-learn and accelerated (fit +
+                    predict/transform/kneighbors, NumPy in and out) at rows
+                    doubling from 256, and write the size from which twinlearn
+                    is faster for good (python/twinlearn/accel/_thresholds.py):
+    --device DEV        cuda (default) | cuda:N | cpu; only GPU measurements
+                        become the accelerator's defaults
+    --only A,B          these estimators (class names) only; default all
+    --cols D            columns of the synthetic data (default 32)
+    --max-rows N        largest row count (default 1048576)
+    --budget-seconds S  total time, split across the estimators (default 300)
+    --out FILE          results file (default: the packaged thresholds.json,
+                        merged; required with --device cpu)
+                    The commit recorded is the source tree's, or
+                    TWINLEARN_BENCH_COMMIT when set.
 """
 
 
@@ -42,7 +59,7 @@ def _parse(argv):
                 if i == len(argv):
                     raise SystemExit("python -m twinlearn.accel: --device needs a value\n" + USAGE)
                 opts["device"] = argv[i]
-        elif a in ("--support-matrix", "--overhead", "-h", "--help"):
+        elif a in ("--support-matrix", "--overhead", "--measure-thresholds", "-h", "--help"):
             opts["action"] = a
             return opts, argv[i + 1:]
         elif a == "-m" or (a.startswith("-m") and len(a) > 2):
@@ -63,6 +80,29 @@ def _parse(argv):
     raise SystemExit("python -m twinlearn.accel: nothing to run\n" + USAGE)
 
 
+def _measure_thresholds(argv, device) -> int:
+    import argparse
+
+    from . import _thresholds
+
+    p = argparse.ArgumentParser(prog="python -m twinlearn.accel --measure-thresholds")
+    p.add_argument("--device", default=device or "cuda")
+    p.add_argument("--only", default=None, help="comma-separated class names")
+    p.add_argument("--cols", type=int, default=_thresholds.DEFAULT_COLS)
+    p.add_argument("--max-rows", type=int, default=_thresholds.DEFAULT_MAX_ROWS)
+    p.add_argument("--budget-seconds", type=float, default=_thresholds.DEFAULT_BUDGET_S)
+    p.add_argument("--out", default=None)
+    a = p.parse_args(argv)
+    only = [n.strip() for n in a.only.split(",") if n.strip()] if a.only else None
+    try:
+        _thresholds.measure_thresholds(device=a.device, only=only, cols=a.cols, max_rows=a.max_rows,
+                                       budget_s=a.budget_seconds, out=a.out)
+    except ValueError as exc:
+        print(f"python -m twinlearn.accel --measure-thresholds: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     opts, rest = _parse(argv)
@@ -76,6 +116,8 @@ def main(argv=None) -> int:
     if action == "--support-matrix":
         sys.stdout.write(_matrix.support_matrix())
         return 0
+    if action == "--measure-thresholds":
+        return _measure_thresholds(rest, opts["device"])
     if opts["device"] is not None:
         accel.set_device(opts["device"])
     if action == "--overhead":

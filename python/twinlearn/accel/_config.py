@@ -14,7 +14,7 @@ import threading
 
 from .. import _array, _backend
 from .._config import check_device
-from . import _registry
+from . import _registry, _thresholds
 
 logger = logging.getLogger("twinlearn.accel")
 
@@ -106,7 +106,8 @@ def update_threshold(name, min_rows=None, min_cols=None) -> None:
 
 
 def reset_thresholds() -> None:
-    """Back to each estimator's default threshold."""
+    """Back to each estimator's default threshold (measured on a GPU where
+    the packaged thresholds.json has a measurement, else the placeholder)."""
     with _lock:
         _overrides.clear()
 
@@ -116,15 +117,17 @@ def threshold(name: str) -> tuple[int, int]:
     t = _overrides.get(name)
     if t is not None:
         return t
-    e = _registry.lookup(name).entry
-    return e.min_rows, e.min_cols
+    return _thresholds.default_threshold(_registry.lookup(name).entry)
 
 
 def below_threshold(rs, n_samples: int, n_features: int) -> str | None:
     """The reason X is too small for resolved entry `rs`, or None."""
     t = _overrides.get(rs.name)
-    rows, cols = t if t is not None else (rs.entry.min_rows, rs.entry.min_cols)
+    rows, cols = t if t is not None else _thresholds.default_threshold(rs.entry)
     if n_samples < rows:
+        never = _thresholds.never_reason(rs.name) if t is None and rows == _thresholds.NEVER else None
+        if never is not None:
+            return never
         return f"below threshold {rows} rows (n_samples={n_samples})"
     if n_features < cols:
         return f"below threshold {cols} columns (n_features={n_features})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sklearn
 
-from . import _registry
+from . import _registry, _thresholds
 
 
 def _methods(rs):
@@ -54,16 +54,25 @@ def support_matrix() -> str:
         "",
         "## Estimators",
         "",
-        "| scikit-learn | twinlearn | routed methods | NaN in X | default threshold (rows, columns) |",
-        "| --- | --- | --- | --- | --- |",
+        "| scikit-learn | twinlearn | routed methods | NaN in X | default threshold (rows, columns) | threshold source |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for rs in resolved:
         e = rs.entry
-        note = " (placeholder, not measured)" if e.min_rows == _registry.DEFAULT_MIN_ROWS else ""
+        rows, cols = _thresholds.default_threshold(e)
+        shown = "scikit-learn at every size" if rows == _thresholds.NEVER else f"{rows}, {cols}"
         out.append(
             f"| `{e.sklearn}` | `{e.twinlearn}` | {_methods(rs)} | "
-            f"{'served' if e.allow_nan else 'scikit-learn'} | {e.min_rows}, {e.min_cols}{note} |"
+            f"{'served' if e.allow_nan else 'scikit-learn'} | {shown} | {_thresholds.describe(e)} |"
         )
+    out += [
+        "",
+        "Default thresholds are measured with `python -m twinlearn.accel --measure-thresholds --device cuda`",
+        "(the size from which the accelerated estimator, fit plus its main method with NumPy in and out,",
+        f"is faster than scikit-learn at that size and every larger size measured, on {_thresholds.DEFAULT_COLS}",
+        "columns unless stated) and kept in `python/twinlearn/accel/thresholds.json`; only measurements",
+        "made on a GPU become defaults. A placeholder is not a measurement.",
+    ]
     for rs in resolved:
         e = rs.entry
         out += [

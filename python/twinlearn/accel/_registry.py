@@ -26,9 +26,13 @@ FIT_METHODS = frozenset({"fit", "partial_fit", "fit_transform", "fit_predict"})
 COMMON_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 #: Placeholder size threshold (rows) below which scikit-learn runs. It is not
-#: a measurement: each entry's ``min_rows``/``min_cols`` must be set from the
-#: benchmark harness (`make bench` on the target GPU), comparing scikit-learn
-#: with twinlearn on the same data, and this comment updated with the source.
+#: a measurement. The measured defaults come from
+#: ``python -m twinlearn.accel --measure-thresholds --device cuda`` (see
+#: ``_thresholds.py``): run on the target GPU, it times scikit-learn against
+#: the accelerated estimator at doubling row counts and writes
+#: ``thresholds.json`` beside this module with the machine, date and commit;
+#: an estimator measured there on a GPU takes its default from that file, and
+#: the others keep this placeholder (the support matrix says which).
 DEFAULT_MIN_ROWS = 10_000
 
 
