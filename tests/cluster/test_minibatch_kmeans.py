@@ -114,3 +114,13 @@ def test_cpu_and_gpu_give_identical_bits(dtype, weighted):
     assert bits(c.cluster_centers_) == bits(g.cluster_centers_)
     assert bits(c.labels_) == bits(g.labels_)
     assert c.inertia_ == g.inertia_ and c.n_steps_ == g.n_steps_
+
+
+def test_unit_weights_are_no_weights(device):
+    # Batches are drawn in proportion to the weights; with unit weights that
+    # is the uniform draw, and the fit equals the unweighted one bit for bit.
+    X = blobs(n=3000, dtype=np.float32)
+    a = MiniBatchKMeans(10, random_state=5, device=device).fit(X)
+    b = MiniBatchKMeans(10, random_state=5, device=device).fit(X, sample_weight=np.ones(X.shape[0]))
+    assert bits(a.cluster_centers_) == bits(b.cluster_centers_)
+    assert a.inertia_ == b.inertia_ and a.n_steps_ == b.n_steps_

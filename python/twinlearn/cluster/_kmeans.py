@@ -588,6 +588,10 @@ class MiniBatchKMeans(KMeans):
         self : object
         """
         X, device, dtype, sw = self._fit_input(X, sample_weight)
+        if sw is not None and np.all(sw == 1):
+            # Unit weights are no weights (every weighted sum is then exact):
+            # the same batches, centers and inertia as without, as in scikit-learn.
+            sw = None
         n = X.shape[0]
         self._check_params(n)
         mod, ctx = self._tl_context(device, X)
