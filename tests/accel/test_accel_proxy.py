@@ -65,6 +65,28 @@ def test_invalid_parameters_raise_scikit_learns_error():
     assert str(got.value) == str(want.value)
 
 
+def test_validated_parameters_are_cached_by_value_tuples_included(monkeypatch):
+    # feature_range is a tuple: valid values are validated once per class
+    # (the per-call overhead), invalid ones raise every time.
+    from sklearn.preprocessing import MinMaxScaler
+
+    acc = accel.accelerate(MinMaxScaler(feature_range=(0.0, 3.25)))
+    calls = []
+    real = type(acc)._validate_params
+    monkeypatch.setattr(type(acc), "_validate_params", lambda self: (calls.append(1), real(self))[1])
+    X = data()
+    acc.fit(X)
+    acc.fit(X)
+    acc.set_params(feature_range=(0, 3.25))  # ints: another key, validated again
+    acc.fit(X)
+    assert len(calls) == 2
+    acc.set_params(feature_range=[0.0, 3.25])  # a list: scikit-learn refuses it, every time
+    for _ in range(2):
+        with pytest.raises(InvalidParameterError):
+            acc.fit(X)
+    assert len(calls) == 4
+
+
 def test_signatures_and_metadata_routing_are_scikit_learns():
     import inspect
 

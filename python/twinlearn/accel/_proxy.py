@@ -78,12 +78,25 @@ def _busy() -> set:
         return _local.busy
 
 
+def _frozen(v):
+    """A hashable stand-in for a parameter value that names its type (so 1,
+    1.0 and True differ, as do a list and a tuple), or None. Containers are
+    read at call time, so a list mutated later gets a new key."""
+    if isinstance(v, _PRIMITIVES):
+        return (type(v), v)
+    if type(v) in (tuple, list):
+        items = tuple(_frozen(x) for x in v)
+        return None if any(x is None for x in items) else (type(v), items)
+    return None
+
+
 def _param_key(params):
     key = []
     for v in params.values():
-        if not isinstance(v, _PRIMITIVES):
+        f = _frozen(v)
+        if f is None:
             return None
-        key.append((type(v), v))
+        key.append(f)
     return tuple(key)
 
 
