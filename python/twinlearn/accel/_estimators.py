@@ -145,35 +145,45 @@ def _hgb_predictors(tl):
     leaves = np.asarray(tl.leaf_values_, dtype=np.float64)
     k_out = int(tl.n_outputs_)
     no_bitsets = np.zeros((0, 8), dtype=X_BITSET_INNER_DTYPE)
+    shapes = {}  # depth -> (node template, level of each inner node, leaf nodes, their leaf indices)
+
+    def shape_of(depth):
+        if depth not in shapes:
+            n_nodes = 2 ** (depth + 1) - 1
+            # Breadth-first full tree: node i's children are 2i+1 (left) and
+            # 2i+2 (right); path bits give the leaf index, level 0 the lowest bit.
+            level = np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int64)
+            tmpl = np.zeros(n_nodes, dtype=PREDICTOR_RECORD_DTYPE)
+            inner = np.arange(2 ** depth - 1)
+            tmpl["depth"] = level
+            tmpl["missing_go_to_left"][inner] = 1
+            tmpl["left"][inner] = 2 * inner + 1
+            tmpl["right"][inner] = 2 * inner + 2
+            leaf_nodes = np.arange(2 ** depth - 1, n_nodes)
+            tmpl["is_leaf"][leaf_nodes] = 1
+            pos = leaf_nodes - (2 ** depth - 1)  # left-to-right position: bits root-first
+            leaf_index = np.zeros_like(pos)
+            for lvl in range(depth):
+                leaf_index |= ((pos >> (depth - 1 - lvl)) & 1) << lvl
+            shapes[depth] = (tmpl, level[inner], leaf_nodes, leaf_index)
+        return shapes[depth]
+
     predictors = []
     s_off = l_off = 0
     for depth in depths:
         depth = int(depth)
-        n_nodes = 2 ** (depth + 1) - 1
-        # Breadth-first full tree: node i's children are 2i+1 (left) and 2i+2
-        # (right); path bits give the leaf index, level 0 the lowest bit.
-        level = np.floor(np.log2(np.arange(n_nodes) + 1)).astype(np.int64)
-        nodes = np.zeros(n_nodes, dtype=PREDICTOR_RECORD_DTYPE)
-        inner = np.arange(2 ** depth - 1)
-        nodes["depth"] = level
-        nodes["feature_idx"][inner] = feats[s_off + level[inner]]
-        nodes["num_threshold"][inner] = borders[s_off + level[inner]]
-        nodes["bin_threshold"][inner] = np.minimum(bins[s_off + level[inner]], 255)
-        nodes["gain"][inner] = gains[s_off + level[inner]]
-        nodes["missing_go_to_left"][inner] = 1
-        nodes["left"][inner] = 2 * inner + 1
-        nodes["right"][inner] = 2 * inner + 2
-        leaf_nodes = np.arange(2 ** depth - 1, n_nodes)
-        nodes["is_leaf"][leaf_nodes] = 1
-        # Leaf index of each leaf node: the bits of its path from the root.
-        pos = leaf_nodes - (2 ** depth - 1)  # left-to-right position: bits root-first
-        leaf_index = np.zeros_like(pos)
-        for lvl in range(depth):
-            leaf_index |= ((pos >> (depth - 1 - lvl)) & 1) << lvl
+        tmpl, level_inner, leaf_nodes, leaf_index = shape_of(depth)
+        inner = slice(0, 2 ** depth - 1)
+        split = s_off + level_inner
+        nodes = tmpl.copy()
+        nodes["feature_idx"][inner] = feats[split]
+        nodes["num_threshold"][inner] = borders[split]
+        nodes["bin_threshold"][inner] = np.minimum(bins[split], 255)
+        nodes["gain"][inner] = gains[split]
         values = leaves[l_off:l_off + (2 ** depth) * k_out].reshape(2 ** depth, k_out)
         per_output = []
         for k in range(k_out):
-            nk = nodes.copy()
+            nk = nodes if k == k_out - 1 else nodes.copy()
             nk["value"][leaf_nodes] = values[leaf_index, k]
             per_output.append(TreePredictor(nk, no_bitsets, no_bitsets))
         predictors.append(per_output)
