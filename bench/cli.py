@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     load_at_start = environment.load_average()
     t0 = time.perf_counter()
 
-    def assemble(results, sweeps, env) -> dict:
+    def assemble(results, sweeps, env, elapsed) -> dict:
         return {
             "schema": report.SCHEMA_VERSION,
             "suite": cfg.suite,
@@ -170,7 +170,7 @@ def main(argv=None) -> int:
                 "only": args.only,
             },
             "environment": env,
-            "elapsed_s": time.perf_counter() - t0,
+            "elapsed_s": elapsed,
             "workloads": results,
             "sweeps": sweeps,
             "plots": {},
@@ -185,13 +185,12 @@ def main(argv=None) -> int:
         env = environment.collect(device, load_at_start)
         path = args.out or report.default_result_path(env, cfg.suite)
         partial_path = path.with_name(path.stem + ".partial.json")
-        report.write_json(assemble(results, sweeps, env), partial_path)
+        report.write_json(assemble(results, sweeps, env, time.perf_counter() - t0), partial_path)
 
     results, sweeps = Runner(cfg, Progress(enabled=not args.quiet)).run(chosen, checkpoint)
     elapsed = time.perf_counter() - t0
-    result = assemble(results, sweeps, environment.collect(device, load_at_start))
-    result["elapsed_s"] = elapsed
-    env = result["environment"]
+    env = environment.collect(device, load_at_start)
+    result = assemble(results, sweeps, env, elapsed)
     json_path = args.out or report.default_result_path(env, cfg.suite)
     if markdown is None and not args.no_markdown and cfg.suite != "smoke":
         markdown = report.DEFAULT_MARKDOWN
