@@ -48,14 +48,14 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
   for (int i = 0; i < TM; ++i) {
     best[i] = dist::empty_value<T>();
     bi[i] = INT_MAX;
-    xr[i] = xn[min(row0 + ty * TM + i, n - 1)];
+    xr[i] = xn[min(row0 + tile::row_of<T>(ty, i), n - 1)];
   }
   T acc[TM][TN];
   for (std::int64_t col0 = 0; col0 < k; col0 += BN) {
     tile::compute_tile<T, dist::Family::Dot>(X, n, C, k, d, row0, col0, T(0), s, acc);
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const int c = static_cast<int>(col0) + tx * TN + j;
+      const int c = static_cast<int>(col0) + tile::col_of<T>(tx, j);
       if (c >= k) continue;
       const T cc = cn[c];
 #pragma unroll
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
         bi[i] = oi;
       }
     }
-    const std::int64_t r = row0 + ty * TM + i;
+    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
     if (tx == 0 && r < n) {
       const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
       ch += labels[r] != lab;
@@ -95,6 +95,24 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
 __global__ void count_kernel(const std::int32_t* __restrict__ labels, std::int64_t n, int* __restrict__ counts) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) atomicAdd(&counts[labels[i]], 1);
+}
+
+// The same histogram for k <= kSharedCounts clusters: each block counts its
+// grid-stride share of the rows in shared memory, then adds its nonzero
+// counts to the global ones (a million rows on a few hundred clusters would
+// otherwise queue on a few hundred global counters).
+constexpr std::int64_t kSharedCounts = 8192;
+__global__ void count_shared_kernel(const std::int32_t* __restrict__ labels, std::int64_t n, int k,
+                                    int* __restrict__ counts) {
+  extern __shared__ int local[];
+  for (int c = threadIdx.x; c < k; c += blockDim.x) local[c] = 0;
+  __syncthreads();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    atomicAdd(&local[labels[i]], 1);
+  __syncthreads();
+  for (int c = threadIdx.x; c < k; c += blockDim.x)
+    if (local[c]) atomicAdd(&counts[c], local[c]);
 }
 
 __global__ void iota_kernel(std::int64_t* __restrict__ out, std::int64_t n) {
@@ -461,8 +479,15 @@ class CudaEngine final : public KMeansEngine<T> {
                                                   perm_.data(), len, 0, end_bit, stream_));
     DeviceBuffer<int> counts(static_cast<std::size_t>(k), dev_);
     TL_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(int) * k, stream_));
-    count_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(labels_.data() + r0, len, counts.data());
-    TL_CUDA_CHECK_LAUNCH("count_kernel");
+    if (k <= kSharedCounts) {
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(len, 1024), 512));
+      count_shared_kernel<<<grid, 1024, sizeof(int) * k, stream_>>>(labels_.data() + r0, len, static_cast<int>(k),
+                                                                     counts.data());
+      TL_CUDA_CHECK_LAUNCH("count_shared_kernel");
+    } else {
+      count_kernel<<<blocks_for(len, 256), 256, 0, stream_>>>(labels_.data() + r0, len, counts.data());
+      TL_CUDA_CHECK_LAUNCH("count_kernel");
+    }
     std::vector<int> hc(static_cast<std::size_t>(k));
     to_host(hc.data(), counts.data(), k);
     std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0), table;

@@ -24,7 +24,7 @@ int sm_count(int dev) {
 
 // Block b computes the tile (row tile b / ncol_tiles, column tile b %
 // ncol_tiles) of out (m x n, row stride ldo, device memory); threads as in
-// distance_tile.cuh, each writing its TM x TN distances.
+// distance_tile.cuh, each writing the TM x TN distances it owns.
 template <class T, Family F>
 __global__ void __launch_bounds__(tile::kThreads)
     pairwise_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t m, const T* __restrict__ Y,
@@ -39,12 +39,12 @@ __global__ void __launch_bounds__(tile::kThreads)
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const std::int64_t r = row0 + ty * TM + i;
+    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
     if (r >= m) continue;
     const T xr = xn ? xn[r] : T(0);
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const std::int64_t c = col0 + tx * TN + j;
+      const std::int64_t c = col0 + tile::col_of<T>(tx, j);
       if (c >= n) continue;
       const T rv = xn ? dist::rank_value(kind, acc[i][j], xr, yn[c]) : acc[i][j];
       out[r * ldo + c] = num::canonical(dist::output_value(kind, rv, p));
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(tile::kThreads)
   constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN, TM = Cfg<T>::TM, TN = Cfg<T>::TN;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Smem<T>& s = *reinterpret_cast<Smem<T>*>(smem_raw);
-  T(*dt)[BN + 1] = reinterpret_cast<T(*)[BN + 1]>(smem_raw + sizeof(Smem<T>));
+  T(*dt)[BN] = reinterpret_cast<T(*)[BN]>(smem_raw + sizeof(Smem<T>));
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BM;
   const int split = blockIdx.y;
   const std::int64_t ntiles = (n + BN - 1) / BN;
@@ -183,14 +183,21 @@ __global__ void __launch_bounds__(tile::kThreads)
   for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t col0 = t * BN;
     tile::compute_tile<T, F>(Q, m, Y, n, d, row0, col0, p, s, acc);
+    // Each run of kVec consecutive columns goes to dt as one 128-bit store (a
+    // quarter warp's stores then fill 128 contiguous bytes: no bank conflict).
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
-      const std::int64_t r = min(row0 + ty * TM + i, m - 1);
-      const T xr = qn ? qn[r] : T(0);
+      const int ri = tile::row_of<T>(ty, i);
+      const T xr = qn ? qn[min(row0 + ri, m - 1)] : T(0);
 #pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        const std::int64_t c = min(col0 + tx * TN + j, n - 1);
-        dt[ty * TM + i][tx * TN + j] = qn ? dist::rank_value(kind, acc[i][j], xr, yn[c]) : acc[i][j];
+      for (int j0 = 0; j0 < TN; j0 += tile::kVec<T>) {
+        T v[tile::kVec<T>];
+#pragma unroll
+        for (int q = 0; q < tile::kVec<T>; ++q) {
+          const std::int64_t c = min(col0 + tile::col_of<T>(tx, j0 + q), n - 1);
+          v[q] = qn ? dist::rank_value(kind, acc[i][j0 + q], xr, yn[c]) : acc[i][j0 + q];
+        }
+        tile::store_vec(&dt[ri][tile::col_of<T>(tx, j0)], v);
       }
     }
     __syncthreads();
@@ -264,7 +271,7 @@ __global__ void merge_lists_kernel(const T* __restrict__ lv, const std::int64_t*
 
 template <class T>
 std::size_t knn_smem_bytes() {
-  return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * (Cfg<T>::BN + 1);
+  return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN;
 }
 
 // Blocks of knn_split_kernel resident per SM for this metric's instantiation.
