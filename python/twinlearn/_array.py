@@ -152,8 +152,34 @@ def current_stream(x) -> int:
     return 0
 
 
+def _sum_is_finite(x) -> bool:
+    """True when the sum of device array x is finite: then x holds no NaN and
+    no infinity (either makes the sum NaN or infinite). One reduction pass,
+    where looking for NaN and for infinity separately takes several."""
+    if kind(x) == "torch":
+        import torch
+
+        return bool(torch.isfinite(x.sum()).item())
+    import cupy
+
+    return bool(cupy.isfinite(cupy.asarray(x).sum()))
+
+
+def device_nonfinite(x) -> tuple[bool, bool]:
+    """(any NaN, any infinity) in device array x. A finite sum answers both
+    at once; otherwise (a non-finite value, or finite values whose sum
+    overflows) each is looked for."""
+    if _sum_is_finite(x):
+        return False, False
+    return _device_any_exact(x, "nan"), _device_any_exact(x, "inf")
+
+
 def device_any(x, pred: str) -> bool:
     """True when any element of device array x is NaN ('nan') or infinite ('inf')."""
+    return not _sum_is_finite(x) and _device_any_exact(x, pred)
+
+
+def _device_any_exact(x, pred: str) -> bool:
     k = kind(x)
     if k == "torch":
         import torch

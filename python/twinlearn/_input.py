@@ -51,11 +51,14 @@ def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
     name = type(est).__name__
     check_device_shape(X, name)
     check_n_features(est, X.shape[1], reset=reset)
-    if not allow_nan and _array.device_any(X, "nan"):
-        raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
     # With NaN allowed, a fit finds infinities in its own column reduction.
-    if find_inf and (not allow_nan or not for_fit) and _array.device_any(X, "inf"):
-        raise ValueError(INF_MESSAGE)
+    want_inf = find_inf and (not allow_nan or not for_fit)
+    if not allow_nan or want_inf:
+        has_nan, has_inf = _array.device_nonfinite(X)
+        if not allow_nan and has_nan:
+            raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
+        if want_inf and has_inf:
+            raise ValueError(INF_MESSAGE)
     if copy:
         X = X.copy() if _array.kind(X) != "torch" else X.clone()
     return X

@@ -63,7 +63,7 @@ def back_project(est, X, components, n_components_name, *, reject_nonfinite):
     orig = X
     if _array.is_device_array(X) and device != "cpu":
         X = _array.as_device_matrix(X, "X")
-        if reject_nonfinite and (_array.device_any(X, "nan") or _array.device_any(X, "inf")):
+        if reject_nonfinite and any(_array.device_nonfinite(X)):
             raise ValueError("Input X contains NaN or infinity.")
     else:
         X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")

@@ -253,9 +253,9 @@ class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
             self.n_features_in_ = d
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-            for what in ("nan", "inf"):
-                if _array.device_any(X, what):
-                    raise ValueError(_nonfinite_message("X", what == "nan"))
+            has_nan, has_inf = _array.device_nonfinite(X)
+            if has_nan or has_inf:
+                raise ValueError(_nonfinite_message("X", has_nan))
             y = np.asarray(_array.to_numpy(y))
             if y.shape[0] != n:
                 raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]")

@@ -20,9 +20,10 @@ FLOAT_DTYPES = (np.float64, np.float32)
 def _check_device_matrix(X, name, owner):
     X = _array.as_device_matrix(X, name)
     check_device_shape(X, owner)
-    if _array.device_any(X, "nan"):
+    has_nan, has_inf = _array.device_nonfinite(X)
+    if has_nan:
         raise ValueError(f"Input {name} contains NaN.")
-    if _array.device_any(X, "inf"):
+    if has_inf:
         raise ValueError(f"Input {name} contains infinity or a value too large for dtype('float64').")
     return X
 
