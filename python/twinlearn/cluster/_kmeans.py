@@ -231,7 +231,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             print(f"{type(self).__name__}: best of {n_init} run(s) is run {best}: inertia {inertia}, "
                   f"{n_iter} iteration(s)")
         labels = np.asarray(labels)
-        distinct = len(np.unique(labels))
+        distinct = int(np.count_nonzero(np.bincount(labels, minlength=self.n_clusters)))  # O(n), no sort
         if distinct < self.n_clusters:
             warnings.warn(
                 f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({self.n_clusters}). "
