@@ -306,7 +306,8 @@ def machine_record(device: str) -> dict:
     return {
         "device": device,
         "device_name": _device_name(device),
-        "gpus": info["gpus"],
+        # as JSON holds it (tuples become lists), so the returned record equals the file's
+        "gpus": json.loads(json.dumps(info["gpus"])),
         "cpu": _cpu_model(),
         "cpu_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "twinlearn_threads": twinlearn.get_n_threads(),
