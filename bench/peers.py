@@ -189,13 +189,21 @@ def _cpu_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _xgboost_gpu(a: PeerArgs) -> bool:
+    """A GPU run, when one is asked for and this XGBoost build has CUDA (the
+    'xgboost-cpu' package has not: it then runs on the CPU, noted so)."""
+    import xgboost
+
+    return a.gpu and bool(xgboost.build_info().get("USE_CUDA"))
+
+
 def xgboost_classifier(a: PeerArgs):
     import xgboost
 
     e = a.scale.extra
     return xgboost.XGBClassifier(
         n_estimators=e["rounds"], max_depth=e["depth"], learning_rate=0.1, tree_method="hist",
-        max_bin=256, device="cuda" if a.gpu else "cpu", n_jobs=_cpu_threads(),
+        max_bin=256, device="cuda" if _xgboost_gpu(a) else "cpu", n_jobs=_cpu_threads(),
     )
 
 
@@ -223,7 +231,7 @@ def _where(a: PeerArgs) -> str:
     return "GPU" if a.gpu else "CPU"
 
 
-XGBOOST = Peer("XGBoost", "xgboost", xgboost_classifier, note=_where)
+XGBOOST = Peer("XGBoost", "xgboost", xgboost_classifier, note=lambda a: "GPU" if _xgboost_gpu(a) else "CPU")
 LIGHTGBM = Peer("LightGBM", "lightgbm", lightgbm_classifier, note=lambda a: "CPU")
 CATBOOST = Peer("CatBoost", "catboost", catboost_classifier, note=_where)
 

@@ -1,0 +1,136 @@
+"""Where the GPU time of one twinlearn fit goes: every CUDA kernel and copy it
+launched, with its total device time, beside the call's wall time.
+
+    PYTHONPATH=python:. python -m bench.kernel_profile [--only NAME ...] [--mode fast]
+
+Workloads (float32, data on the device as PyTorch tensors): kmeans (1M x 64,
+k=256, 20 iterations from given centers), knn (1M x 64 index, 10k queries,
+k=10), linreg and ridge (2M x 256), logreg (1M x 100), pca and tsvd
+(2M x 256 -> 32). The PyTorch profiler records the kernels of every library
+in the process, twinlearn's included. Wall time much above the summed device
+time means the host waits (synchronizations, copies, launch gaps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _workloads(dev):
+    import torch
+
+    import twinlearn
+    from twinlearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+
+    def kmeans(mode):
+        c = rng.normal(scale=10.0, size=(256, 64)).astype(np.float32)
+        X = (c[rng.integers(0, 256, 1_000_000)] + rng.normal(size=(1_000_000, 64))).astype(np.float32)
+        init = X[:256].copy()
+        Xt = torch.as_tensor(X, device=dev)
+        return lambda: twinlearn.KMeans(256, init=init, n_init=1, max_iter=20, tol=0.0, device=dev,
+                                        numeric_mode=mode).fit(Xt)
+
+    def knn(mode):
+        X = rng.normal(size=(1_000_000, 64)).astype(np.float32)
+        Q = rng.normal(size=(10_000, 64)).astype(np.float32)
+        Xt, Qt = torch.as_tensor(X, device=dev), torch.as_tensor(Q, device=dev)
+        nn = twinlearn.NearestNeighbors(n_neighbors=10, device=dev, numeric_mode=mode).fit(Xt)
+        return lambda: nn.kneighbors(Qt)
+
+    def linear(cls, **kw):
+        def make(mode):
+            X = rng.normal(size=(2_000_000, 256)).astype(np.float32)
+            y = (X @ rng.normal(size=256) + rng.normal(size=2_000_000)).astype(np.float32)
+            Xt, yt = torch.as_tensor(X, device=dev), torch.as_tensor(y, device=dev)
+            return lambda: cls(numeric_mode=mode, **kw).fit(Xt, yt)
+        return make
+
+    def logreg(mode):
+        X = rng.normal(size=(1_000_000, 100)).astype(np.float32)
+        y = (X @ rng.normal(size=100) + rng.logistic(size=1_000_000) > 0).astype(np.float32)
+        Xt, yt = torch.as_tensor(X, device=dev), torch.as_tensor(y, device=dev)
+        return lambda: LogisticRegression(max_iter=100, numeric_mode=mode).fit(Xt, yt)
+
+    def decomposition(cls):
+        def make(mode):
+            X = (rng.normal(size=(2_000_000, 256)) * np.linspace(3, 0.1, 256)).astype(np.float32)
+            Xt = torch.as_tensor(X, device=dev)
+            return lambda: cls(n_components=32, random_state=0, numeric_mode=mode).fit(Xt)
+        return make
+
+    from twinlearn.decomposition import PCA, TruncatedSVD
+    from twinlearn.linear_model import LinearRegression, Ridge
+
+    return {
+        "kmeans": kmeans,
+        "knn": knn,
+        "linreg": linear(LinearRegression),
+        "ridge": linear(Ridge, alpha=1.0),
+        "logreg": logreg,
+        "pca": decomposition(PCA),
+        "tsvd": decomposition(TruncatedSVD),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--mode", default="fast")
+    ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--python", action="store_true",
+                    help="also print the Python functions with the most own time in one call (cProfile)")
+    args = ap.parse_args(argv)
+
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    dev = "cuda:0"
+    work = _workloads(dev)
+    for name in args.only or list(work):
+        fn = work[name](args.mode)
+        fn()
+        torch.cuda.synchronize()
+        walls = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            walls.append(time.perf_counter() - t0)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        events = [e for e in prof.key_averages() if e.device_type == DeviceType.CUDA and e.device_time_total > 0]
+        events.sort(key=lambda e: -e.device_time_total)
+        total = sum(e.device_time_total for e in events) / 1e3
+        print(f"\n== {name} ({args.mode}): wall median {np.median(walls) * 1e3:.2f} ms, "
+              f"device total {total:.2f} ms")
+        for e in events[: args.top]:
+            print(f"  {e.device_time_total / 1e3:9.3f} ms  x{e.count:<5d} {e.key[:110]}")
+        # Host side: the CUDA runtime calls (synchronisations, copies, allocations) by host time.
+        calls = [e for e in prof.key_averages() if e.key.startswith("cuda") and e.cpu_time_total > 0]
+        calls.sort(key=lambda e: -e.cpu_time_total)
+        print("  host: " + ", ".join(f"{e.key} {e.cpu_time_total / 1e3:.2f} ms x{e.count}" for e in calls[:6]))
+        if args.python:
+            import cProfile
+            import io
+            import pstats
+
+            pr = cProfile.Profile()
+            pr.enable()
+            fn()
+            torch.cuda.synchronize()
+            pr.disable()
+            buf = io.StringIO()
+            pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(8)
+            lines = [ln for ln in buf.getvalue().splitlines() if ln.strip()][-9:]
+            print("\n".join("  py " + ln for ln in lines))
+
+
+if __name__ == "__main__":
+    main()
