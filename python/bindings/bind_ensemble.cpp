@@ -3,7 +3,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -110,13 +112,21 @@ void init_ensemble(nb::module_& m) {
       },
       nb::arg("params"), nb::arg("border_offsets"), nb::arg("tree"));
 
-  // gbdt_fit(ctx, X, y, sample_weight, params, eval_X, eval_y, eval_weight, record_train_loss)
-  //   -> (model dict, info dict). params: dict of GbdtParams fields (loss and nan_mode as names).
+  // gbdt_fit(ctx, X, y, sample_weight, params, eval_X, eval_y, eval_weight, record_train_loss,
+  //          callback, train_loss_every) -> (model dict, info dict).
+  // params: dict of GbdtParams fields (loss, nan_mode and eval_metric as names).
+  // The fit runs without the GIL; after every round it takes the GIL briefly to
+  // check for signals (Ctrl-C raises KeyboardInterrupt out of the fit) and to
+  // call callback(info) when given, info = {round, n_rounds, train_loss (None
+  // unless round % train_loss_every == 0, the last round or the round early
+  // stopping ends on; train_loss_every 0: never), eval_loss, eval_metric,
+  // best_iteration, best_metric (None without eval set), stopping}. A callback
+  // returning False ends the fit after that round; an exception propagates.
   m.def(
       "gbdt_fit",
       [](const tl::Context& ctx, Arr X, HostVec<double> y, std::optional<HostVec<double>> w, const nb::dict& params,
          std::optional<Arr> eval_X, std::optional<HostVec<double>> eval_y, std::optional<HostVec<double>> eval_w,
-         bool record_train_loss) {
+         bool record_train_loss, std::optional<nb::callable> callback, int train_loss_every) {
         tl::GbdtParams p;
         p.loss = tl::parse_gbdt_loss(nb::cast<std::string>(params["loss"]));
         p.n_estimators = nb::cast<int>(params["n_estimators"]);
@@ -129,8 +139,31 @@ void init_ensemble(nb::module_& m) {
         if (params.contains("loss_param")) p.loss_param = nb::cast<double>(params["loss_param"]);
         p.boost_from_average = nb::cast<bool>(params["boost_from_average"]);
         p.early_stopping_rounds = nb::cast<int>(params["early_stopping_rounds"]);
+        if (params.contains("eval_metric")) p.eval_metric = tl::parse_gbdt_metric(nb::cast<std::string>(params["eval_metric"]));
+        if (params.contains("min_child_weight")) p.min_child_weight = nb::cast<double>(params["min_child_weight"]);
+        if (params.contains("min_split_gain") && !params["min_split_gain"].is_none())
+          p.min_split_gain = nb::cast<double>(params["min_split_gain"]);
         read_sampling(params, p);
         tl::GbdtFitInfo info;
+        const tl::GbdtCallback hook = [&](tl::GbdtRound& r) -> bool {
+          const bool want_train = callback && train_loss_every > 0 &&
+                                  (r.round % train_loss_every == 0 || r.round + 1 == r.n_rounds || r.stopping);
+          const double train = want_train ? r.train_loss() : 0.0;  // a pass over the rows: without the GIL
+          nb::gil_scoped_acquire gil;
+          if (PyErr_CheckSignals() != 0) throw nb::python_error();
+          if (!callback) return true;
+          nb::dict d;
+          d["round"] = r.round;
+          d["n_rounds"] = r.n_rounds;
+          d["train_loss"] = want_train ? nb::cast(train) : nb::none();
+          d["eval_loss"] = r.has_eval ? nb::cast(r.eval_loss) : nb::none();
+          d["eval_metric"] = r.has_eval ? nb::cast(r.eval_metric) : nb::none();
+          d["best_iteration"] = r.has_eval ? nb::cast(r.best_iteration) : nb::none();
+          d["best_metric"] = r.has_eval ? nb::cast(r.best_metric) : nb::none();
+          d["stopping"] = r.stopping;
+          nb::object res = (*callback)(d);
+          return res.is_none() || nb::cast<bool>(res);
+        };
         tl::GbdtModel model = by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
@@ -146,18 +179,37 @@ void init_ensemble(nb::module_& m) {
             ev.weight = opt_ptr(eval_w, ev.X.rows, "eval_set sample_weight");
           }
           nb::gil_scoped_release release;
-          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &info);
+          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &info, hook);
         });
         nb::dict inf;
         inf["train_loss"] = to_numpy(info.train_loss);
         inf["eval_loss"] = to_numpy(info.eval_loss);
+        inf["eval_metric"] = to_numpy(info.eval_metric);
         inf["best_iteration"] = info.best_iteration;
         inf["stopped_early"] = info.stopped_early;
+        inf["stopped_by_callback"] = info.stopped_by_callback;
         return nb::make_tuple(model_to_dict(model), inf);
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("sample_weight").none(), nb::arg("params"),
       nb::arg("eval_X").none() = nb::none(), nb::arg("eval_y").none() = nb::none(),
-      nb::arg("eval_weight").none() = nb::none(), nb::arg("record_train_loss") = false);
+      nb::arg("eval_weight").none() = nb::none(), nb::arg("record_train_loss") = false,
+      nb::arg("callback").none() = nb::none(), nb::arg("train_loss_every") = 0);
+
+  // gbdt_metric(metric, loss, raw, y, weight) -> float: the eval metric of raw margins (m x n_outputs)
+  // against labels and weights (the host arithmetic of gbdt_fit's per-round metric).
+  m.def(
+      "gbdt_metric",
+      [](const std::string& metric, const std::string& loss,
+         nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> raw, HostVec<double> y,
+         std::optional<HostVec<double>> w) {
+        const std::int64_t n = static_cast<std::int64_t>(raw.shape(0));
+        if (static_cast<std::int64_t>(y.shape(0)) != n)
+          throw tl::ValueError("gbdt_metric: y has " + std::to_string(y.shape(0)) + " entries, raw has " +
+                               std::to_string(n) + " rows");
+        return tl::gbdt_metric(tl::parse_gbdt_metric(metric), tl::parse_gbdt_loss(loss),
+                               static_cast<int>(raw.shape(1)), raw.data(), y.data(), opt_ptr(w, n, "weight"), n);
+      },
+      nb::arg("metric"), nb::arg("loss"), nb::arg("raw"), nb::arg("y"), nb::arg("weight").none() = nb::none());
 
   // gbdt_predict(ctx, model, X, n_trees, kind, out): out (n x n_outputs float32) is written.
   m.def(

@@ -1,4 +1,6 @@
 import pickle
+import re
+import sys
 import warnings
 
 import numpy as np
@@ -79,14 +81,26 @@ def _one_thread():
         GradientBoosting(loss="Poisson", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="Tweedie:variance_power=1.5", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="Huber:delta=1.0", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="MAE", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoosting(loss="Quantile:alpha=0.7", n_estimators=10, learning_rate=0.3, device="cpu"),
+        GradientBoostingRegressor(loss="absolute_error", n_estimators=20, learning_rate=0.5, device="cpu"),
+        GradientBoostingRegressor(loss="quantile", alpha=0.3, n_estimators=20, learning_rate=0.5, device="cpu"),
+        GradientBoosting(n_estimators=10, learning_rate=0.3, eval_metric="AUC", min_child_weight=1.0,
+                         min_split_gain=0.0, device="cpu"),
     ],
     ids=["classifier", "regressor", "Logloss", "MultiClass", "RMSE", "regressor-poisson", "CrossEntropy",
-         "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber"],
+         "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber", "MAE", "Quantile", "regressor-absolute_error",
+         "regressor-quantile", "Logloss-new-parameters"],
 )
 def test_check_estimator(est):
+    waived = dict(WAIVED)
+    if isinstance(est, GradientBoostingRegressor) and est.loss == "quantile":
+        # The check sets any `alpha` to 0.01 (it takes it for a linear model's regularization);
+        # here alpha is the quantile predicted, and a 1% quantile scores R^2 < 0.5 by design.
+        waived["check_regressors_train"] = "sets alpha=0.01: the 1% quantile has a poor R^2"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_estimator(est, expected_failed_checks=WAIVED)
+        check_estimator(est, expected_failed_checks=waived)
 
 
 # ---------------------------------------------------------------------------
@@ -149,14 +163,26 @@ def test_regression_quality_matches_hist_gradient_boosting(dataset):
 # The numeric contract
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["binary", "multiclass", "regression", "CrossEntropy", "MultiClassOneVsAll",
-                                  "Poisson", "Tweedie", "Huber"])
+                                  "Poisson", "Tweedie", "Huber", "MAE", "Quantile", "regressor-quantile",
+                                  "AUC-metric", "Accuracy-metric"])
 def test_cpu_and_device_give_identical_bits(device, kind):
     X, y = higgs_like(n=9000, d=8, seed=4)
     x0 = np.nan_to_num(X[:, 0])
-    if kind in ("multiclass", "MultiClassOneVsAll"):
+    if kind in ("multiclass", "MultiClassOneVsAll", "Accuracy-metric"):
         y = (x0 > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5) + y
-        est = GradientBoosting(loss="MultiClass" if kind == "multiclass" else kind, n_estimators=15,
-                               learning_rate=0.3)
+        est = GradientBoosting(loss="MultiClassOneVsAll" if kind == "MultiClassOneVsAll" else "MultiClass",
+                               n_estimators=15, learning_rate=0.3,
+                               eval_metric="Accuracy" if kind == "Accuracy-metric" else None)
+    elif kind in ("MAE", "Quantile", "regressor-quantile"):
+        noise = np.random.default_rng(2).standard_normal(len(y))
+        y = x0 * 3.0 + y * 2.0 + (0.5 + np.abs(x0)) * noise
+        if kind == "regressor-quantile":
+            est = GradientBoostingRegressor(loss="quantile", alpha=0.3, n_estimators=15, learning_rate=0.3)
+        else:
+            est = GradientBoosting(loss="MAE" if kind == "MAE" else "Quantile:alpha=0.8", n_estimators=15,
+                                   learning_rate=0.3, eval_metric="RMSE" if kind == "MAE" else None)
+    elif kind == "AUC-metric":
+        est = GradientBoosting(n_estimators=15, learning_rate=0.3, eval_metric="AUC")
     elif kind in ("regression", "Huber"):
         y = x0 * 3.0 + y * 10.0 + 1e3
         est = GradientBoosting(loss="RMSE" if kind == "regression" else "Huber:delta=2.5", n_estimators=15,
@@ -172,11 +198,21 @@ def test_cpu_and_device_give_identical_bits(device, kind):
         est = GradientBoosting(n_estimators=15, learning_rate=0.3, nan_mode="Max")
     Xe, ye = X[:3000], y[:3000]
     w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    if isinstance(est, GradientBoostingRegressor):  # no eval_set in the scikit-learn shape
+        ref = est.set_params(device="cpu", numeric_mode="identical").fit(X, y, sample_weight=w)
+        other = pickle.loads(pickle.dumps(est)).set_params(device=device).fit(X, y, sample_weight=w)
+        assert other.device_used() == device
+        assert_same_model(ref, other)
+        assert bits(other.predict(Xe)) == bits(ref.predict(Xe))
+        return
     ref = est.set_params(device="cpu", numeric_mode="identical").fit(X, y, sample_weight=w, eval_set=(Xe, ye),
                                                                       use_best_model=False)
     ref_raw = ref.predict_raw(Xe)
     other = pickle.loads(pickle.dumps(est)).set_params(device=device).fit(X, y, sample_weight=w, eval_set=(Xe, ye),
                                                                           use_best_model=False)
+    if est.eval_metric is not None:
+        assert len(ref.evals_result_["validation"]) == 2
+        assert ref.best_iteration_ == other.best_iteration_
     assert other.device_used() == device
     assert other.numeric_mode_used() == "identical"
     assert_same_model(ref, other)
@@ -411,8 +447,14 @@ def test_one_vs_all_classifies_like_softmax():
         ("Tweedie:power=1.5", "variance_power"),
         ("Huber:delta=-1", "delta"),
         ("Logloss:alpha=1", "no parameters"),
-        ("MAE", "not available yet"),
-        ("Quantile:alpha=0.5", "not available yet"),
+        ("MAE:alpha=0.5", "no parameters"),
+        ("Quantile:alpha=1.5", r"alpha must be in \(0, 1\)"),
+        ("Quantile:alpha=0", "alpha must be in"),
+        ("Quantile:alpha=1", "alpha must be in"),
+        ("Quantile:alpha=-0.1", "alpha must be in"),
+        ("Quantile:alpha=nan", "alpha must be in"),
+        ("Quantile:delta=0.1", "alpha"),
+        ("MAPE", "not available yet"),
         ("logloss", "one of"),
     ],
 )
@@ -489,7 +531,10 @@ def test_bad_sklearn_shaped_parameters():
     with pytest.raises(ValueError, match="max_bins"):
         GradientBoostingClassifier(max_bins=300, device="cpu").fit(X, y)
     with pytest.raises(ValueError, match="loss"):
-        GradientBoostingRegressor(loss="absolute_error", device="cpu").fit(X, y)
+        GradientBoostingRegressor(loss="huber", device="cpu").fit(X, y)
+    for alpha in (0.0, 1.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="alpha"):
+            GradientBoostingRegressor(loss="quantile", alpha=alpha, device="cpu").fit(X, y)
 
 
 def test_fit_options_are_checked():
@@ -508,14 +553,18 @@ def test_fit_options_are_checked():
 # ---------------------------------------------------------------------------
 # The JSON model file (docs/GBDT_MODEL_FORMAT.md)
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor", "Tweedie"])
+REGRESSION_KINDS = ("RMSE", "regressor", "Tweedie", "MAE", "Quantile", "regressor-quantile")
+
+
+@pytest.mark.parametrize("kind", ["Logloss", "MultiClass", "RMSE", "classifier", "regressor", "Tweedie", "MAE",
+                                  "Quantile", "regressor-quantile"])
 def test_save_and_load_round_trip(tmp_path, device, kind):
     import json
 
     X, y = higgs_like(n=2000, d=6, seed=12)
     if kind == "MultiClass":
         y = y + (np.nan_to_num(X[:, 0]) > 1)
-    if kind in ("RMSE", "regressor", "Tweedie"):
+    if kind in REGRESSION_KINDS:
         y = np.abs(np.nan_to_num(X[:, 1])) + y
     est = {
         "Logloss": GradientBoosting(n_estimators=8, nan_mode="Max"),
@@ -524,6 +573,10 @@ def test_save_and_load_round_trip(tmp_path, device, kind):
         "classifier": GradientBoostingClassifier(n_estimators=8),
         "regressor": GradientBoostingRegressor(n_estimators=8),
         "Tweedie": GradientBoosting(loss="Tweedie:variance_power=1.2", n_estimators=8),
+        "MAE": GradientBoosting(loss="MAE", n_estimators=8, learning_rate=0.5),
+        "Quantile": GradientBoosting(loss="Quantile:alpha=0.75", n_estimators=8, learning_rate=0.5,
+                                     eval_metric="MAE", min_child_weight=5.0, min_split_gain=1.0),
+        "regressor-quantile": GradientBoostingRegressor(loss="quantile", alpha=0.25, n_estimators=8),
     }[kind].set_params(device=device)
     if kind == "classifier":
         y = np.array(["no", "yes"])[y]
@@ -536,7 +589,12 @@ def test_save_and_load_round_trip(tmp_path, device, kind):
     assert_same_model(est, loaded)
     assert loaded.get_params()["n_estimators"] == 8
     assert bits(loaded.predict(X)) == bits(est.predict(X))
-    if kind not in ("RMSE", "regressor", "Tweedie"):
+    drop = ("device", "numeric_mode")
+    assert ({k: v for k, v in loaded.get_params().items() if k not in drop}
+            == {k: v for k, v in est.get_params().items() if k not in drop})
+    if kind in ("MAE", "Quantile", "regressor-quantile"):
+        assert doc["loss"] == ("MAE" if kind == "MAE" else "Quantile")
+    if kind not in REGRESSION_KINDS:
         assert np.array_equal(loaded.classes_, est.classes_) and loaded.classes_.dtype == est.classes_.dtype
         assert bits(loaded.predict_proba(X)) == bits(est.predict_proba(X))
 
@@ -758,3 +816,490 @@ def test_sampling_cpu_and_gpu_give_identical_bits(kw, loss):
     assert ref.evals_result_ == gpu.evals_result_
     assert bits(gpu.predict_raw(Xe)) == bits(ref.predict_raw(Xe))
     assert bits(gpu.predict(Xe)) == bits(ref.predict(Xe))
+
+
+# ---------------------------------------------------------------------------
+# Pinball losses: MAE and Quantile (gradient steps; see the docstring)
+# ---------------------------------------------------------------------------
+def heteroscedastic(n=6000, seed=21):
+    """y = f(x) + noise whose spread grows with |x2|: the quantiles are not a shifted mean."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, 4))
+    y = 2 * X[:, 0] + np.sin(2 * X[:, 1]) + (0.2 + np.abs(X[:, 2])) * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5, 0.9])
+def test_quantile_coverage_and_quality_match_scikit_learn(alpha):
+    from sklearn.metrics import mean_pinball_loss
+
+    X, y = heteroscedastic(n=20000)
+    Xtr, Xte, ytr, yte = split(X, y)
+    ours = GradientBoosting(loss=f"Quantile:alpha={alpha}", n_estimators=300, learning_rate=0.2,
+                            device="cpu").fit(Xtr, ytr)
+    pred = ours.predict(Xte)
+    assert abs(np.mean(yte <= pred) - alpha) <= 0.05
+    ref = HistGradientBoostingRegressor(loss="quantile", quantile=alpha, max_iter=300, max_depth=6,
+                                        learning_rate=0.1, early_stopping=False, random_state=0).fit(Xtr, ytr)
+    ours_loss = mean_pinball_loss(yte, pred, alpha=alpha)
+    ref_loss = mean_pinball_loss(yte, ref.predict(Xte), alpha=alpha)
+    const_loss = mean_pinball_loss(yte, np.full(len(yte), np.quantile(ytr, alpha)), alpha=alpha)
+    assert ours_loss <= 1.1 * ref_loss, (ours_loss, ref_loss)
+    assert ours_loss < 0.6 * const_loss
+    # the scikit-learn-shaped regressor is the same model under scikit-learn's names
+    sk = GradientBoostingRegressor(loss="quantile", alpha=alpha, n_estimators=300, learning_rate=0.2,
+                                   device="cpu").fit(Xtr, ytr)
+    same = GradientBoosting(loss=f"Quantile:alpha={alpha}", n_estimators=300, learning_rate=0.2,
+                            border_count=254, device="cpu").fit(Xtr, ytr)
+    assert_same_model(sk, same)
+
+
+def test_mae_beats_the_constant_median_and_matches_scikit_learn():
+    from sklearn.metrics import mean_absolute_error
+
+    X, y = heteroscedastic(seed=22)
+    y = y + np.where(np.random.default_rng(3).random(len(y)) < 0.03, 40.0, 0.0)  # outliers MAE shrugs off
+    Xtr, Xte, ytr, yte = split(X, y)
+    mae = GradientBoosting(loss="MAE", n_estimators=300, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    assert mae.base_score_[0] == np.sort(ytr)[(len(ytr) - 1) // 2]  # the lower median
+    err = mean_absolute_error(yte, mae.predict(Xte))
+    assert err < 0.7 * mean_absolute_error(yte, np.full(len(yte), np.median(ytr)))
+    ref = HistGradientBoostingRegressor(loss="absolute_error", max_iter=300, max_depth=6, learning_rate=0.1,
+                                        early_stopping=False).fit(Xtr, ytr)
+    assert err <= 1.1 * mean_absolute_error(yte, ref.predict(Xte))
+    rmse = GradientBoosting(loss="RMSE", n_estimators=300, learning_rate=0.1, device="cpu").fit(Xtr, ytr)
+    assert err < mean_absolute_error(yte, rmse.predict(Xte))
+    sk = GradientBoostingRegressor(loss="absolute_error", n_estimators=300, device="cpu").fit(Xtr, ytr)
+    assert_same_model(sk, GradientBoosting(loss="MAE", n_estimators=300, learning_rate=0.1, border_count=254,
+                                           device="cpu").fit(Xtr, ytr))
+
+
+def test_pinball_loss_decreases_and_is_reported_as_pinball():
+    from sklearn.metrics import mean_absolute_error, mean_pinball_loss
+
+    X, y = heteroscedastic(n=3000, seed=23)
+    Xtr, Xte, ytr, yte = split(X, y)
+    w = np.random.default_rng(4).uniform(0.5, 2.0, len(yte))
+    q = GradientBoosting(loss="Quantile:alpha=0.8", n_estimators=60, learning_rate=0.2, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte, w), use_best_model=False)
+    hist = q.evals_result_["validation"]["Quantile:alpha=0.8"]
+    assert len(hist) == 60 and hist[-1] < 0.7 * hist[0]
+    assert np.mean(np.diff(hist) < 0) > 0.8  # mostly decreasing round after round
+    for t in (0, 29, 59):
+        pred = q.predict(Xte, n_trees=t + 1).astype(np.float64)
+        assert hist[t] == pytest.approx(mean_pinball_loss(yte, pred, alpha=0.8, sample_weight=w), rel=1e-5)
+    mae = GradientBoosting(loss="MAE", n_estimators=60, learning_rate=0.2, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), use_best_model=False)
+    q5 = GradientBoosting(loss="Quantile", n_estimators=60, learning_rate=0.2, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), use_best_model=False)
+    # MAE is Quantile with alpha 0.5: the same trees; its loss (mean |y - f|) is twice the pinball loss
+    assert_same_model(mae, q5)
+    h_mae, h_q5 = mae.evals_result_["validation"]["MAE"], q5.evals_result_["validation"]["Quantile"]
+    assert h_mae == [2 * v for v in h_q5]
+    assert h_mae[-1] == pytest.approx(mean_absolute_error(yte, mae.predict(Xte)), rel=1e-5)
+
+
+def test_quantile_alpha_changes_the_model_and_weights_move_the_base():
+    X, y = heteroscedastic(n=2000, seed=24)
+    lo = GradientBoosting(loss="Quantile:alpha=0.2", n_estimators=20, device="cpu").fit(X, y)
+    hi = GradientBoosting(loss="Quantile:alpha=0.8", n_estimators=20, device="cpu").fit(X, y)
+    assert lo.base_score_[0] < hi.base_score_[0]
+    assert np.all(lo.predict(X) <= hi.predict(X) + 1e-6) or np.mean(lo.predict(X) < hi.predict(X)) > 0.99
+    w = np.where(y > np.median(y), 10.0, 1.0)
+    weighted = GradientBoosting(loss="MAE", n_estimators=1, device="cpu").fit(X, y, sample_weight=w)
+    plain = GradientBoosting(loss="MAE", n_estimators=1, device="cpu").fit(X, y)
+    assert weighted.base_score_[0] > plain.base_score_[0]
+    no_avg = GradientBoosting(loss="MAE", n_estimators=1, boost_from_average=False, device="cpu").fit(X, y)
+    assert no_avg.base_score_[0] == 0.0
+
+
+# ---------------------------------------------------------------------------
+# eval_metric
+# ---------------------------------------------------------------------------
+def test_eval_metric_auc_drives_early_stopping_and_the_best_model():
+    X, y = higgs_like(n=5000, d=8, seed=31)
+    Xtr, Xte, ytr, yte = split(X, y)
+    kw = dict(n_estimators=400, learning_rate=0.3, max_depth=6, device="cpu")
+    m = GradientBoosting(eval_metric="AUC", **kw).fit(Xtr, ytr, eval_set=(Xte, yte), early_stopping_rounds=20)
+    hist = m.evals_result_["validation"]
+    assert list(hist) == ["AUC", "Logloss"]
+    auc, logloss = hist["AUC"], hist["Logloss"]
+    assert len(auc) == len(logloss) == m.best_iteration_ + 21 < 400
+    assert m.best_iteration_ == int(np.argmax(auc))  # higher is better; the first best round
+    assert m.n_estimators_ == m.best_iteration_ + 1  # use_best_model follows the metric
+    assert auc[m.best_iteration_] == pytest.approx(roc_auc_score(yte, m.predict_raw(Xte)), abs=2e-4)
+    # separating arm: the loss alone picks another round (it overfits sooner)
+    plain = GradientBoosting(**kw).fit(Xtr, ytr, eval_set=(Xte, yte), early_stopping_rounds=20)
+    assert plain.best_iteration_ != m.best_iteration_
+    plain_loss = plain.evals_result_["validation"]["Logloss"]
+    n = min(len(plain_loss), len(logloss))
+    assert plain_loss[:n] == logloss[:n]  # the same fit; only the stopping rule differs
+
+
+def test_eval_metric_accuracy_equals_scikit_learn_on_each_stage():
+    X, y = make_classification(n_samples=3000, n_features=10, n_informative=6, n_classes=3, random_state=5)
+    Xtr, Xte, ytr, yte = split(X, y)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, len(yte))
+    m = GradientBoosting(loss="MultiClass", eval_metric="Accuracy", n_estimators=30, learning_rate=0.3,
+                         device="cpu").fit(Xtr, ytr, eval_set=(Xte, yte, w), use_best_model=False)
+    acc = m.evals_result_["validation"]["Accuracy"]
+    for t, pred in enumerate(m.staged_predict(Xte)):
+        assert acc[t] == pytest.approx(accuracy_score(yte, pred, sample_weight=w), abs=1e-12)
+    assert m.best_iteration_ == int(np.argmax(acc))
+    b = GradientBoosting(eval_metric="Accuracy", n_estimators=10, learning_rate=0.3, device="cpu")
+    Xb, yb = higgs_like(n=2000, d=5, seed=32)
+    labels = np.array(["no", "yes"])[yb]
+    b.fit(Xb[:1500], labels[:1500], eval_set=(Xb[1500:], labels[1500:]), use_best_model=False)
+    stages = list(b.staged_predict(Xb[1500:]))
+    assert b.evals_result_["validation"]["Accuracy"] == [accuracy_score(labels[1500:], p) for p in stages]
+
+
+@pytest.mark.parametrize("loss,metric", [("RMSE", "MAE"), ("Quantile:alpha=0.7", "RMSE"), ("Poisson", "MAE")])
+def test_eval_metric_for_regression_is_computed_on_the_predictions(loss, metric):
+    from sklearn.metrics import mean_absolute_error
+
+    X, y = _counts(n=2000, seed=33)
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(loss=loss, eval_metric=metric, n_estimators=25, learning_rate=0.2, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), use_best_model=False)
+    hist = m.evals_result_["validation"][metric]
+    assert set(m.evals_result_["validation"]) == {metric, loss}
+    for t, pred in enumerate(m.staged_predict(Xte)):
+        pred = pred.astype(np.float64)
+        want = mean_absolute_error(yte, pred) if metric == "MAE" else np.sqrt(mean_squared_error(yte, pred))
+        assert hist[t] == pytest.approx(want, rel=1e-5)
+    assert m.best_iteration_ == int(np.argmin(hist))
+
+
+def test_eval_metric_equal_to_the_loss_is_the_loss():
+    X, y = higgs_like(n=2000, d=5, seed=34)
+    Xtr, Xte, ytr, yte = split(X, y)
+    base = GradientBoosting(n_estimators=10, learning_rate=0.3, device="cpu").fit(Xtr, ytr, eval_set=(Xte, yte))
+    for metric in ("Logloss", None):
+        m = GradientBoosting(n_estimators=10, learning_rate=0.3, eval_metric=metric, device="cpu")
+        m.fit(Xtr, ytr, eval_set=(Xte, yte))
+        assert m.evals_result_ == base.evals_result_
+        assert_same_model(m, base)
+    # without an eval_set the metric is not used: the same model
+    assert_same_model(GradientBoosting(n_estimators=10, eval_metric="AUC", device="cpu").fit(Xtr, ytr),
+                      GradientBoosting(n_estimators=10, device="cpu").fit(Xtr, ytr))
+    from sklearn.base import clone
+
+    assert clone(GradientBoosting(eval_metric="AUC")).get_params()["eval_metric"] == "AUC"
+
+
+@pytest.mark.parametrize(
+    "loss,metric,match",
+    [
+        ("Logloss", "F1", "eval_metric must be"),
+        ("Logloss", "auc", "eval_metric must be"),
+        ("RMSE", "AUC", "AUC"),
+        ("MultiClass", "AUC", "AUC"),
+        ("Logloss", "RMSE", "regression loss"),
+        ("Quantile:alpha=0.3", "Accuracy", "classification loss"),
+        ("Logloss", 3, "eval_metric"),
+    ],
+)
+def test_bad_eval_metric(loss, metric, match):
+    X, y = higgs_like(n=300, d=4, seed=35)
+    if loss == "MultiClass":
+        y = y + (np.nan_to_num(X[:, 0]) > 1)
+    with pytest.raises(ValueError, match=match):
+        GradientBoosting(loss=loss, eval_metric=metric, n_estimators=2, device="cpu").fit(X, y, eval_set=(X, y))
+
+
+def test_auc_needs_both_classes_in_the_eval_set():
+    X, y = higgs_like(n=300, d=4, seed=36)
+    with pytest.raises(ValueError, match="both classes"):
+        GradientBoosting(eval_metric="AUC", n_estimators=2, device="cpu").fit(X, y, eval_set=(X[y == 1], y[y == 1]))
+
+
+# ---------------------------------------------------------------------------
+# Progress reporting (verbose), the per-round hook, Ctrl-C
+# ---------------------------------------------------------------------------
+_LINE = re.compile(r"^(\d+):(?:\tlearn: (\S+))?(?:\ttest: (\S+)\tbest: (\S+) \((\d+)\))?\ttotal: (\S+)\tremaining: (\S+)$")
+
+
+def _report_lines(err):
+    return [m for m in (_LINE.match(line) for line in err.splitlines()) if m]
+
+
+def test_verbose_prints_catboost_lines_every_n_rounds(capsys):
+    from sklearn.metrics import log_loss
+
+    X, y = higgs_like(n=3000, d=6, seed=41)
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(n_estimators=12, learning_rate=0.3, verbose=5, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), use_best_model=False)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = _report_lines(captured.err)
+    assert [int(l.group(1)) for l in lines] == [0, 5, 10, 11]  # every 5 rounds and the last
+    hist = m.evals_result_["validation"]["Logloss"]
+    for l in lines:
+        t = int(l.group(1))
+        assert float(l.group(3)) == pytest.approx(hist[t], rel=1e-6)
+        assert int(l.group(5)) == int(np.argmin(hist[: t + 1]))
+        assert float(l.group(4)) == pytest.approx(min(hist[: t + 1]), rel=1e-6)
+    last_learn = float(lines[-1].group(2))
+    assert last_learn == pytest.approx(log_loss(ytr, m.predict_proba(Xtr)), rel=1e-5)
+    assert f"bestIteration = {m.best_iteration_}" in captured.err and "bestTest = " in captured.err
+    assert "\r" not in captured.err  # not a terminal: no progress bar
+
+
+def test_verbose_true_reports_every_round_and_false_is_silent(capsys):
+    X, y = higgs_like(n=1000, d=4, seed=42)
+    GradientBoosting(n_estimators=7, verbose=True, device="cpu").fit(X, y)
+    lines = _report_lines(capsys.readouterr().err)
+    assert [int(l.group(1)) for l in lines] == list(range(7))
+    assert all(l.group(2) is not None and l.group(3) is None for l in lines)  # learn only, no eval set
+    for verbose in (False, 0):
+        GradientBoosting(n_estimators=7, verbose=verbose, device="cpu").fit(X, y, eval_set=(X, y))
+        assert capsys.readouterr().err == ""
+
+
+def test_verbose_with_another_metric_shows_it_and_early_stopping(capsys):
+    X, y = higgs_like(n=3000, d=6, seed=43)
+    Xtr, Xte, ytr, yte = split(X, y)
+    m = GradientBoosting(n_estimators=500, learning_rate=0.5, eval_metric="AUC", verbose=100, device="cpu").fit(
+        Xtr, ytr, eval_set=(Xte, yte), early_stopping_rounds=10)
+    err = capsys.readouterr().err
+    lines = _report_lines(err)
+    auc = m.evals_result_["validation"]["AUC"]
+    assert int(lines[-1].group(1)) == len(auc) - 1  # the round early stopping ended on
+    assert all(l.group(2) is None for l in lines)  # the metric is not the loss: no learn column
+    assert float(lines[-1].group(3)) == pytest.approx(auc[-1], rel=1e-6)
+    assert "Stopped by overfitting detector  (10 iterations wait)" in err
+    assert f"Shrink model to first {m.best_iteration_ + 1} iterations." in err
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    import io
+
+    from twinlearn.ensemble import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    fake = Tty()
+    monkeypatch.setattr(sys, "stderr", fake)
+    monkeypatch.setattr(_progress, "BAR_AFTER_S", 0.0)
+    monkeypatch.setattr(_progress, "BAR_REDRAW_S", 0.0)
+    X, y = higgs_like(n=1000, d=4, seed=44)
+    GradientBoosting(n_estimators=20, verbose=10, device="cpu").fit(X, y)
+    out = fake.getvalue()
+    assert "[" + "#" * 3 in out and "/20 (" in out and "\r" in out
+    assert [int(l.group(1)) for l in _report_lines(out.replace("\r", "\n"))] == [0, 10, 19]
+    # the bar is cleared at the end: the text after the last newline is blank
+    assert out.rsplit("\n", 1)[-1].strip() == ""
+    # separating arm: above the threshold, the same fit on the same terminal draws no bar
+    monkeypatch.setattr(_progress, "BAR_AFTER_S", 1e9)
+    fake.seek(0)
+    fake.truncate()
+    GradientBoosting(n_estimators=20, verbose=10, device="cpu").fit(X, y)
+    assert "\r" not in fake.getvalue() and "#" not in fake.getvalue()
+
+
+def test_format_seconds():
+    from twinlearn.ensemble._progress import format_seconds
+
+    assert format_seconds(0.0121) == "12.1ms"
+    assert format_seconds(2.345) == "2.35s"
+    assert format_seconds(63.4) == "1m 3s"
+    assert format_seconds(7503) == "2h 5m 3s"
+
+
+def test_round_hook_calls_python_and_propagates_its_exceptions():
+    X, y = higgs_like(n=2000, d=5, seed=45)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    yf = y.astype(np.float64)
+    est = GradientBoosting(n_estimators=10, learning_rate=0.3, device="cpu")
+    params = est._core_params()
+    params.update(loss="Logloss", loss_param=0.0, n_classes=2, early_stopping_rounds=0, eval_metric="AUC",
+                  boost_from_average=True)
+    mod, ctx = est._tl_context("cpu", X)
+    seen = []
+
+    def hook(info):
+        seen.append(info)
+        return info["round"] != 3
+
+    model, info = mod.gbdt_fit(ctx, X, yf, None, params, X[:500], yf[:500], None, False, hook, 2)
+    assert [d["round"] for d in seen] == [0, 1, 2, 3] and len(model["tree_depth"]) == 4
+    assert info["stopped_by_callback"]
+    assert [d["train_loss"] is not None for d in seen] == [True, False, True, False]
+    assert [d["eval_metric"] for d in seen] == list(info["eval_metric"])
+    assert seen[0]["n_rounds"] == 10 and seen[0]["stopping"] is False
+
+    def boom(info):
+        if info["round"] == 2:
+            raise ZeroDivisionError("from the hook")
+
+    with pytest.raises(ZeroDivisionError, match="from the hook"):
+        mod.gbdt_fit(ctx, X, yf, None, params, None, None, None, False, boom, 0)
+
+
+_INTERRUPT = r"""
+import os, signal, sys, threading, time
+import numpy as np
+sys.path.insert(0, {path!r})
+from twinlearn import GradientBoosting
+rng = np.random.default_rng(0)
+X = rng.standard_normal((20000, 10)).astype(np.float32)
+y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+m = GradientBoosting(n_estimators=10**6, learning_rate=0.01, verbose={verbose}, device="cpu")
+done = threading.Event()
+
+
+def interrupt():  # Ctrl-C after 1 s, repeated until the fit ends (a loaded machine may delay the first)
+    if not done.wait(1.0):
+        os.kill(os.getpid(), signal.SIGINT)
+        while not done.wait(2.0):
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+threading.Thread(target=interrupt, daemon=True).start()
+t0 = time.perf_counter()
+try:
+    try:
+        m.fit(X, y, eval_set=(X[:2000], y[:2000]))
+        print("finished")
+    finally:
+        done.set()
+except KeyboardInterrupt:
+    print("interrupted", time.perf_counter() - t0, hasattr(m, "tree_depth_"))
+m2 = GradientBoosting(n_estimators=3, device="cpu").fit(X, y)  # the library still works afterwards
+print("after", m2.n_estimators_)
+"""
+
+
+@pytest.mark.parametrize("verbose", [0, 1000])
+def test_ctrl_c_stops_a_fit_with_keyboard_interrupt(tmp_path, verbose):
+    import os
+    import subprocess
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+    script = tmp_path / "interrupt.py"
+    script.write_text(_INTERRUPT.format(path=os.path.abspath(path), verbose=verbose))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, TWINLEARN_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    assert words[0] == "interrupted", r.stdout
+    assert words[2] == "False"  # no half-fitted model left behind
+    assert words[-2:] == ["after", "3"]
+
+
+# ---------------------------------------------------------------------------
+# Split constraints: min_child_weight, min_split_gain
+# ---------------------------------------------------------------------------
+def _leaf_counts(m, X):
+    """Rows of X per leaf of each tree (from the model's splits)."""
+    X = np.asarray(X, dtype=np.float64)
+    counts, s = [], 0
+    for d in m.tree_depth_:
+        leaf = np.zeros(len(X), dtype=np.int64)
+        for level in range(int(d)):
+            v = X[:, m.split_feature_[s + level]]
+            right = np.where(np.isnan(v), m._nan_mode == "Max", v > m.split_border_[s + level])
+            leaf |= right.astype(np.int64) << level
+        counts.append(np.bincount(leaf, minlength=1 << int(d)))
+        s += int(d)
+    return counts
+
+
+def test_min_child_weight_bounds_every_non_empty_leaf():
+    X, y = make_friedman1(n_samples=3000, noise=0.5, random_state=6)
+    kw = dict(loss="RMSE", n_estimators=15, learning_rate=0.3, max_depth=6, device="cpu")
+    free = GradientBoosting(**kw).fit(X, y)
+    m = GradientBoosting(min_child_weight=100.0, **kw).fit(X, y)
+    # RMSE without weights: a leaf's hessian sum is its row count
+    small = lambda est: sum(int(np.sum((c > 0) & (c < 100))) for c in _leaf_counts(est, X))  # noqa: E731
+    assert small(free) > 0  # the separating arm: without the constraint, small leaves exist
+    assert small(m) == 0
+    assert bits(m.leaf_values_) != bits(free.leaf_values_)
+    stumps = GradientBoosting(min_child_weight=1e9, **kw).fit(X, y)
+    assert list(stumps.tree_depth_) == [0] * 15 and stumps.n_estimators_ == 15
+    assert np.allclose(stumps.predict(X), stumps.predict(X)[0])  # a constant: no tree could split
+
+
+def test_min_split_gain_stops_trees_at_a_weak_level():
+    X, y = higgs_like(n=3000, d=6, seed=51)
+    kw = dict(n_estimators=25, learning_rate=0.3, max_depth=6, device="cpu")
+    free = GradientBoosting(**kw).fit(X, y)
+    msg = float(np.quantile(free.split_gain_, 0.2))
+    assert np.any(free.split_gain_ <= msg)  # the separating arm
+    m = GradientBoosting(min_split_gain=msg, **kw).fit(X, y)
+    assert np.all(m.split_gain_ > msg)
+    assert m.tree_depth_.min() < 6 and bits(m.leaf_values_) != bits(free.leaf_values_)
+    assert bits(list(m.staged_predict_proba(X))[-1]) == bits(m.predict_proba(X))
+    pos = GradientBoosting(min_split_gain=0.0, **kw).fit(X, y)
+    assert np.all(pos.split_gain_ > 0)
+    # None (the default) is no constraint
+    assert_same_model(free, GradientBoosting(min_split_gain=None, min_child_weight=0.0, **kw).fit(X, y))
+
+
+def test_split_constraints_bits_do_not_depend_on_thread_count():
+    X, y = higgs_like(n=30000, d=6, seed=52)
+    kw = dict(n_estimators=8, learning_rate=0.3, min_child_weight=30.0, min_split_gain=1.0, device="cpu")
+    with twinlearn.config_context(n_threads=1):
+        ref = GradientBoosting(**kw).fit(X, y)
+    with twinlearn.config_context(n_threads=4):
+        assert_same_model(ref, GradientBoosting(**kw).fit(X, y))
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(min_child_weight=-1.0), "min_child_weight"),
+    (dict(min_child_weight="big"), "min_child_weight"),
+    (dict(min_split_gain=-0.5), "min_split_gain"),
+    (dict(verbose=-1), "verbose"),
+    (dict(verbose="yes"), "verbose"),
+])
+def test_bad_constraint_and_verbose_values(kw, match):
+    X, y = higgs_like(n=200, d=4, seed=53)
+    with pytest.raises(ValueError, match=match):
+        GradientBoosting(n_estimators=2, device="cpu", **kw).fit(X, y)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("loss", ["Logloss", "MultiClass", "Quantile:alpha=0.3"])
+def test_split_constraints_cpu_and_gpu_give_identical_bits(loss):
+    X, y = higgs_like(n=20000, d=8, seed=54)
+    if loss == "MultiClass":
+        y = y + (np.nan_to_num(X[:, 1]) > 0.5)
+    elif loss.startswith("Quantile"):
+        y = np.nan_to_num(X[:, 0]) * 3.0 + y
+    kw = dict(loss=loss, n_estimators=10, learning_rate=0.3)
+    free = GradientBoosting(device="cpu", **kw).fit(X, y)
+    # a threshold that stops some levels: the 30% quantile of the free fit's level scores
+    kw.update(min_child_weight=25.0, min_split_gain=float(np.quantile(free.split_gain_, 0.3)))
+    Xe, ye = X[:3000], y[:3000]
+    ref = GradientBoosting(device="cpu", **kw).fit(X, y, eval_set=(Xe, ye), use_best_model=False)
+    gpu = GradientBoosting(device="cuda:0", **kw).fit(X, y, eval_set=(Xe, ye), use_best_model=False)
+    assert ref.tree_depth_.min() < 6
+    assert_same_model(ref, gpu)
+    assert ref.evals_result_ == gpu.evals_result_
+    assert bits(gpu.predict_raw(Xe)) == bits(ref.predict_raw(Xe))
+
+
+def test_files_without_the_new_parameters_still_load(tmp_path):
+    import json
+
+    X, y = higgs_like(n=1000, d=4, seed=61)
+    est = GradientBoosting(n_estimators=5, device="cpu").fit(X, y)
+    est.save_model(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    for key in ("eval_metric", "verbose", "min_child_weight", "min_split_gain"):
+        del doc["params"][key]  # as written before these parameters existed
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    loaded = GradientBoosting(verbose=3, device="cpu").load_model(tmp_path / "old.json")
+    assert bits(loaded.predict_proba(X)) == bits(est.predict_proba(X))
+    assert loaded.verbose == 3 and loaded.min_split_gain is None
+    reg = GradientBoostingRegressor(n_estimators=5, device="cpu").fit(X, y.astype(float))
+    reg.save_model(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    del doc["params"]["alpha"]
+    (tmp_path / "r_old.json").write_text(json.dumps(doc))
+    loaded = GradientBoostingRegressor(device="cpu").load_model(tmp_path / "r_old.json")
+    assert loaded.alpha == 0.9 and bits(loaded.predict(X)) == bits(reg.predict(X))

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../test_util.hpp"
-#include "ensemble/gbdt/gbdt_common.hpp"
+#include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/ensemble/gbdt.hpp"
 
 namespace {
@@ -52,6 +52,8 @@ Data make_data(std::int64_t n, std::int64_t d, GbdtLoss loss, bool with_nan, std
     if (loss == GbdtLoss::CrossEntropy) D.y[i] = 1.0 / (1.0 + std::exp(-2.0 * s));
     if (loss == GbdtLoss::RMSE) D.y[i] = 100 * s + 1e4;
     if (loss == GbdtLoss::Huber) D.y[i] = 100 * s + 1e4 + (rng() % 20 == 0 ? 5e3 : 0.0);
+    if (loss == GbdtLoss::MAE || loss == GbdtLoss::Quantile)  // heteroscedastic, unit scale
+      D.y[i] = s + (0.3 + 0.3 * std::fabs(D.X[i * d])) * nd(rng);
     if (loss == GbdtLoss::MultiClass || loss == GbdtLoss::MultiClassOneVsAll)
       D.y[i] = static_cast<double>((s > -0.5) + (s > 1.0) + (n_classes > 3 && s > 2.0));
     if (loss == GbdtLoss::Poisson)
@@ -109,6 +111,7 @@ GbdtParams params(GbdtLoss loss, int trees = 20, int depth = 4) {
   p.boost_from_average = loss != GbdtLoss::MultiClass;
   if (loss == GbdtLoss::Tweedie) p.loss_param = 1.5;
   if (loss == GbdtLoss::Huber) p.loss_param = 30.0;
+  if (loss == GbdtLoss::Quantile) p.loss_param = 0.8;
   return p;
 }
 
@@ -293,7 +296,8 @@ TEST(GbdtBorders, BinRuleMatchesPredictionRule) {
 // ---------------------------------------------------------------------------
 const GbdtLoss kAllLosses[] = {GbdtLoss::Logloss,     GbdtLoss::RMSE,    GbdtLoss::MultiClass,
                                GbdtLoss::CrossEntropy, GbdtLoss::MultiClassOneVsAll,
-                               GbdtLoss::Poisson,     GbdtLoss::Tweedie, GbdtLoss::Huber};
+                               GbdtLoss::Poisson,     GbdtLoss::Tweedie, GbdtLoss::Huber,
+                               GbdtLoss::MAE,         GbdtLoss::Quantile};
 
 TEST(GbdtFit, LearnsAndLossDecreases) {
   for (GbdtLoss loss : kAllLosses) {
@@ -427,7 +431,9 @@ TEST(GbdtCuda, IdenticalToCpu) {
                         Case{GbdtLoss::MultiClassOneVsAll, 4000, 4, false, tl::GbdtNanMode::Min, false},
                         Case{GbdtLoss::Poisson, 40000, 6, true, tl::GbdtNanMode::Min, true},
                         Case{GbdtLoss::Tweedie, 5000, 5, false, tl::GbdtNanMode::Min, false},
-                        Case{GbdtLoss::Huber, 5000, 6, true, tl::GbdtNanMode::Max, false}}) {
+                        Case{GbdtLoss::Huber, 5000, 6, true, tl::GbdtNanMode::Max, false},
+                        Case{GbdtLoss::MAE, 33000, 6, true, tl::GbdtNanMode::Min, true},
+                        Case{GbdtLoss::Quantile, 5000, 5, true, tl::GbdtNanMode::Max, false}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
                  std::to_string(c.depth));
     const Data D = make_data(c.n, 6, c.loss, c.nan, 100 + c.n);
@@ -444,7 +450,8 @@ TEST(GbdtCuda, IdenticalToCpu) {
     EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
     EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
     const bool log_link = c.loss == GbdtLoss::Poisson || c.loss == GbdtLoss::Tweedie;
-    const bool classifier = !log_link && c.loss != GbdtLoss::RMSE && c.loss != GbdtLoss::Huber;
+    const bool classifier = !log_link && c.loss != GbdtLoss::RMSE && c.loss != GbdtLoss::Huber &&
+                            c.loss != GbdtLoss::MAE && c.loss != GbdtLoss::Quantile;
     for (auto kind : {tl::GbdtOutput::Raw, tl::GbdtOutput::Probability, tl::GbdtOutput::Exponent}) {
       if ((kind == tl::GbdtOutput::Probability && !classifier) || (kind == tl::GbdtOutput::Exponent && !log_link))
         continue;
@@ -665,4 +672,492 @@ TEST(GbdtCuda, SamplingIdenticalToCpu) {
       EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
       EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, b, E, tl::GbdtOutput::Raw)));
     }
+}
+
+// ---------------------------------------------------------------------------
+// Pinball losses (MAE, Quantile): gradients, base score, fits
+// ---------------------------------------------------------------------------
+TEST(GbdtPinball, GradientsAndLossesFollowThePinballLoss) {
+  for (double alpha : {0.1, 0.5, 0.8}) {
+    for (double f : {-2.0, 0.0, 1.5}) {
+      for (double y : {-2.0, 0.0, 3.0}) {
+        const double w = 1.75;
+        double g, h;
+        tl::gbdt::row_gradients(GbdtLoss::Quantile, 1, &f, y, w, alpha, &g, &h);
+        EXPECT_EQ(h, w);
+        EXPECT_EQ(g, y > f ? -alpha * w : (1 - alpha) * w) << "alpha=" << alpha << " f=" << f << " y=" << y;
+        const double loss = tl::gbdt::row_loss(GbdtLoss::Quantile, 1, &f, y, alpha);
+        EXPECT_DOUBLE_EQ(loss, y > f ? alpha * (y - f) : (1 - alpha) * (f - y));
+        // The gradient is the derivative of the loss away from the kink.
+        if (f != y) {
+          const double e = 1e-6, fp = f + e, fm = f - e;
+          const double num_der = (tl::gbdt::row_loss(GbdtLoss::Quantile, 1, &fp, y, alpha) -
+                                  tl::gbdt::row_loss(GbdtLoss::Quantile, 1, &fm, y, alpha)) /
+                                 (2 * e);
+          EXPECT_NEAR(g / w, num_der, 1e-6);
+        }
+        // MAE: Quantile(1/2)'s gradients, and twice its loss.
+        double gm, hm, g5, h5;
+        tl::gbdt::row_gradients(GbdtLoss::MAE, 1, &f, y, w, 123.0, &gm, &hm);
+        tl::gbdt::row_gradients(GbdtLoss::Quantile, 1, &f, y, w, 0.5, &g5, &h5);
+        EXPECT_EQ(gm, g5);
+        EXPECT_EQ(hm, h5);
+        EXPECT_EQ(tl::gbdt::row_loss(GbdtLoss::MAE, 1, &f, y, 0.0), std::fabs(y - f));
+        EXPECT_EQ(tl::gbdt::row_loss(GbdtLoss::MAE, 1, &f, y, 0.0),
+                  2 * tl::gbdt::row_loss(GbdtLoss::Quantile, 1, &f, y, 0.5));
+      }
+    }
+  }
+}
+
+// Brute force: the smallest y_i (positive weight) with weight(y <= y_i) >= alpha * total.
+double quantile_brute(const std::vector<double>& y, const std::vector<double>* w, double alpha) {
+  double total = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) total += w ? (*w)[i] : 1.0;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    if (w && !((*w)[i] > 0)) continue;
+    double below = 0;
+    for (std::size_t j = 0; j < y.size(); ++j)
+      if (y[j] <= y[i]) below += w ? (*w)[j] : 1.0;
+    if (below >= alpha * total) best = std::min(best, y[i]);
+  }
+  return best;
+}
+
+TEST(GbdtPinball, WeightedQuantileIsTheSmallestValueReachingAlpha) {
+  std::vector<double> y = {5, 1, 3, 2, 4};
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), nullptr, 5, 0.5), 3.0);
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), nullptr, 4, 0.5), 2.0);  // {5,1,3,2}: the lower median
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), nullptr, 5, 0.01), 1.0);
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), nullptr, 5, 0.99), 5.0);
+  std::vector<double> w = {0, 1, 1, 1, 10};  // 5 has no weight; 4 carries most
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), w.data(), 5, 0.5), 4.0);
+  EXPECT_EQ(tl::gbdt::weighted_quantile(y.data(), w.data(), 5, 0.999), 4.0);
+  std::mt19937_64 rng(5);
+  for (int rep = 0; rep < 30; ++rep) {
+    const std::size_t n = 1 + rng() % 60;
+    std::vector<double> yy(n), ww(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      yy[i] = static_cast<double>(static_cast<int>(rng() % 9) - 4) * 0.5;  // many ties
+      ww[i] = (rng() % 4) * 0.25;
+    }
+    ww[0] = 1.0;
+    for (double a : {0.05, 0.25, 0.5, 0.9}) {
+      EXPECT_EQ(tl::gbdt::weighted_quantile(yy.data(), nullptr, static_cast<std::int64_t>(n), a),
+                quantile_brute(yy, nullptr, a));
+      EXPECT_EQ(tl::gbdt::weighted_quantile(yy.data(), ww.data(), static_cast<std::int64_t>(n), a),
+                quantile_brute(yy, &ww, a));
+    }
+  }
+}
+
+TEST(GbdtPinball, FitStartsAtTheQuantileAndCoversAlpha) {
+  const Data D = make_data(20000, 5, GbdtLoss::Quantile, false, 41);
+  for (double alpha : {0.2, 0.5, 0.8}) {
+    SCOPED_TRACE(alpha);
+    GbdtParams p = params(GbdtLoss::Quantile, 200, 5);
+    p.loss_param = alpha;
+    p.learning_rate = 0.1;
+    tl::GbdtFitInfo info;
+    const GbdtModel m = fit(cpu(2), D, p, nullptr, nullptr, &info);
+    EXPECT_EQ(m.base_score[0], tl::gbdt::weighted_quantile(D.y.data(), nullptr, D.n, alpha));
+    const std::vector<float> pred = predict(cpu(2), m, D, tl::GbdtOutput::Raw);
+    double below = 0;
+    for (std::int64_t i = 0; i < D.n; ++i) below += D.y[i] <= pred[i];
+    EXPECT_NEAR(below / D.n, alpha, 0.03);
+    EXPECT_LT(info.train_loss.back(), 0.8 * info.train_loss.front());
+  }
+}
+
+// MAE is Quantile(1/2): the same model, bit for bit, and exactly twice its loss.
+TEST(GbdtPinball, MaeIsQuantileOneHalf) {
+  const Data D = make_data(6000, 5, GbdtLoss::MAE, true, 42);
+  std::vector<double> w(static_cast<std::size_t>(D.n));
+  for (std::int64_t i = 0; i < D.n; ++i) w[i] = 0.5 + (i % 3);
+  GbdtParams q = params(GbdtLoss::Quantile, 15, 5);
+  q.loss_param = 0.5;
+  tl::GbdtFitInfo im, iq;
+  const GbdtModel a = fit(cpu(2), D, params(GbdtLoss::MAE, 15, 5), &w, &D, &im);
+  const GbdtModel b = fit(cpu(2), D, q, &w, &D, &iq);
+  expect_same_model(a, b);
+  for (std::size_t t = 0; t < im.train_loss.size(); ++t) {
+    EXPECT_EQ(im.train_loss[t], 2 * iq.train_loss[t]);
+    EXPECT_EQ(im.eval_loss[t], 2 * iq.eval_loss[t]);
+  }
+  // Separating arm: another alpha gives other trees.
+  q.loss_param = 0.6;
+  EXPECT_FALSE(same_bits_vec(a.leaf_values, fit(cpu(2), D, q).leaf_values));
+}
+
+TEST(GbdtPinball, RejectsAlphaOutsideTheOpenUnitInterval) {
+  const Data D = make_data(100, 4, GbdtLoss::Quantile, false, 43);
+  for (double a : {0.0, 1.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    GbdtParams p = params(GbdtLoss::Quantile, 2, 2);
+    p.loss_param = a;
+    try {
+      fit(cpu(1), D, p);
+      ADD_FAILURE() << "alpha " << a << " accepted";
+    } catch (const tl::ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("alpha"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Eval metrics and the per-round callback
+// ---------------------------------------------------------------------------
+// Brute-force weighted AUC over all (positive, negative) pairs, ties half.
+double auc_brute(const std::vector<double>& s, const std::vector<double>& y, const std::vector<double>* w,
+                 double tie_credit = 0.5) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    for (std::size_t j = 0; j < s.size(); ++j) {
+      if (!(y[i] > 0.5) || y[j] > 0.5) continue;
+      const double ww = (w ? (*w)[i] : 1.0) * (w ? (*w)[j] : 1.0);
+      den += ww;
+      num += ww * (s[i] > s[j] ? 1.0 : (s[i] == s[j] ? tie_credit : 0.0));
+    }
+  return num / den;
+}
+
+TEST(GbdtMetric, AucMatchesPairCountingWithTiesAndWeights) {
+  std::mt19937_64 rng(9);
+  for (int rep = 0; rep < 20; ++rep) {
+    const std::size_t n = 20 + rng() % 200;
+    std::vector<double> s(n), y(n), w(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      s[i] = static_cast<double>(static_cast<int>(rng() % 7)) * 0.25 - 0.5;  // heavy ties
+      y[i] = (rng() % 3 == 0) ? 1.0 : 0.0;
+      w[i] = 0.5 + (rng() % 4);
+    }
+    y[0] = 1.0;
+    y[1] = 0.0;
+    const auto m = static_cast<std::int64_t>(n);
+    EXPECT_NEAR(tl::gbdt_metric(tl::GbdtMetric::AUC, GbdtLoss::Logloss, 1, s.data(), y.data(), nullptr, m),
+                auc_brute(s, y, nullptr), 1e-12);
+    const double got = tl::gbdt_metric(tl::GbdtMetric::AUC, GbdtLoss::Logloss, 1, s.data(), y.data(), w.data(), m);
+    EXPECT_NEAR(got, auc_brute(s, y, &w), 1e-12);
+    // Separating arm: on this fixture, crediting ties 0 or 1 gives another value.
+    EXPECT_GT(std::fabs(auc_brute(s, y, &w, 0.0) - got), 1e-3);
+    EXPECT_GT(std::fabs(auc_brute(s, y, &w, 1.0) - got), 1e-3);
+    // The order of the rows does not matter (bit for bit).
+    std::vector<std::size_t> perm(n);
+    for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 7919) % n;
+    std::sort(perm.begin(), perm.end());
+    std::reverse(perm.begin(), perm.end());
+    std::vector<double> s2(n), y2(n), w2(n);
+    for (std::size_t i = 0; i < n; ++i) s2[i] = s[perm[i]], y2[i] = y[perm[i]], w2[i] = w[perm[i]];
+    const double got2 = tl::gbdt_metric(tl::GbdtMetric::AUC, GbdtLoss::Logloss, 1, s2.data(), y2.data(), w2.data(), m);
+    EXPECT_NEAR(got2, got, 1e-12);
+  }
+  std::vector<double> s = {0.1, 0.2}, y1 = {1, 1};
+  EXPECT_THROW(tl::gbdt_metric(tl::GbdtMetric::AUC, GbdtLoss::Logloss, 1, s.data(), y1.data(), nullptr, 2),
+               tl::ValueError);
+}
+
+TEST(GbdtMetric, AccuracyRmseAndMae) {
+  // Binary: class 1 where the margin is > 0.
+  std::vector<double> raw = {0.5, -0.5, 0.0, 2.0}, y = {1, 1, 0, 0}, w = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(tl::gbdt_metric(tl::GbdtMetric::Accuracy, GbdtLoss::Logloss, 1, raw.data(), y.data(), nullptr, 4),
+                   0.5);
+  EXPECT_DOUBLE_EQ(tl::gbdt_metric(tl::GbdtMetric::Accuracy, GbdtLoss::Logloss, 1, raw.data(), y.data(), w.data(), 4),
+                   (1.0 + 3.0) / 10.0);
+  // MultiClass: the largest margin, the lower class on ties.
+  std::vector<double> raw3 = {1, 1, 0, /**/ 0, 2, 1, /**/ 3, 0, 3}, y3 = {0, 2, 2};
+  EXPECT_DOUBLE_EQ(
+      tl::gbdt_metric(tl::GbdtMetric::Accuracy, GbdtLoss::MultiClass, 3, raw3.data(), y3.data(), nullptr, 3),
+      1.0 / 3.0);
+  // Regression: on the prediction (exp of the margin under a log link).
+  std::vector<double> f = {1, 2, 3}, t = {1, 4, 0};
+  EXPECT_DOUBLE_EQ(tl::gbdt_metric(tl::GbdtMetric::RMSE, GbdtLoss::RMSE, 1, f.data(), t.data(), nullptr, 3),
+                   std::sqrt((0 + 4 + 9) / 3.0));
+  EXPECT_DOUBLE_EQ(tl::gbdt_metric(tl::GbdtMetric::MAE, GbdtLoss::Quantile, 1, f.data(), t.data(), nullptr, 3),
+                   (0 + 2 + 3) / 3.0);
+  EXPECT_NEAR(tl::gbdt_metric(tl::GbdtMetric::MAE, GbdtLoss::Poisson, 1, f.data(), t.data(), nullptr, 3),
+              (std::fabs(std::exp(1) - 1) + std::fabs(std::exp(2) - 4) + std::exp(3)) / 3.0, 1e-12);
+  EXPECT_THROW(tl::gbdt_metric(tl::GbdtMetric::RMSE, GbdtLoss::Logloss, 1, f.data(), t.data(), nullptr, 3),
+               tl::ValueError);
+  EXPECT_THROW(tl::gbdt_metric(tl::GbdtMetric::Accuracy, GbdtLoss::RMSE, 1, f.data(), t.data(), nullptr, 3),
+               tl::ValueError);
+}
+
+// Staged raw predictions of the first t + 1 trees on E.
+std::vector<double> staged_raw(const GbdtModel& m, const Data& E, std::int64_t trees) {
+  std::vector<double> acc(static_cast<std::size_t>(E.n * m.n_outputs));
+  for (std::int64_t i = 0; i < E.n; ++i)
+    for (int k = 0; k < m.n_outputs; ++k) acc[i * m.n_outputs + k] = m.base_score[k];
+  tl::gbdt_predict_stage<float>(cpu(1), m, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 0, trees, acc.data());
+  return acc;
+}
+
+// The per-round metric is gbdt_metric of the eval set's predictions after
+// that round; best_iteration and early stopping follow it (higher is better
+// for AUC and Accuracy).
+TEST(GbdtMetric, EvalMetricDrivesBestIterationAndEarlyStopping) {
+  const Data D = make_data(3000, 5, GbdtLoss::Logloss, true, 51);
+  const Data E = make_data(2000, 5, GbdtLoss::Logloss, true, 52);
+  for (tl::GbdtMetric metric : {tl::GbdtMetric::AUC, tl::GbdtMetric::Accuracy}) {
+    SCOPED_TRACE(tl::to_string(metric));
+    GbdtParams p = params(GbdtLoss::Logloss, 300, 6);
+    p.learning_rate = 0.3;
+    p.eval_metric = metric;
+    p.early_stopping_rounds = 15;
+    tl::GbdtFitInfo info;
+    const GbdtModel m = fit(cpu(2), D, p, nullptr, &E, &info);
+    ASSERT_EQ(info.eval_metric.size(), info.eval_loss.size());
+    ASSERT_EQ(info.eval_metric.size(), static_cast<std::size_t>(m.n_trees()));
+    const auto best = std::max_element(info.eval_metric.begin(), info.eval_metric.end());
+    EXPECT_EQ(info.best_iteration, best - info.eval_metric.begin());
+    EXPECT_TRUE(info.stopped_early);
+    EXPECT_EQ(m.n_trees(), info.best_iteration + 1 + p.early_stopping_rounds);
+    for (std::int64_t t : {std::int64_t(0), info.best_iteration, m.n_trees() - 1}) {
+      const auto raw = staged_raw(m, E, t + 1);
+      EXPECT_EQ(info.eval_metric[t], tl::gbdt_metric(metric, GbdtLoss::Logloss, 1, raw.data(), E.y.data(), nullptr, E.n));
+    }
+    // Separating arm: the loss would pick another best round than the metric.
+    const auto lbest = std::min_element(info.eval_loss.begin(), info.eval_loss.end()) - info.eval_loss.begin();
+    if (metric == tl::GbdtMetric::AUC) {
+      EXPECT_NE(lbest, info.best_iteration);
+    }
+  }
+  // Regression metrics are lower-is-better.
+  const Data R = make_data(3000, 5, GbdtLoss::RMSE, true, 53);
+  const Data RE = make_data(1000, 5, GbdtLoss::RMSE, true, 54);
+  GbdtParams p = params(GbdtLoss::RMSE, 40, 4);
+  p.eval_metric = tl::GbdtMetric::MAE;
+  tl::GbdtFitInfo info;
+  fit(cpu(2), R, p, nullptr, &RE, &info);
+  const auto best = std::min_element(info.eval_metric.begin(), info.eval_metric.end());
+  EXPECT_EQ(info.best_iteration, best - info.eval_metric.begin());
+  // Metric and loss must fit together.
+  p = params(GbdtLoss::RMSE, 2, 2);
+  p.eval_metric = tl::GbdtMetric::AUC;
+  EXPECT_THROW(fit(cpu(1), R, p, nullptr, &RE), tl::ValueError);
+  p = params(GbdtLoss::Logloss, 2, 2);
+  p.eval_metric = tl::GbdtMetric::RMSE;
+  EXPECT_THROW(fit(cpu(1), D, p, nullptr, &E), tl::ValueError);
+}
+
+struct Recorder {
+  std::vector<int> rounds;
+  std::vector<double> train, eval_loss, eval_metric;
+  std::vector<std::vector<double>> raw;
+};
+
+tl::GbdtCallback recorder(Recorder& r, std::int64_t m, int D, int stop_after = -1) {
+  return [&r, m, D, stop_after](tl::GbdtRound& info) {
+    r.rounds.push_back(info.round);
+    r.train.push_back(info.train_loss());
+    EXPECT_EQ(info.train_loss(), r.train.back());  // computed once, cached
+    if (info.has_eval) {
+      r.eval_loss.push_back(info.eval_loss);
+      r.eval_metric.push_back(info.eval_metric);
+      const double* p = info.eval_raw();
+      r.raw.emplace_back(p, p + m * D);
+    }
+    return info.round != stop_after;
+  };
+}
+
+TEST(GbdtCallback, SeesEveryRoundAndCanStopTheFit) {
+  const Data D = make_data(3000, 5, GbdtLoss::Logloss, true, 61);
+  const Data E = make_data(1000, 5, GbdtLoss::Logloss, true, 62);
+  GbdtParams p = params(GbdtLoss::Logloss, 12, 4);
+  p.eval_metric = tl::GbdtMetric::AUC;
+  Recorder r;
+  tl::GbdtFitInfo info;
+  tl::GbdtEvalSet<float> ev;
+  ev.X = tl::MatrixView<const float>(E.X.data(), E.n, E.d);
+  ev.y = E.y.data();
+  const auto X = tl::MatrixView<const float>(D.X.data(), D.n, D.d);
+  const GbdtModel m = tl::gbdt_fit<float>(cpu(2), X, D.y.data(), nullptr, p, ev, true, &info, recorder(r, E.n, 1));
+  ASSERT_EQ(r.rounds.size(), 12u);
+  for (int t = 0; t < 12; ++t) {
+    EXPECT_EQ(r.rounds[t], t);
+    EXPECT_EQ(r.train[t], info.train_loss[t]);
+    EXPECT_EQ(r.eval_loss[t], info.eval_loss[t]);
+    EXPECT_EQ(r.eval_metric[t], info.eval_metric[t]);
+    EXPECT_TRUE(same_bits_vec(r.raw[t], staged_raw(m, E, t + 1)));
+  }
+  // Returning false after round 4 keeps 5 trees: the first 5 of the full fit.
+  Recorder r2;
+  tl::GbdtFitInfo info2;
+  const GbdtModel m5 = tl::gbdt_fit<float>(cpu(2), X, D.y.data(), nullptr, p, ev, false, &info2, recorder(r2, E.n, 1, 4));
+  EXPECT_EQ(m5.n_trees(), 5);
+  EXPECT_TRUE(info2.stopped_by_callback);
+  EXPECT_FALSE(info2.stopped_early);
+  EXPECT_TRUE(same_bits_vec(std::vector<double>(m.leaf_values.begin(), m.leaf_values.begin() + 5 * 16), m5.leaf_values));
+  // An exception leaves gbdt_fit.
+  auto thrower = [](tl::GbdtRound& info) -> bool {
+    if (info.round == 2) throw std::runtime_error("stop here");
+    return true;
+  };
+  EXPECT_THROW(tl::gbdt_fit<float>(cpu(2), X, D.y.data(), nullptr, p, ev, false, nullptr, thrower), std::runtime_error);
+}
+
+TEST(GbdtCuda, PinballMetricsAndCallbackIdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+  struct Case {
+    GbdtLoss loss;
+    tl::GbdtMetric metric;
+  };
+  for (const Case& c : {Case{GbdtLoss::Logloss, tl::GbdtMetric::AUC}, Case{GbdtLoss::MultiClass, tl::GbdtMetric::Accuracy},
+                        Case{GbdtLoss::Quantile, tl::GbdtMetric::MAE}, Case{GbdtLoss::MAE, tl::GbdtMetric::RMSE},
+                        Case{GbdtLoss::Poisson, tl::GbdtMetric::RMSE}}) {
+    SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " " + tl::to_string(c.metric));
+    const Data D = make_data(40001, 6, c.loss, true, 71);
+    const Data E = make_data(5000, 6, c.loss, true, 72);
+    std::vector<double> w(static_cast<std::size_t>(D.n));
+    for (std::int64_t i = 0; i < D.n; ++i) w[i] = 0.25 + (i % 7) * 0.5;
+    GbdtParams p = params(c.loss, 10, 6);
+    p.eval_metric = c.metric;
+    const int Dout = tl::gbdt_outputs(p.loss, p.n_classes);
+    tl::GbdtEvalSet<float> ev;
+    ev.X = tl::MatrixView<const float>(E.X.data(), E.n, E.d);
+    ev.y = E.y.data();
+    const auto X = tl::MatrixView<const float>(D.X.data(), D.n, D.d);
+    Recorder rc, rg;
+    tl::GbdtFitInfo ic, ig;
+    const GbdtModel a = tl::gbdt_fit<float>(cpu(3), X, D.y.data(), w.data(), p, ev, true, &ic, recorder(rc, E.n, Dout));
+    const GbdtModel b = tl::gbdt_fit<float>(gpu, X, D.y.data(), w.data(), p, ev, true, &ig, recorder(rg, E.n, Dout));
+    expect_same_model(a, b);
+    EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
+    EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+    EXPECT_TRUE(same_bits_vec(ic.eval_metric, ig.eval_metric));
+    EXPECT_EQ(ic.best_iteration, ig.best_iteration);
+    ASSERT_EQ(rc.raw.size(), rg.raw.size());
+    for (std::size_t t = 0; t < rc.raw.size(); ++t) EXPECT_TRUE(same_bits_vec(rc.raw[t], rg.raw[t]));
+    EXPECT_TRUE(same_bits_vec(rc.train, rg.train));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Split constraints: min_child_weight, min_split_gain
+// ---------------------------------------------------------------------------
+// Rows of D per leaf of tree t (routing the training rows through the model).
+std::vector<std::int64_t> leaf_rows(const GbdtModel& m, const Data& D, std::int64_t t) {
+  std::vector<std::int64_t> so, lo;
+  tl::gbdt::tree_offsets(m, &so, &lo);
+  const int depth = m.tree_depth[t];
+  std::vector<std::int64_t> count(std::size_t(1) << depth, 0);
+  for (std::int64_t i = 0; i < D.n; ++i) {
+    std::int64_t leaf = 0;
+    for (int d = 0; d < depth; ++d)
+      leaf |= static_cast<std::int64_t>(tl::gbdt::goes_right(D.X[i * D.d + m.split_feature[so[t] + d]],
+                                                             m.split_border[so[t] + d], m.nan_mode == tl::GbdtNanMode::Max))
+              << d;
+    ++count[leaf];
+  }
+  return count;
+}
+
+// RMSE without weights: a leaf's hessian sum is its row count, so every
+// leaf of every tree holds 0 or >= min_child_weight rows; without the
+// constraint some leaf holds fewer (the separating arm).
+TEST(GbdtConstraints, MinChildWeightBoundsEveryNonEmptyLeaf) {
+  const Data D = make_data(3000, 5, GbdtLoss::RMSE, true, 81);
+  const double mcw = 150.0;
+  auto small_leaves = [&](const GbdtModel& m) {
+    int small = 0;
+    for (std::int64_t t = 0; t < m.n_trees(); ++t)
+      for (std::int64_t c : leaf_rows(m, D, t)) small += c > 0 && c < mcw;
+    return small;
+  };
+  GbdtParams p = params(GbdtLoss::RMSE, 15, 6);
+  const GbdtModel free_fit = fit(cpu(2), D, p);
+  EXPECT_GT(small_leaves(free_fit), 0);
+  p.min_child_weight = mcw;
+  const GbdtModel m = fit(cpu(2), D, p);
+  m.validate();
+  EXPECT_EQ(small_leaves(m), 0);
+  EXPECT_FALSE(same_bits_vec(free_fit.leaf_values, m.leaf_values));
+  // (Trees still reach max_depth here: a level can always repeat an earlier
+  // split, whose children in every leaf are the leaf itself and an empty one.)
+  expect_same_model(m, fit(cpu(1), D, p));
+  expect_same_model(m, fit(cpu(5), D, p));
+  // A huge value leaves no admissible split: every tree is one leaf.
+  p.min_child_weight = 1e9;
+  const GbdtModel stump = fit(cpu(2), D, p);
+  EXPECT_EQ(stump.tree_depth, std::vector<std::int32_t>(15, 0));
+}
+
+// Every kept level scored above min_split_gain; trees stop at the first
+// level that does not; without the constraint some levels score lower.
+TEST(GbdtConstraints, MinSplitGainStopsTheTree) {
+  const Data D = make_data(3000, 5, GbdtLoss::Logloss, true, 82);
+  GbdtParams p = params(GbdtLoss::Logloss, 25, 6);
+  const GbdtModel free_fit = fit(cpu(2), D, p);
+  const double msg = 2.0;
+  int low = 0;
+  for (double g : free_fit.split_gain) low += !(g > msg);
+  EXPECT_GT(low, 0);
+  p.min_split_gain = msg;
+  tl::GbdtFitInfo info;
+  const GbdtModel m = fit(cpu(2), D, p, nullptr, nullptr, &info);
+  m.validate();
+  for (double g : m.split_gain) EXPECT_GT(g, msg);
+  EXPECT_LT(*std::min_element(m.tree_depth.begin(), m.tree_depth.end()), 6);
+  EXPECT_FALSE(same_bits_vec(free_fit.leaf_values, m.leaf_values));
+  expect_same_model(m, fit(cpu(3), D, p));
+  // The recorded training loss still follows the trees (staged predictions agree).
+  std::vector<double> acc(static_cast<std::size_t>(D.n), m.base_score[0]);
+  tl::gbdt_predict_stage<float>(cpu(2), m, tl::MatrixView<const float>(D.X.data(), D.n, D.d), 0, m.n_trees(),
+                                acc.data());
+  std::vector<float> raw(acc.size());
+  tl::gbdt_link(m.loss, 1, acc.data(), D.n, tl::GbdtOutput::Raw, raw.data());
+  EXPECT_TRUE(same_bits_vec(raw, predict(cpu(1), m, D, tl::GbdtOutput::Raw)));
+  // min_split_gain 0: only levels of positive score.
+  p.min_split_gain = 0.0;
+  for (double g : fit(cpu(2), D, p).split_gain) EXPECT_GT(g, 0.0);
+  // Defaults are no constraint: the same bits as before the options existed.
+  GbdtParams q = params(GbdtLoss::Logloss, 25, 6);
+  q.min_split_gain = -std::numeric_limits<double>::infinity();
+  q.min_child_weight = 0.0;
+  expect_same_model(free_fit, fit(cpu(2), D, q));
+}
+
+TEST(GbdtConstraints, RejectsBadValues) {
+  const Data D = make_data(100, 4, GbdtLoss::Logloss, false, 83);
+  for (double v : {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    GbdtParams p = params(GbdtLoss::Logloss, 2, 2);
+    p.min_child_weight = v;
+    EXPECT_THROW(fit(cpu(1), D, p), tl::ValueError);
+  }
+  for (double v : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    GbdtParams p = params(GbdtLoss::Logloss, 2, 2);
+    p.min_split_gain = v;
+    EXPECT_THROW(fit(cpu(1), D, p), tl::ValueError);
+  }
+}
+
+TEST(GbdtCuda, ConstraintsIdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+  for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass, GbdtLoss::Quantile}) {
+    for (int which = 0; which < 3; ++which) {
+      SCOPED_TRACE(std::string(tl::to_string(loss)) + " case " + std::to_string(which));
+      const Data D = make_data(40001, 6, loss, true, 91);
+      const Data E = make_data(3000, 6, loss, true, 92);
+      GbdtParams p = params(loss, 10, 6);
+      if (which != 1) p.min_child_weight = loss == GbdtLoss::Quantile ? 400.0 : 20.0;
+      if (which != 0) {
+        // A threshold that stops some levels: the 30% quantile of a free fit's level scores.
+        std::vector<double> g = fit(cpu(2), D, params(loss, 10, 6)).split_gain;
+        std::sort(g.begin(), g.end());
+        p.min_split_gain = g[g.size() * 3 / 10];
+      }
+      tl::GbdtFitInfo ic, ig;
+      const GbdtModel a = fit(cpu(3), D, p, nullptr, &E, &ic);
+      const GbdtModel b = fit(gpu, D, p, nullptr, &E, &ig);
+      expect_same_model(a, b);
+      EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
+      EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+      EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, b, E, tl::GbdtOutput::Raw)));
+      if (which != 0) {
+        EXPECT_LT(*std::min_element(a.tree_depth.begin(), a.tree_depth.end()), 6) << "the fixture must stop trees";
+      }
+    }
+  }
 }

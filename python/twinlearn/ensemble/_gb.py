@@ -41,9 +41,15 @@ _LOSSES = {
     "Poisson": None,
     "Tweedie": "variance_power",
     "Huber": "delta",
+    "MAE": None,
+    "Quantile": "alpha",
 }
-_NOT_YET = ("MAE", "Quantile", "MAPE", "Expectile", "LogLinQuantile", "Lq", "MultiRMSE", "RMSEWithUncertainty",
-            "LogCosh", "Cox", "Focal")
+# The parameter's value when the loss string leaves it out (CatBoost's defaults); absent: required.
+_LOSS_PARAM_DEFAULTS = {"Quantile": 0.5}
+_NOT_YET = ("MAPE", "Expectile", "LogLinQuantile", "Lq", "MultiRMSE", "RMSEWithUncertainty", "LogCosh", "Cox",
+            "Focal")
+# eval_metric values other than the loss itself (GbdtMetric in the core)
+_EVAL_METRICS = ("AUC", "Accuracy", "RMSE", "MAE")
 
 
 def _parse_loss(loss):
@@ -60,6 +66,8 @@ def _parse_loss(loss):
         if rest:
             raise ValueError(f"loss {name!r} takes no parameters, got {loss!r}")
         return name, 0.0
+    if not rest and name in _LOSS_PARAM_DEFAULTS:
+        return name, _LOSS_PARAM_DEFAULTS[name]
     key, eq, value = rest.partition("=")
     if key != pname or not eq:
         raise ValueError(f"loss {name!r} needs its parameter: '{name}:{pname}=<value>', got {loss!r}")
@@ -71,6 +79,8 @@ def _parse_loss(loss):
         raise ValueError(f"loss {loss!r}: variance_power must be in (1, 2)")
     if name == "Huber" and not (np.isfinite(v) and v > 0):
         raise ValueError(f"loss {loss!r}: delta must be > 0")
+    if name == "Quantile" and not 0.0 < v < 1.0:
+        raise ValueError(f"loss {loss!r}: alpha must be in (0, 1)")
     return name, v
 
 
@@ -194,16 +204,29 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         params = self._core_params()
         if params.get("bootstrap_type", "No") != "No" or params.get("rsm", 1.0) < 1.0:
             params["seed"] = _sampling_seed(self.random_state)
+        metric = self._core_eval_metric(loss_name)
         params.update(
             loss=loss_name,
             loss_param=self._core_loss_param(),
             n_classes=max(n_classes, 2),
             early_stopping_rounds=int(early_stopping_rounds or 0),
+            eval_metric=metric,
         )
         if params["boost_from_average"] is None:
             params["boost_from_average"] = loss_name not in ("MultiClass", "MultiClassOneVsAll")
         mod, ctx = self._tl_context(device, X)
-        model, info = mod.gbdt_fit(ctx, X, y_codes, sw, params, eX, ey, ew, False)
+        period = self._verbose_period()
+        progress = None
+        if period:
+            from ._progress import FitProgress
+
+            progress = FitProgress(period, show_learn=eX is None or metric == "Loss")
+        try:
+            model, info = mod.gbdt_fit(ctx, X, y_codes, sw, params, eX, ey, ew, False, progress,
+                                       period if progress is not None and progress.show_learn else 0)
+        finally:
+            if progress is not None:
+                progress.close()
         for key in _MODEL_KEYS:
             setattr(self, key + "_", np.asarray(model[key]))
         self._loss_name = loss_name
@@ -212,10 +235,24 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         self.evals_result_ = {}
         self.best_iteration_ = None
         if eX is not None:
-            self.evals_result_ = {"validation": {self._metric_name(loss_name): np.asarray(info["eval_loss"]).tolist()}}
+            history = {}
+            if metric != "Loss":
+                history[metric] = np.asarray(info["eval_metric"]).tolist()
+            history[self._metric_name(loss_name)] = np.asarray(info["eval_loss"]).tolist()
+            self.evals_result_ = {"validation": history}
             self.best_iteration_ = int(info["best_iteration"])
+            n_done = len(self.tree_depth_)
             if use_best_model is None or use_best_model:
                 self._truncate(self.best_iteration_ + 1)
+            if progress is not None:
+                best = next(iter(history.values()))[self.best_iteration_]
+                lines = []
+                if info["stopped_early"]:
+                    lines.append(f"Stopped by overfitting detector  ({int(early_stopping_rounds)} iterations wait)")
+                lines += ["", f"bestTest = {best:.16g}", f"bestIteration = {self.best_iteration_}", ""]
+                if len(self.tree_depth_) < n_done:
+                    lines.append(f"Shrink model to first {len(self.tree_depth_)} iterations.")
+                progress.summary(lines)
         self.n_estimators_ = int(len(self.tree_depth_))
         for key in ("borders_", "split_feature_", "split_bin_", "leaf_values_", "base_score_"):
             identity.record(f"{type(self).__name__}.{key}", getattr(self, key))
@@ -304,6 +341,14 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
 
     def _core_loss_param(self):
         return 0.0
+
+    def _core_eval_metric(self, loss_name):
+        """The core's eval metric: 'Loss' or one of _EVAL_METRICS."""
+        return "Loss"
+
+    def _verbose_period(self):
+        """Report every this many rounds; 0 = silent."""
+        return 0
 
     def _metric_name(self, loss_name):
         return loss_name
@@ -423,10 +468,26 @@ class GradientBoosting(_BoostingCore):
         'MultiClass' (softmax over two or more classes), 'MultiClassOneVsAll'
         (one sigmoid per class; predict_proba normalizes them to sum to 1).
         Regression: 'RMSE', 'Huber:delta=D' (D > 0), 'Poisson' (counts, log
-        link), 'Tweedie:variance_power=P' (1 < P < 2, log link); under a log
-        link ``predict`` returns ``exp(margin)``. Leaf values are Newton steps
-        ``-G/(H + l2_leaf_reg)`` for every loss. 'MAE', 'Quantile' and other
-        CatBoost losses raise a ValueError (not available yet).
+        link), 'Tweedie:variance_power=P' (1 < P < 2, log link), 'MAE',
+        'Quantile:alpha=A' (0 < A < 1; 'Quantile' alone means A = 0.5);
+        under a log link ``predict`` returns ``exp(margin)``. Leaf values are
+        ``-G/(H + l2_leaf_reg) * learning_rate`` for every loss: Newton steps
+        where the loss has a hessian. 'MAE' and 'Quantile' have none: their
+        per-row gradient is the pinball loss's derivative in the prediction
+        (``-alpha * w`` where the target is above the prediction, else
+        ``(1 - alpha) * w``, as in CatBoost; 'MAE' is 'Quantile:alpha=0.5',
+        the same trees) and their per-row hessian is the row weight, so every
+        leaf moves by a gradient step of at most ``learning_rate *
+        max(alpha, 1 - alpha)`` in the target's units. **This is not
+        CatBoost's default for these losses**, which sets each leaf to the
+        exact weighted quantile of its residuals (``leaf_estimation_method=
+        'Exact'``); here the leaves are CatBoost's ``'Gradient'`` steps, so
+        targets of large scale need more rounds or a larger learning_rate.
+        With boost_from_average they start from the weighted median (MAE)
+        or the weighted alpha-quantile (Quantile) of y. Their loss values
+        (evals_result_) are the mean absolute error (MAE) and the mean
+        pinball loss (Quantile). Other CatBoost losses raise a ValueError
+        (not available yet).
     n_estimators : int, default=1000
         Boosting rounds (CatBoost's ``iterations`` default).
     learning_rate : float, default=0.03
@@ -448,8 +509,11 @@ class GradientBoosting(_BoostingCore):
         NaN feature values go to a dedicated bin below ('Min') or above
         ('Max') every value, or raise ('Forbidden').
     boost_from_average : bool or None, default=None
-        Start from the best constant (mean for RMSE, log-odds for Logloss)
-        instead of 0. None: True for RMSE and Logloss, False for MultiClass.
+        Start from the best constant (mean for RMSE, log-odds for Logloss,
+        weighted median for MAE, weighted alpha-quantile for Quantile: the
+        smallest target whose cumulative weight reaches alpha of the total)
+        instead of 0. None: True for every loss but MultiClass and
+        MultiClassOneVsAll.
     bootstrap_type : {'No', 'Bernoulli', 'Bayesian'}, default='No'
         Row sampling, drawn anew for every tree (CatBoost's
         ``sampling_frequency='PerTree'``): each row's weight in the tree
@@ -474,6 +538,48 @@ class GradientBoosting(_BoostingCore):
         ``max(1, round(rsm * m))`` of the m features that have borders,
         drawn anew for every tree (CatBoost draws per level; here per tree).
         1 uses every feature and draws nothing.
+    min_child_weight : float >= 0, default=0.0
+        A candidate split of a level is rejected when one of the leaves it
+        makes has, for some output, a hessian sum (of weighted rows) that is
+        positive and below this value; leaves with hessian sum 0 (no rows)
+        are exempt, so the shared split of an oblivious tree is not blocked
+        by leaves that are already empty. When every candidate of a level is
+        rejected the tree stops growing there (it is then shallower than
+        max_depth); below the root this is rare, since repeating an earlier
+        level's split (which keeps every leaf whole, with score 0) stays
+        admissible; ``min_split_gain=0.0`` stops such levels. 0 means no
+        constraint. For MAE and Quantile the hessian is the row weight, so
+        this is a minimum (weighted) row count.
+    min_split_gain : float >= 0 or None, default=None
+        The tree stops growing at the first level whose best split score
+        (the sum over the level's leaves of ``G_L^2/(H_L+l2) +
+        G_R^2/(H_R+l2) - G^2/(H+l2)``, the value in ``split_gain_``) is not
+        above this value. None: no constraint (a level always splits, even
+        on a score <= 0, as CatBoost does); 0.0 keeps only splits of
+        positive score.
+    eval_metric : {None, 'AUC', 'Accuracy', 'RMSE', 'MAE'} or str, default=None
+        What the eval set is scored with each round: None or the loss itself
+        (its string or its name) use the loss. 'AUC' (binary losses: the
+        weighted area under the ROC curve of the margins, ties counted half)
+        and 'Accuracy' (classification losses; the class ``predict`` would
+        give) are better when higher; 'RMSE' and 'MAE' (regression losses,
+        on the values ``predict`` gives) when lower. With an eval_set,
+        ``best_iteration_``, ``early_stopping_rounds`` and ``use_best_model``
+        follow this metric, and ``evals_result_['validation']`` holds it
+        beside the loss. Computed on the host from the eval set's current
+        predictions, in a fixed order: the same values on the CPU and on a
+        GPU. Without an eval_set it is not used.
+    verbose : bool or int, default=False
+        CatBoost's meaning: False or 0 prints nothing; True reports every
+        round; an int N every N rounds (and the last round). Reports go to
+        ``sys.stderr`` as CatBoost's lines, e.g. ``0:\tlearn: 0.6812345\t
+        test: 0.6890123\tbest: 0.6890123 (0)\ttotal: 12.1ms\tremaining:
+        2.3s``, where ``learn`` is the training loss (shown when the eval
+        metric is the loss or without an eval_set) and ``test``/``best`` the
+        eval metric; the best iteration follows at the end. On a terminal, a
+        fit expected to take more than a few seconds also shows a one-line
+        progress bar, updated in place. Ctrl-C stops any fit (verbose or
+        not) after the current round with KeyboardInterrupt.
     random_state : int, RandomState instance or None, default=None
         Seeds the sampling draws (bootstrap_type other than 'No', rsm < 1).
         The draws come from the project's counter-based generator, so a fit
@@ -492,9 +598,12 @@ class GradientBoosting(_BoostingCore):
     n_outputs_ : int
         1 for Logloss and RMSE, the number of classes for MultiClass.
     best_iteration_ : int or None
-        With an eval_set: the 0-based round of the lowest eval loss.
+        With an eval_set: the 0-based round of the best eval metric (the
+        lowest loss by default; the first round of the best value).
     evals_result_ : dict
-        ``{'validation': {loss: [per-round eval loss]}}`` with an eval_set.
+        ``{'validation': {loss: [per-round eval loss]}}`` with an eval_set;
+        with an eval_metric other than the loss, ``{'validation': {metric:
+        [...], loss: [...]}}``.
     """ + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
@@ -525,6 +634,10 @@ class GradientBoosting(_BoostingCore):
         "subsample": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "bagging_temperature": [Interval(numbers.Real, 0, None, closed="left"), None],
         "rsm": [Interval(numbers.Real, 0, 1, closed="right")],
+        "min_child_weight": [Interval(numbers.Real, 0, None, closed="left")],
+        "min_split_gain": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "eval_metric": [str, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -546,6 +659,10 @@ class GradientBoosting(_BoostingCore):
         subsample=None,
         bagging_temperature=None,
         rsm=1.0,
+        min_child_weight=0.0,
+        min_split_gain=None,
+        eval_metric=None,
+        verbose=False,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -564,6 +681,10 @@ class GradientBoosting(_BoostingCore):
         self.subsample = subsample
         self.bagging_temperature = bagging_temperature
         self.rsm = rsm
+        self.min_child_weight = min_child_weight
+        self.min_split_gain = min_split_gain
+        self.eval_metric = eval_metric
+        self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -595,6 +716,20 @@ class GradientBoosting(_BoostingCore):
 
     def _metric_name(self, loss_name):
         return self.loss
+
+    def _core_eval_metric(self, loss_name):
+        m = self.eval_metric
+        if m is None or m == self.loss or m == loss_name:
+            return "Loss"
+        if m not in _EVAL_METRICS:
+            raise ValueError(
+                f"eval_metric must be None, one of {', '.join(repr(v) for v in _EVAL_METRICS)}, or the loss "
+                f"({self.loss!r}); got {m!r}"
+            )
+        return m
+
+    def _verbose_period(self):
+        return int(self.verbose)  # True: every round
 
     def _core_nan_mode(self):
         return self.nan_mode
@@ -636,6 +771,8 @@ class GradientBoosting(_BoostingCore):
             "subsample": 0.8 if self.subsample is None else float(self.subsample),
             "bagging_temperature": 1.0 if self.bagging_temperature is None else float(self.bagging_temperature),
             "rsm": float(self.rsm),
+            "min_child_weight": float(self.min_child_weight),
+            "min_split_gain": None if self.min_split_gain is None else float(self.min_split_gain),
         }
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -913,9 +1050,19 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
 
     Parameters
     ----------
-    loss : {'squared_error', 'poisson'}, default='squared_error'
+    loss : {'squared_error', 'absolute_error', 'quantile', 'poisson'}, default='squared_error'
         'poisson' fits counts with a log link (CatBoost's Poisson); predictions
-        are then the expected values ``exp(margin)``.
+        are then the expected values ``exp(margin)``. 'absolute_error' and
+        'quantile' are :class:`GradientBoosting`'s 'MAE' and
+        'Quantile:alpha=<alpha>': their leaf values are gradient steps of the
+        pinball loss (the hessian is the row weight), not the exact leaf
+        quantiles scikit-learn's estimators compute, so each tree moves a
+        leaf by at most ``learning_rate * max(alpha, 1 - alpha)`` in the
+        target's units; the fit starts from the weighted median
+        ('absolute_error') or weighted alpha-quantile ('quantile') of y.
+    alpha : float in (0, 1), default=0.9
+        The quantile loss='quantile' predicts (scikit-learn's
+        GradientBoostingRegressor name and default); used by that loss only.
     """ + _SKLEARN_PARAMS_DOC + """
     Attributes
     ----------
@@ -932,17 +1079,48 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
     """
 
     _parameter_constraints: dict = {
-        "loss": [StrOptions({"squared_error", "poisson"})],
+        "loss": [StrOptions({"squared_error", "absolute_error", "quantile", "poisson"})],
+        "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
         **_SklearnShaped._parameter_constraints,
     }
 
-    __init__ = _sklearn_shaped_init(default_loss="squared_error")
+    _CORE_LOSSES = {"squared_error": "RMSE", "absolute_error": "MAE", "quantile": "Quantile", "poisson": "Poisson"}
+
+    def __init__(
+        self,
+        *,
+        loss="squared_error",
+        alpha=0.9,
+        learning_rate=0.1,
+        n_estimators=100,
+        max_depth=6,
+        l2_regularization=3.0,
+        max_bins=255,
+        subsample=1.0,
+        random_state=None,
+        device=None,
+        numeric_mode=None,
+    ):
+        self.loss = loss
+        self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.random_state = random_state
+        self.device = device
+        self.numeric_mode = numeric_mode
 
     def _is_classifier(self):
         return False
 
     def _core_loss(self, n_classes):
-        return "Poisson" if self.loss == "poisson" else "RMSE"
+        return self._CORE_LOSSES[self.loss]
+
+    def _core_loss_param(self):
+        return float(self.alpha) if self.loss == "quantile" else 0.0
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

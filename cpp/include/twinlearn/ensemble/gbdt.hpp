@@ -14,6 +14,8 @@
 // have n entries (host). A fitted model lives in host memory.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,12 @@ enum class GbdtLoss : int {
   Poisson = 5,             // counts (labels >= 0), log link: prediction exp(raw)
   Tweedie = 6,             // labels >= 0, log link; loss_param = variance power in (1, 2)
   Huber = 7,               // regression; loss_param = delta > 0
+  // Pinball losses, one raw output, without a hessian: the per-row hessian is
+  // the row's weight, so leaf values are gradient steps -G / (H + lambda)
+  // (CatBoost's leaf_estimation_method 'Gradient'; CatBoost's own default
+  // for these losses is the exact leaf quantile, which this library does not do).
+  MAE = 8,       // Quantile with alpha 0.5 (the same gradients, hence the same trees); its loss value is mean |y - f|
+  Quantile = 9,  // loss_param = alpha in (0, 1); loss value: mean pinball loss
 };
 
 // Number of raw outputs of a loss (n_classes for the multiclass losses).
@@ -55,12 +63,26 @@ enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2 };
 // gbdt_common.hpp (RowSampler) and docs/NUMERICS.md.
 enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
 
+// The metric an eval set is scored with each round (early stopping, the best
+// iteration). Loss: the loss itself (as gbdt_fit always reports). AUC: binary
+// losses (Logloss, CrossEntropy), the weighted area under the ROC curve of the
+// raw margins with ties counted half; a label is positive when > 0.5. Accuracy:
+// classification losses, the weighted share of rows whose predicted class
+// (margin > 0, or the largest margin, lowest class on ties, both on the
+// float32 margins that predict uses) is the label (binary: label > 0.5). RMSE,
+// MAE: regression losses, on the prediction (exp of the margin under a log
+// link). AUC and Accuracy are better when higher.
+enum class GbdtMetric : int { Loss = 0, AUC = 1, Accuracy = 2, RMSE = 3, MAE = 4 };
+
 const char* to_string(GbdtLoss l);
 GbdtLoss parse_gbdt_loss(const std::string& s);
 const char* to_string(GbdtNanMode m);
 GbdtNanMode parse_gbdt_nan_mode(const std::string& s);
 const char* to_string(GbdtBootstrap b);
 GbdtBootstrap parse_gbdt_bootstrap(const std::string& s);
+const char* to_string(GbdtMetric m);
+GbdtMetric parse_gbdt_metric(const std::string& s);
+inline bool gbdt_metric_higher_is_better(GbdtMetric m) { return m == GbdtMetric::AUC || m == GbdtMetric::Accuracy; }
 
 struct GbdtParams {
   GbdtLoss loss = GbdtLoss::Logloss;
@@ -71,13 +93,26 @@ struct GbdtParams {
   int border_count = 128;       // borders per feature, 1..255 (at most border_count + 1 bins)
   GbdtNanMode nan_mode = GbdtNanMode::Min;
   int n_classes = 2;            // MultiClass, MultiClassOneVsAll: number of classes (>= 2)
-  double loss_param = 0.0;      // Tweedie: variance power in (1, 2); Huber: delta > 0
+  double loss_param = 0.0;      // Tweedie: variance power in (1, 2); Huber: delta > 0; Quantile: alpha in (0, 1)
   // Start from the best constant instead of 0: the weighted mean of y (RMSE,
-  // Huber), its log-odds (Logloss, CrossEntropy) or its log (Poisson, Tweedie).
+  // Huber), its log-odds (Logloss, CrossEntropy), its log (Poisson, Tweedie),
+  // its weighted median (MAE) or weighted alpha-quantile (Quantile).
   bool boost_from_average = false;
   // Early stopping on the eval set (when one is given): stop after this many
-  // rounds without improvement of the eval loss; 0 = never stop early.
+  // rounds without improvement of the eval metric; 0 = never stop early.
   int early_stopping_rounds = 0;
+  // What the eval set is scored with (best_iteration, early stopping).
+  GbdtMetric eval_metric = GbdtMetric::Loss;
+  // Split constraints, shared by both backends (gbdt_common.hpp). A candidate
+  // split of a level is rejected when, for some output, one of the leaves it
+  // makes has a hessian sum that is positive and below min_child_weight
+  // (0 = no constraint; a leaf with hessian sum 0 holds no rows, or only rows
+  // of zero hessian, and is exempt). The tree stops growing at the first level
+  // whose best split score (the sum over the level's leaves of the split gain,
+  // see split_gain) is not above min_split_gain, or where every candidate is
+  // rejected; its depth is then that level's index. -infinity = no constraint.
+  double min_child_weight = 0.0;
+  double min_split_gain = -std::numeric_limits<double>::infinity();
   // Sampling (training only; a fitted model does not depend on how it was drawn).
   GbdtBootstrap bootstrap = GbdtBootstrap::No;
   double subsample = 1.0;            // Bernoulli: probability that a row takes part in a tree, (0, 1]
@@ -118,11 +153,40 @@ struct GbdtModel {
 
 // Training history returned beside the model.
 struct GbdtFitInfo {
-  std::vector<double> train_loss;  // per round, when record_train_loss
-  std::vector<double> eval_loss;   // per round, when an eval set is given
-  std::int64_t best_iteration = -1;  // 0-based round with the lowest eval loss (-1 without eval set)
-  bool stopped_early = false;
+  std::vector<double> train_loss;    // per round, when record_train_loss
+  std::vector<double> eval_loss;     // per round, when an eval set is given
+  std::vector<double> eval_metric;   // per round, when an eval set is given and eval_metric != Loss
+  std::int64_t best_iteration = -1;  // 0-based round with the best eval metric (-1 without eval set)
+  bool stopped_early = false;        // by early_stopping_rounds
+  bool stopped_by_callback = false;  // the callback returned false
 };
+
+// What a per-round callback sees after round `round` (0-based) has been
+// added to the model. Values that cost a pass over data are computed on
+// demand, at most once per round: train_loss() walks the training rows,
+// eval_raw() copies the eval set's raw predictions to the host (CUDA: one
+// device-to-host copy; CPU: none).
+class GbdtRound {
+ public:
+  int round = 0;
+  int n_rounds = 0;              // params.n_estimators
+  bool has_eval = false;
+  double eval_loss = 0.0;        // with an eval set
+  double eval_metric = 0.0;      // with an eval set: the metric (eval_loss when eval_metric is Loss)
+  std::int64_t best_iteration = -1;
+  double best_metric = 0.0;      // the eval metric at best_iteration
+  bool stopping = false;         // early stopping ends the fit after this round
+  virtual double train_loss() = 0;
+  virtual const double* eval_raw() = 0;  // m x n_outputs, host, valid during the call; nullptr without eval set
+
+ protected:
+  ~GbdtRound() = default;
+};
+
+// Called after every round on the thread that called gbdt_fit (never inside a
+// parallel region). Returning false ends the fit after this round; an
+// exception propagates out of gbdt_fit (the partial model is discarded).
+using GbdtCallback = std::function<bool(GbdtRound&)>;
 
 // Optional evaluation data for early stopping and use_best_model.
 template <class T>
@@ -135,9 +199,18 @@ struct GbdtEvalSet {
 // Fits a model. y: n labels (host; Logloss 0/1, MultiClass 0..n_classes-1,
 // RMSE any finite value). weight: n non-negative weights (host) or nullptr.
 // record_train_loss: also compute the training loss after every round.
+// callback: called after every round (see GbdtCallback), or empty.
 template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
-                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info);
+                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info,
+                   const GbdtCallback& callback = GbdtCallback());
+
+// The eval metric of raw margins raw (m x n_outputs, host) against labels y
+// and weights w (m entries, host; w may be nullptr), for a model of `loss`
+// (see GbdtMetric; Loss is not accepted here: the backends compute it). Host
+// arithmetic in a fixed order: the same bits for the same inputs everywhere.
+double gbdt_metric(GbdtMetric metric, GbdtLoss loss, int n_outputs, const double* raw, const double* y,
+                   const double* w, std::int64_t m);
 
 // The features tree `tree` may split on under params.rsm (1 = allowed), given
 // the borders of a fit (model.border_offsets: feature j has

@@ -22,6 +22,26 @@ void check_params(const GbdtParams& p) {
              "Tweedie needs variance_power in (1, 2), got ", p.loss_param);
   TL_REQUIRE(p.loss != GbdtLoss::Huber || (std::isfinite(p.loss_param) && p.loss_param > 0.0), ValueError,
              "Huber needs delta > 0, got ", p.loss_param);
+  TL_REQUIRE(p.loss != GbdtLoss::Quantile || (p.loss_param > 0.0 && p.loss_param < 1.0), ValueError,
+             "Quantile needs alpha in (0, 1), got ", p.loss_param);
+  TL_REQUIRE(!std::isnan(p.min_split_gain) && p.min_split_gain < HUGE_VAL, ValueError,
+             "min_split_gain must be a number (or -infinity: no constraint), got ", p.min_split_gain);
+  TL_REQUIRE(std::isfinite(p.min_child_weight) && p.min_child_weight >= 0.0, ValueError,
+             "min_child_weight must be a finite number >= 0, got ", p.min_child_weight);
+  {
+    const bool binary = p.loss == GbdtLoss::Logloss || p.loss == GbdtLoss::CrossEntropy;
+    const bool classification = binary || gbdt::is_multiclass(p.loss);
+    const GbdtMetric m = p.eval_metric;
+    TL_REQUIRE(m == GbdtMetric::Loss || m == GbdtMetric::AUC || m == GbdtMetric::Accuracy ||
+                   m == GbdtMetric::RMSE || m == GbdtMetric::MAE,
+               ValueError, "eval_metric: unknown metric ", static_cast<int>(m));
+    TL_REQUIRE(m != GbdtMetric::AUC || binary, ValueError,
+               "eval_metric 'AUC' needs a binary loss (Logloss, CrossEntropy), got ", to_string(p.loss));
+    TL_REQUIRE(m != GbdtMetric::Accuracy || classification, ValueError,
+               "eval_metric 'Accuracy' needs a classification loss, got ", to_string(p.loss));
+    TL_REQUIRE((m != GbdtMetric::RMSE && m != GbdtMetric::MAE) || !classification, ValueError, "eval_metric '",
+               to_string(m), "' needs a regression loss, got ", to_string(p.loss));
+  }
   TL_REQUIRE(p.early_stopping_rounds >= 0, ValueError, "early_stopping_rounds must be >= 0, got ",
              p.early_stopping_rounds);
   TL_REQUIRE(p.bootstrap == GbdtBootstrap::No || p.bootstrap == GbdtBootstrap::Bernoulli ||
@@ -75,9 +95,24 @@ void check_X(const Context& ctx, MatrixView<const T> X, const char* name) {
 
 }  // namespace
 
+namespace {
+// AUC on an eval set without both classes (of positive weight) is undefined.
+void check_auc_labels(const double* y, const double* w, std::int64_t m) {
+  bool pos = false, neg = false;
+  for (std::int64_t i = 0; i < m && !(pos && neg); ++i) {
+    if (w && !(w[i] > 0.0)) continue;
+    (y[i] > 0.5 ? pos : neg) = true;
+  }
+  TL_REQUIRE(pos && neg, ValueError,
+             "eval_metric 'AUC' needs both classes (with positive weight) in the eval set; it has only ",
+             pos ? "positives" : "negatives");
+}
+}  // namespace
+
 template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
-                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info) {
+                   const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info,
+                   const GbdtCallback& callback) {
   check_params(params);
   check_X(ctx, X, "X");
   check_labels(params, y, X.rows, "y");
@@ -87,10 +122,11 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
     TL_REQUIRE(eval.X.cols == X.cols, ValueError, "eval_set X has ", eval.X.cols, " features, X has ", X.cols);
     check_labels(params, eval.y, eval.X.rows, "eval_set y");
     check_weights(eval.weight, eval.X.rows, "eval_set sample_weight");
+    if (params.eval_metric == GbdtMetric::AUC) check_auc_labels(eval.y, eval.weight, eval.X.rows);
   }
   return ctx.dispatch(
-      [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info); },
-      [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info); });
+      [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); },
+      [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); });
 }
 
 namespace {
@@ -153,7 +189,7 @@ GbdtModel gbdt_borders(const Context& ctx, MatrixView<const T> X, int border_cou
 
 #define TL_GBDT_INSTANTIATE(T)                                                                                      \
   template GbdtModel gbdt_fit<T>(const Context&, MatrixView<const T>, const double*, const double*,                  \
-                                 const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*);                      \
+                                 const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*, const GbdtCallback&); \
   template void gbdt_predict<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, GbdtOutput,     \
                                 MatrixView<float>);                                                                  \
   template void gbdt_predict_stage<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,           \

@@ -193,6 +193,9 @@ TL_HD bool is_multiclass(GbdtLoss l) { return l == GbdtLoss::MultiClass || l == 
 // Tweedie: a = exp((1 - rho) f), b = exp((2 - rho) f),
 //          g = w (b - y a), h = w ((2 - rho) b - (1 - rho) y a).
 // Huber:   r = f - y, g = w clamp(r, -delta, delta), h = w [|r| <= delta].
+// Quantile (alpha = param) and MAE (alpha = 1/2): the pinball loss's
+//          derivative in f, as CatBoost spells it: g = -w alpha when y > f,
+//          else w (1 - alpha); no hessian exists, so h = w (gradient steps).
 TL_HD void row_gradients(GbdtLoss loss, int D, const double* f, double y, double w, double param, double* g,
                          double* h) {
   switch (loss) {
@@ -235,6 +238,13 @@ TL_HD void row_gradients(GbdtLoss loss, int D, const double* f, double y, double
       const double c = r > param ? param : (r < -param ? -param : r);
       g[0] = num::mul(w, c);
       h[0] = (r <= param && r >= -param) ? w : 0.0;
+      return;
+    }
+    case GbdtLoss::MAE:
+    case GbdtLoss::Quantile: {
+      const double a = loss == GbdtLoss::MAE ? 0.5 : param;
+      g[0] = y > f[0] ? num::mul(w, -a) : num::mul(w, num::sub(1.0, a));
+      h[0] = w;
       return;
     }
     case GbdtLoss::MultiClass: {
@@ -338,6 +348,7 @@ TL_HD double softplus(double a) {
 // MultiClassOneVsAll: sum over k of softplus(f_k) - [y == k] f_k.
 // Poisson: exp(f) - y f.  Tweedie: -y a / (1 - rho) + b / (2 - rho).
 // Huber: r^2 / 2 for |r| <= delta, else delta (|r| - delta / 2).
+// MAE: |y - f|.  Quantile: r = y - f; alpha r for r > 0, else (alpha - 1) r.
 TL_HD double row_loss(GbdtLoss loss, int D, const double* f, double y, double param) {
   switch (loss) {
     case GbdtLoss::RMSE: {
@@ -365,6 +376,12 @@ TL_HD double row_loss(GbdtLoss loss, int D, const double* f, double y, double pa
       const double ar = abs_bits(r);
       if (ar <= param) return num::mul(0.5, num::mul(r, r));
       return num::mul(param, num::sub(ar, num::mul(0.5, param)));
+    }
+    case GbdtLoss::MAE:
+      return abs_bits(num::sub(y, f[0]));
+    case GbdtLoss::Quantile: {
+      const double r = num::sub(y, f[0]);
+      return r > 0.0 ? num::mul(param, r) : num::mul(num::sub(param, 1.0), r);
     }
     case GbdtLoss::MultiClass: {
       double mx = f[0];
@@ -431,6 +448,29 @@ TL_HD double score_term(double G, double H, double lambda) {
 // one output: term(GL) + term(GR) - term(G).
 TL_HD double split_gain(double GL, double HL, double GR, double HR, double G, double H, double lambda) {
   return num::sub(num::add(score_term(GL, HL, lambda), score_term(GR, HR, lambda)), score_term(G, H, lambda));
+}
+
+// The gain one leaf contributes to a candidate's score under the split
+// constraints: split_gain, or -infinity when min_child_weight > 0 and a
+// child's hessian sum is positive and below it (the candidate is then
+// rejected: -infinity stays -infinity through the score's sums, every finite
+// score beats it, and a level whose best score is -infinity does not split).
+TL_HD double constrained_gain(double GL, double HL, double GR, double HR, double G, double H, double lambda,
+                              double min_child_weight) {
+  if (min_child_weight > 0.0 && ((HL > 0.0 && HL < min_child_weight) || (HR > 0.0 && HR < min_child_weight)))
+    return -double_of(0x7ff0000000000000ULL);
+  return split_gain(GL, HL, GR, HR, G, H, lambda);
+}
+
+// Whether the split constraints can stop a tree above max_depth.
+inline bool has_split_constraints(const GbdtParams& p) {
+  return p.min_child_weight > 0.0 || p.min_split_gain > -double_of(0x7ff0000000000000ULL);
+}
+
+// Whether a level whose best candidate scored `score` splits (only asked
+// when has_split_constraints): above min_split_gain, and not -infinity.
+TL_HD bool level_splits(double score, double min_split_gain) {
+  return score > min_split_gain && score > -double_of(0x7ff0000000000000ULL);
 }
 
 // Leaf value -G / (H + lambda) * learning_rate (0 where H + lambda <= 0).
@@ -544,11 +584,11 @@ namespace tl::detail {
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                        const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                       GbdtFitInfo* info);
+                       GbdtFitInfo* info, const GbdtCallback& callback);
 template <class T>
 GbdtModel gbdt_fit_cuda(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                         const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                        GbdtFitInfo* info);
+                        GbdtFitInfo* info, const GbdtCallback& callback);
 template <class T>
 void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out);

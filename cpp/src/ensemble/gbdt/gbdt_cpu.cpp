@@ -199,18 +199,34 @@ class CpuTrainer {
                                      p_.learning_rate);
     }
     std::vector<std::int64_t> counts(static_cast<std::size_t>(nleaves), 0);
+    int grown = depth;  // the tree's depth: less than depth_ when the split constraints stop it
+    const bool constrained = gbdt::has_split_constraints(p_);
     for (int d = 0; d < depth; ++d) {
       const std::int64_t L = std::int64_t(1) << d;
       choose_slots(d, counts);
       build_histograms(L);
       if (d > 0) subtract_siblings(L);
       best_split(L, &sf[d], &sb[d], &sg[d]);
+      if (constrained && !gbdt::level_splits(sg[d], p_.min_split_gain)) {
+        grown = d;
+        break;
+      }
       update_leaves(d, sf[d], sb[d], counts, d + 1 < depth);
       if (d + 1 < depth) std::swap(prev_, cur_);
     }
-    if (depth > 0) leaf_values(depth, sf[depth - 1], sb[depth - 1], values);
+    if (grown < depth) {
+      // Stopped at level `grown`: its 2^grown leaves keep the values of their totals.
+      sf.resize(grown);
+      sb.resize(grown);
+      sg.resize(grown);
+      values.resize(static_cast<std::size_t>((std::int64_t(1) << grown) * D_));
+      total_values(std::int64_t(1) << grown, values);
+    } else if (depth > 0) {
+      leaf_values(depth, sf[depth - 1], sb[depth - 1], values);
+    }
     apply_tree(values);
-    if (has_eval_) apply_tree_eval(depth, sf, sb, values);
+    if (has_eval_) apply_tree_eval(grown, sf, sb, values);
+    tree_depth_.push_back(grown);
     split_feature_.insert(split_feature_.end(), sf.begin(), sf.end());
     split_bin_.insert(split_bin_.end(), sb.begin(), sb.end());
     split_gain_.insert(split_gain_.end(), sg.begin(), sg.end());
@@ -238,11 +254,17 @@ class CpuTrainer {
     return gbdt::finish_loss(p_.loss, part);
   }
 
+  // The eval set's approximations themselves: no copy on the CPU.
+  const double* eval_raw() { return eapprox_.data(); }
+
   void export_model(GbdtModel& m, int n_trees) {
     gbdt::set_borders(m, F_, B_.padded, B_.count);
-    m.tree_depth.assign(static_cast<std::size_t>(n_trees), depth_);
-    const std::size_t ns = static_cast<std::size_t>(n_trees) * depth_;
-    const std::size_t nl = static_cast<std::size_t>(n_trees) * (std::size_t(1) << depth_) * D_;
+    m.tree_depth.assign(tree_depth_.begin(), tree_depth_.begin() + n_trees);
+    std::size_t ns = 0, nl = 0;
+    for (int t = 0; t < n_trees; ++t) {
+      ns += static_cast<std::size_t>(tree_depth_[t]);
+      nl += (std::size_t(1) << tree_depth_[t]) * D_;
+    }
     m.split_feature.assign(split_feature_.begin(), split_feature_.begin() + ns);
     m.split_bin.assign(split_bin_.begin(), split_bin_.begin() + ns);
     m.split_gain.assign(split_gain_.begin(), split_gain_.begin() + ns);
@@ -392,7 +414,7 @@ class CpuTrainer {
   // gbdt::better_candidate.
   void best_split(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
     std::vector<double> score(static_cast<std::size_t>(F_) * Bp_, 0.0);
-    const double lambda = p_.l2_leaf_reg;
+    const double lambda = p_.l2_leaf_reg, mcw = p_.min_child_weight;
     pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
       const int nb = nb_[f];
       if (nb == 0) return;
@@ -417,7 +439,7 @@ class CpuTrainer {
               HL += dh;
               const double gl = gbdt::dequantize(GL, isg_), hl = gbdt::dequantize(HL, ish_);
               const double gr = gbdt::dequantize(Gt - GL, isg_), hr = gbdt::dequantize(Ht - HL, ish_);
-              gain = gbdt::split_gain(gl, hl, gr, hr, G, H, lambda);
+              gain = gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, mcw);
             }
             tl[b] = num::add(tl[b], gain);
           }
@@ -482,6 +504,21 @@ class CpuTrainer {
     }
   }
 
+  // Values of the L leaves of the current level from their totals (feature
+  // 0's histogram summed over its bins: every row of a leaf is in one of them).
+  void total_values(std::int64_t L, std::vector<double>& values) {
+    for (std::int64_t j = 0; j < L; ++j)
+      for (int k = 0; k < D_; ++k) {
+        std::int64_t G = 0, H = 0;
+        for (int bin = 0; bin < Bp_; ++bin) {
+          G += cur_[hidx(j, 0, bin, k)];
+          H += cur_[hidx(j, 0, bin, k) + 1];
+        }
+        values[j * D_ + k] = gbdt::leaf_value(gbdt::dequantize(G, isg_), gbdt::dequantize(H, ish_), p_.l2_leaf_reg,
+                                              p_.learning_rate);
+      }
+  }
+
   void apply_tree(const std::vector<double>& values) {
     pfor(ctx_, ceil_div(n_, kRowBlock), n_ * D_, [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
@@ -529,6 +566,7 @@ class CpuTrainer {
   std::vector<std::int32_t> rows_;
   std::vector<int> nb_;  // borders per feature the current tree's splits may use
   std::vector<std::int64_t> prev_, cur_;
+  std::vector<std::int32_t> tree_depth_;  // per grown tree
   std::vector<std::int32_t> split_feature_, split_bin_;
   std::vector<double> split_gain_, leaf_values_;
 };
@@ -540,10 +578,11 @@ namespace detail {
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                        const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                       GbdtFitInfo* info) {
+                       GbdtFitInfo* info, const GbdtCallback& callback) {
   TL_REQUIRE(X.on_host(), ValueError, "the CPU backend needs host arrays");
   CpuTrainer<T> tr(ctx, X, y, weight, params, eval);
-  return gbdt::run_fit(tr, params, y, weight, X.rows, eval.X.rows > 0, record_train_loss, ctx.n_threads(), info);
+  return gbdt::run_fit(tr, params, y, weight, X.rows, eval.y, eval.weight, eval.X.rows, record_train_loss,
+                       ctx.n_threads(), info, callback);
 }
 
 template <class T>
@@ -594,7 +633,8 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
 
 #define TL_GBDT_INSTANTIATE(T)                                                                                    \
   template GbdtModel gbdt_fit_cpu<T>(const Context&, MatrixView<const T>, const double*, const double*,            \
-                                     const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*);                \
+                                     const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*,                 \
+                                     const GbdtCallback&);                                                         \
   template GbdtModel gbdt_borders_cpu<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);                  \
   template void gbdt_predict_cpu<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,          \
                                     std::int64_t, double*, GbdtOutput, MatrixView<float>);

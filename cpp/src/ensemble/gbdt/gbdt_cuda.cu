@@ -1,7 +1,10 @@
 // CUDA backend of the gradient-boosted trees: the CPU backend's algorithm,
 // step for step, with the whole tree built on the device. The host loop only
-// launches kernels; nothing is copied back until the model is exported
-// (except the per-round eval loss when an eval set is given).
+// launches kernels; nothing is copied back until the model is exported,
+// except the per-round eval loss when an eval set is given, the eval set's
+// predictions when a host-side eval metric or a callback asks for them
+// (eval_raw), and each level's chosen score when a split constraint
+// (min_child_weight, min_split_gain) may stop the tree.
 //
 // Identity with the CPU backend rests on: the same sorted border sample (a
 // total order on canonical keys, so any sort gives one array); exact integer
@@ -444,11 +447,11 @@ __global__ void subtract_kernel(std::int64_t half, std::int64_t per_leaf, const 
 // Block (f = blockIdx.x, leaf = blockIdx.y), thread b = candidate border b of
 // feature f (blockDim >= Bp). For each output k in order: the leaf's bins are
 // loaded into shared memory and prefix-summed (integers: exact), then thread
-// b adds the leaf's gain for "bins <= b go left" to its running sum, as the
-// CPU does. Writes tleaf[(leaf * F + f) * Bp + b] for b < nb[f].
+// b adds the leaf's gain for "bins <= b go left" (gbdt::constrained_gain) to
+// its running sum, as the CPU does. Writes tleaf[(leaf * F + f) * Bp + b] for b < nb[f].
 __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D,
                                   const int* __restrict__ nbor, const ull* __restrict__ maxbits, double lambda,
-                                  double* __restrict__ tleaf) {
+                                  double min_child_weight, double* __restrict__ tleaf) {
   __shared__ std::int64_t sg[kBlock], sh[kBlock];
   const std::int64_t f = blockIdx.x, leaf = blockIdx.y;
   const int b = threadIdx.x;
@@ -473,7 +476,7 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
       const double G = gbdt::dequantize(Gt, isg), H = gbdt::dequantize(Ht, ish);
       const double gl = gbdt::dequantize(GL, isg), hl = gbdt::dequantize(HL, ish);
       const double gr = gbdt::dequantize(Gt - GL, isg), hr = gbdt::dequantize(Ht - HL, ish);
-      t = num::add(t, gbdt::split_gain(gl, hl, gr, hr, G, H, lambda));
+      t = num::add(t, gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, min_child_weight));
     }
     __syncthreads();
   }
@@ -598,6 +601,26 @@ __global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F,
     }
   }
   const std::int64_t G = right ? Gt - GL : GL, H = right ? Ht - HL : HL;
+  values[j * D + k] = gbdt::leaf_value(gbdt::dequantize(G, inv_scale_of(maxbits[0])),
+                                       gbdt::dequantize(H, inv_scale_of(maxbits[1])), lambda, lr);
+}
+
+// A tree the split constraints stopped at a level of L leaves: thread per
+// (leaf j, output k) sums feature 0's bins of leaf j (every row of the leaf is
+// in one of them; integers: exact), then the leaf value, as the CPU's
+// total_values.
+__global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, std::int64_t L,
+                                    const ull* __restrict__ maxbits, double lambda, double lr,
+                                    double* __restrict__ values) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= L * D) return;
+  const std::int64_t j = t / D, k = t % D;
+  std::int64_t G = 0, H = 0;
+  for (int bin = 0; bin < Bp; ++bin) {
+    const std::int64_t gi = 2 * (((j * F + 0) * Bp + bin) * D + k);
+    G += hist[gi];
+    H += hist[gi + 1];
+  }
   values[j * D + k] = gbdt::leaf_value(gbdt::dequantize(G, inv_scale_of(maxbits[0])),
                                        gbdt::dequantize(H, inv_scale_of(maxbits[1])), lambda, lr);
 }
@@ -792,6 +815,8 @@ class CudaTrainer {
                                                         p_.learning_rate, values);
       TL_CUDA_CHECK_LAUNCH("root_values_kernel");
     }
+    int grown = depth;  // the tree's depth: less than depth_ when the split constraints stop it
+    const bool constrained = gbdt::has_split_constraints(p_);
     for (int d = 0; d < depth; ++d) {
       const std::int64_t Lv = std::int64_t(1) << d;
       const std::int64_t sidx = static_cast<std::int64_t>(t) * depth + d;
@@ -807,7 +832,7 @@ class CudaTrainer {
       }
       TL_REQUIRE(Lv <= 65535, ValueError, "max_depth too large for the CUDA backend");
       leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, tleaf_.data());
+          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight, tleaf_.data());
       TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
       candidate_kernel<<<static_cast<unsigned>(cand_blocks_), kBlock, 0, s>>>(tleaf_.data(), Lv, F_, Bp_, d_nb,
                                                                              cand_.data());
@@ -815,6 +840,16 @@ class CudaTrainer {
       choose_split_kernel<<<1, kBlock, 0, s>>>(cand_.data(), cand_blocks_, Bp_, sfeat_.data() + sidx,
                                                sbin_.data() + sidx, sgain_.data() + sidx);
       TL_CUDA_CHECK_LAUNCH("choose_split_kernel");
+      if (constrained) {
+        // The split constraints need the level's score on the host: one 8-byte copy per level.
+        double score = 0.0;
+        TL_CUDA_CHECK(cudaMemcpyAsync(&score, sgain_.data() + sidx, sizeof(double), cudaMemcpyDeviceToHost, s));
+        TL_CUDA_CHECK(cudaStreamSynchronize(s));
+        if (!gbdt::level_splits(score, p_.min_split_gain)) {
+          grown = d;
+          break;
+        }
+      }
       const bool want = d + 1 < depth;
       const int L2 = static_cast<int>(Lv * 2);
       if (want) TL_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, sizeof(ull) * L2, s));
@@ -823,7 +858,13 @@ class CudaTrainer {
       TL_CUDA_CHECK_LAUNCH("update_leaf_kernel");
       if (want) std::swap(prev_, cur_);
     }
-    if (depth > 0) {
+    if (grown < depth) {
+      const std::int64_t nthreads = (std::int64_t(1) << grown) * D_;
+      total_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
+          cur_.data(), F_, Bp_, D_, std::int64_t(1) << grown, maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate,
+          values);
+      TL_CUDA_CHECK_LAUNCH("total_values_kernel");
+    } else if (depth > 0) {
       const std::int64_t sidx = static_cast<std::int64_t>(t) * depth + depth - 1;
       const std::int64_t nthreads = (std::int64_t(1) << depth) * D_;
       leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
@@ -835,10 +876,11 @@ class CudaTrainer {
     TL_CUDA_CHECK_LAUNCH("apply_kernel");
     if (has_eval_) {
       const std::int64_t s0 = static_cast<std::int64_t>(t) * depth;
-      apply_eval_kernel<<<L_.grid(m_), kBlock, 0, s>>>(m_, D_, depth, ebins_.data(), sfeat_.data() + s0,
+      apply_eval_kernel<<<L_.grid(m_), kBlock, 0, s>>>(m_, D_, grown, ebins_.data(), sfeat_.data() + s0,
                                                        sbin_.data() + s0, values, eapprox_.data());
       TL_CUDA_CHECK_LAUNCH("apply_eval_kernel");
     }
+    tree_depth_.push_back(grown);
   }
 
   double loss(bool eval) {
@@ -855,9 +897,19 @@ class CudaTrainer {
     return gbdt::finish_loss(p_.loss, part);
   }
 
+  // One device-to-host copy of the eval set's approximations, on demand.
+  const double* eval_raw() {
+    eraw_host_.resize(static_cast<std::size_t>(m_ * D_));
+    download(eraw_host_.data(), eapprox_, eraw_host_.size(), L_.stream);
+    TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));
+    return eraw_host_.data();
+  }
+
+  // Tree t's splits sit in slots [t * depth_, + its depth) and its leaves at
+  // [t * leaves_per_tree_, + 2^depth * D): downloaded whole, then packed.
   void export_model(GbdtModel& m, int n_trees) {
     gbdt::set_borders(m, F_, B_.padded, B_.count);
-    m.tree_depth.assign(static_cast<std::size_t>(n_trees), depth_);
+    m.tree_depth.assign(tree_depth_.begin(), tree_depth_.begin() + n_trees);
     const std::size_t ns = static_cast<std::size_t>(n_trees) * depth_;
     const std::size_t nl = static_cast<std::size_t>(n_trees) * static_cast<std::size_t>(leaves_per_tree_);
     m.split_feature.resize(ns);
@@ -869,6 +921,25 @@ class CudaTrainer {
     download(m.split_gain.data(), sgain_, ns, L_.stream);
     download(m.leaf_values.data(), values_, nl, L_.stream);
     TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));
+    std::size_t so = 0, lo = 0;
+    for (int t = 0; t < n_trees; ++t) {
+      const int dt = m.tree_depth[t];
+      const std::size_t s0 = static_cast<std::size_t>(t) * depth_;
+      const std::size_t l0 = static_cast<std::size_t>(t) * static_cast<std::size_t>(leaves_per_tree_);
+      const std::size_t nlt = (std::size_t(1) << dt) * static_cast<std::size_t>(D_);
+      for (int d = 0; d < dt; ++d) {  // so <= s0 + d: packing forward in place is safe
+        m.split_feature[so + d] = m.split_feature[s0 + d];
+        m.split_bin[so + d] = m.split_bin[s0 + d];
+        m.split_gain[so + d] = m.split_gain[s0 + d];
+      }
+      for (std::size_t j = 0; j < nlt; ++j) m.leaf_values[lo + j] = m.leaf_values[l0 + j];
+      so += dt;
+      lo += nlt;
+    }
+    m.split_feature.resize(so);
+    m.split_bin.resize(so);
+    m.split_gain.resize(so);
+    m.leaf_values.resize(lo);
   }
 
  private:
@@ -916,6 +987,8 @@ class CudaTrainer {
   std::int64_t m_ = 0;
   DeviceBuffer<std::uint8_t> ebins_;
   DeviceBuffer<double> ey_, ew_, eapprox_;
+  std::vector<double> eraw_host_;  // host copy of eapprox_ (eval_raw)
+  std::vector<std::int32_t> tree_depth_;  // per grown tree
   DeviceBuffer<double> y_, w_, approx_, g_, h_;
   DeviceBuffer<std::int64_t> qg_, qh_;
   DeviceBuffer<std::int32_t> leaf_;
@@ -1002,10 +1075,11 @@ namespace detail {
 template <class T>
 GbdtModel gbdt_fit_cuda(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                         const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                        GbdtFitInfo* info) {
+                        GbdtFitInfo* info, const GbdtCallback& callback) {
   DeviceGuard guard(ctx.device().id);
   CudaTrainer<T> tr(ctx, X, y, weight, params, eval);
-  return gbdt::run_fit(tr, params, y, weight, X.rows, eval.X.rows > 0, record_train_loss, ctx.n_threads(), info);
+  return gbdt::run_fit(tr, params, y, weight, X.rows, eval.y, eval.weight, eval.X.rows, record_train_loss,
+                       ctx.n_threads(), info, callback);
 }
 
 template <class T>
@@ -1064,7 +1138,8 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
 
 #define TL_GBDT_INSTANTIATE(T)                                                                                    \
   template GbdtModel gbdt_fit_cuda<T>(const Context&, MatrixView<const T>, const double*, const double*,           \
-                                      const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*);               \
+                                      const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*,                \
+                                      const GbdtCallback&);                                                        \
   template GbdtModel gbdt_borders_cuda<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);                 \
   template void gbdt_predict_cuda<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,         \
                                      std::int64_t, double*, GbdtOutput, MatrixView<float>);

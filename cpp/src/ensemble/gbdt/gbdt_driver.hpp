@@ -5,8 +5,11 @@
 //   void grow_tree(int t, const std::vector<int>& nb); // fit tree t, update approximations; its splits
 //                                                // may use feature f's first nb[f] borders (0: not f)
 //   double loss(bool eval);                      // canonical mean loss (RMSE: its root)
+//   const double* eval_raw();                    // the eval set's raw predictions (m x D) on the host,
+//                                                // valid until the next grow_tree (CUDA: one copy)
 //   void export_model(GbdtModel& m, int n_trees);// splits and leaves of trees [0, n_trees)
-// and run_fit drives it: base score, rounds, early stopping.
+// and run_fit drives it: base score, rounds, eval metric, early stopping,
+// the per-round callback.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,9 +20,17 @@ namespace tl::gbdt {
 
 // Starting raw prediction per output: 0, or with boost_from_average the
 // weighted mean of y (RMSE) or its log-odds (Logloss), from the canonical
-// column reduction (the same bits on every backend and thread count).
+// column reduction (the same bits on every backend and thread count), or the
+// weighted quantile of y (MAE, Quantile; see weighted_quantile).
 std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double* y, const double* w, std::int64_t n,
                                int n_threads);
+
+// The weighted alpha-quantile of y[0..n) (w: weights or nullptr for 1): the
+// smallest y_i among rows of positive weight such that the weights of the rows
+// with y_j <= y_i sum to at least alpha times the total weight (a minimizer of
+// the weighted pinball loss; for alpha = 1/2 the lower weighted median). Host
+// code: a stable sort by value and sequential sums in that order.
+double weighted_quantile(const double* y, const double* w, std::int64_t n, double alpha);
 
 // Sum of (weighted loss, weight) chunk partials along the canonical pairwise
 // tree; returns the mean loss (the root of the mean for RMSE). partials holds
@@ -44,9 +55,43 @@ std::vector<int> allowed_counts(const GbdtParams& p, const std::vector<int>& cou
 // Number of outputs for a loss.
 inline int outputs_of(const GbdtParams& p) { return gbdt_outputs(p.loss, p.n_classes); }
 
+// The GbdtRound a callback sees: train loss and eval predictions on demand,
+// each computed at most once per round.
 template <class Trainer>
-GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const double* w, std::int64_t n, bool has_eval,
-                  bool record_train_loss, int n_threads, GbdtFitInfo* info) {
+class RoundView final : public GbdtRound {
+ public:
+  explicit RoundView(Trainer& tr) : tr_(tr) {}
+  void next_round(int t) {
+    round = t;
+    have_train_ = false;
+    raw_ = nullptr;
+    stopping = false;
+  }
+  double train_loss() override {
+    if (!have_train_) {
+      train_ = tr_.loss(false);
+      have_train_ = true;
+    }
+    return train_;
+  }
+  const double* eval_raw() override {
+    if (!has_eval) return nullptr;
+    if (!raw_) raw_ = tr_.eval_raw();
+    return raw_;
+  }
+
+ private:
+  Trainer& tr_;
+  bool have_train_ = false;
+  double train_ = 0.0;
+  const double* raw_ = nullptr;
+};
+
+// ey, ew: the eval set's labels and weights (host; m = 0 without eval set).
+template <class Trainer>
+GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const double* w, std::int64_t n,
+                  const double* ey, const double* ew, std::int64_t m, bool record_train_loss, int n_threads,
+                  GbdtFitInfo* info, const GbdtCallback& callback) {
   GbdtModel model;
   model.loss = p.loss;
   model.nan_mode = p.nan_mode;
@@ -56,25 +101,50 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
   GbdtFitInfo local;
   GbdtFitInfo& fi = info ? *info : local;
   fi = GbdtFitInfo{};
+  const bool has_eval = m > 0;
+  const bool host_metric = has_eval && p.eval_metric != GbdtMetric::Loss;
+  const bool higher = gbdt_metric_higher_is_better(p.eval_metric);
+  RoundView<Trainer> view(tr);
+  view.n_rounds = p.n_estimators;
+  view.has_eval = has_eval;
   double best = 0.0;
   int done = 0;
   const std::vector<int> counts = tr.border_counts();
   for (int t = 0; t < p.n_estimators; ++t) {
     tr.grow_tree(t, p.rsm < 1.0 ? allowed_counts(p, counts, t) : counts);
     done = t + 1;
-    if (record_train_loss) fi.train_loss.push_back(tr.loss(false));
+    view.next_round(t);
+    if (record_train_loss) fi.train_loss.push_back(view.train_loss());
+    bool stop = false;
     if (has_eval) {
       const double l = tr.loss(true);
       fi.eval_loss.push_back(l);
-      if (fi.best_iteration < 0 || l < best) {
-        best = l;
+      double v = l;
+      if (host_metric) {
+        v = gbdt_metric(p.eval_metric, p.loss, model.n_outputs, view.eval_raw(), ey, ew, m);
+        fi.eval_metric.push_back(v);
+      }
+      if (fi.best_iteration < 0 || (higher ? v > best : v < best)) {
+        best = v;
         fi.best_iteration = t;
       }
+      view.eval_loss = l;
+      view.eval_metric = v;
+      view.best_iteration = fi.best_iteration;
+      view.best_metric = best;
       if (p.early_stopping_rounds > 0 && t - fi.best_iteration >= p.early_stopping_rounds) {
         fi.stopped_early = t + 1 < p.n_estimators;
-        break;
+        stop = true;
       }
     }
+    if (callback) {
+      view.stopping = stop;
+      if (!callback(view) && !stop) {
+        fi.stopped_by_callback = t + 1 < p.n_estimators;
+        stop = true;
+      }
+    }
+    if (stop) break;
   }
   tr.export_model(model, done);
   fill_split_borders(model);

@@ -22,6 +22,8 @@ const char* to_string(GbdtLoss l) {
     case GbdtLoss::Poisson: return "Poisson";
     case GbdtLoss::Tweedie: return "Tweedie";
     case GbdtLoss::Huber: return "Huber";
+    case GbdtLoss::MAE: return "MAE";
+    case GbdtLoss::Quantile: return "Quantile";
   }
   return "?";
 }
@@ -35,9 +37,31 @@ GbdtLoss parse_gbdt_loss(const std::string& s) {
   if (s == "Poisson") return GbdtLoss::Poisson;
   if (s == "Tweedie") return GbdtLoss::Tweedie;
   if (s == "Huber") return GbdtLoss::Huber;
+  if (s == "MAE") return GbdtLoss::MAE;
+  if (s == "Quantile") return GbdtLoss::Quantile;
   throw ValueError(
       "loss must be one of 'Logloss', 'CrossEntropy', 'MultiClass', 'MultiClassOneVsAll', 'RMSE', 'Poisson', "
-      "'Tweedie', 'Huber'; got '" + s + "'");
+      "'Tweedie', 'Huber', 'MAE', 'Quantile'; got '" + s + "'");
+}
+
+const char* to_string(GbdtMetric m) {
+  switch (m) {
+    case GbdtMetric::Loss: return "Loss";
+    case GbdtMetric::AUC: return "AUC";
+    case GbdtMetric::Accuracy: return "Accuracy";
+    case GbdtMetric::RMSE: return "RMSE";
+    case GbdtMetric::MAE: return "MAE";
+  }
+  return "?";
+}
+
+GbdtMetric parse_gbdt_metric(const std::string& s) {
+  if (s == "Loss") return GbdtMetric::Loss;
+  if (s == "AUC") return GbdtMetric::AUC;
+  if (s == "Accuracy") return GbdtMetric::Accuracy;
+  if (s == "RMSE") return GbdtMetric::RMSE;
+  if (s == "MAE") return GbdtMetric::MAE;
+  throw ValueError("eval_metric must be one of 'Loss', 'AUC', 'Accuracy', 'RMSE', 'MAE'; got '" + s + "'");
 }
 
 const char* to_string(GbdtNanMode m) {
@@ -179,6 +203,10 @@ std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double*
                                int n_threads) {
   std::vector<double> base(static_cast<std::size_t>(n_outputs), 0.0);
   if (!p.boost_from_average || gbdt::is_multiclass(p.loss)) return base;
+  if (p.loss == GbdtLoss::MAE || p.loss == GbdtLoss::Quantile) {
+    base[0] = weighted_quantile(y, w, n, p.loss == GbdtLoss::MAE ? 0.5 : p.loss_param);
+    return base;
+  }
   Context cpu(Device{}, n_threads, NumericMode::Identical, 0);
   ColStat st;
   column_stats<double>(cpu, MatrixView<const double>(y, n, 1), VectorView<const double>(w, w ? n : 0), &st);
@@ -191,6 +219,24 @@ std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double*
     base[0] = gbdt::log(num::div(st.mean, num::sub(1.0, st.mean)));
   }
   return base;
+}
+
+double weighted_quantile(const double* y, const double* w, std::int64_t n, double alpha) {
+  std::vector<std::int64_t> idx;
+  idx.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!w || w[i] > 0.0) idx.push_back(i);
+  if (idx.empty()) return 0.0;
+  std::stable_sort(idx.begin(), idx.end(), [y](std::int64_t a, std::int64_t b) { return y[a] < y[b]; });
+  double total = 0.0;
+  for (std::int64_t i : idx) total = num::add(total, w ? w[i] : 1.0);
+  const double target = num::mul(alpha, total);
+  double cum = 0.0;
+  for (std::int64_t i : idx) {
+    cum = num::add(cum, w ? w[i] : 1.0);
+    if (cum >= target) return y[i];
+  }
+  return y[idx.back()];  // not reached: the last partial sum is the total
 }
 
 double finish_loss(GbdtLoss loss, std::vector<double>& partials) {
@@ -236,4 +282,128 @@ void fill_split_borders(GbdtModel& m) {
 }
 
 }  // namespace gbdt
+
+namespace {
+
+bool binary_loss(GbdtLoss l) { return l == GbdtLoss::Logloss || l == GbdtLoss::CrossEntropy; }
+bool regression_loss(GbdtLoss l) {
+  return l == GbdtLoss::RMSE || l == GbdtLoss::Huber || l == GbdtLoss::MAE || l == GbdtLoss::Quantile ||
+         l == GbdtLoss::Poisson || l == GbdtLoss::Tweedie;
+}
+
+// Weighted AUC of scores s against positives pos: rows sorted by (score,
+// row) (a total order: one result for any sort), equal scores form a group;
+// each positive of weight a earns a * (negative weight below its group +
+// half the negative weight of its group). Sums run in sorted order.
+double auc(const double* raw, int D, const double* y, const double* w, std::int64_t m) {
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i) idx[i] = i;
+  auto key = [&](std::int64_t i) { return gbdt::canonical_key(raw[i * D]); };
+  std::sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) {
+    const double ka = key(a), kb = key(b);
+    const bool na = num::is_nan(ka), nb = num::is_nan(kb);
+    if (na != nb) return nb;  // NaN scores last
+    if (!na && ka != kb) return ka < kb;
+    return a < b;
+  });
+  double num_sum = 0.0, neg_below = 0.0, pos_total = 0.0;
+  std::size_t k = 0;
+  while (k < idx.size()) {
+    std::size_t e = k;
+    const double kk = key(idx[k]);
+    double gp = 0.0, gn = 0.0;
+    while (e < idx.size()) {
+      const double ke = key(idx[e]);
+      if (!(ke == kk || (num::is_nan(ke) && num::is_nan(kk)))) break;
+      const std::int64_t i = idx[e];
+      const double wi = w ? w[i] : 1.0;
+      if (y[i] > 0.5)
+        gp = num::add(gp, wi);
+      else
+        gn = num::add(gn, wi);
+      ++e;
+    }
+    num_sum = num::add(num_sum, num::mul(gp, num::add(neg_below, num::mul(0.5, gn))));
+    neg_below = num::add(neg_below, gn);
+    pos_total = num::add(pos_total, gp);
+    k = e;
+  }
+  const double denom = num::mul(pos_total, neg_below);
+  TL_REQUIRE(denom > 0.0, ValueError,
+             "eval_metric 'AUC' needs both classes with positive weight in the eval set");
+  return num::div(num_sum, denom);
+}
+
+}  // namespace
+
+double gbdt_metric(GbdtMetric metric, GbdtLoss loss, int n_outputs, const double* raw, const double* y,
+                   const double* w, std::int64_t m) {
+  const int D = n_outputs;
+  switch (metric) {
+    case GbdtMetric::Loss:
+      break;
+    case GbdtMetric::AUC:
+      TL_REQUIRE(binary_loss(loss), ValueError, "eval_metric 'AUC' needs a binary loss (Logloss, CrossEntropy), got ",
+                 to_string(loss));
+      return auc(raw, D, y, w, m);
+    case GbdtMetric::Accuracy: {
+      TL_REQUIRE(binary_loss(loss) || gbdt::is_multiclass(loss), ValueError,
+                 "eval_metric 'Accuracy' needs a classification loss, got ", to_string(loss));
+      // (weighted hits, weight) per canonical chunk, then the pairwise tree.
+      const std::int64_t nc = (m + gbdt::kLossChunk - 1) / gbdt::kLossChunk;
+      std::vector<double> part(static_cast<std::size_t>(2 * nc), 0.0);
+      for (std::int64_t c = 0; c < nc; ++c) {
+        double s = 0.0, ws = 0.0;
+        for (std::int64_t i = c * gbdt::kLossChunk; i < std::min(m, (c + 1) * gbdt::kLossChunk); ++i) {
+          const double wi = w ? w[i] : 1.0;
+          bool hit;
+          if (D == 1) {
+            hit = (static_cast<float>(raw[i]) > 0.0f) == (y[i] > 0.5);
+          } else {
+            int best = 0;
+            float bv = static_cast<float>(raw[i * D]);
+            for (int k = 1; k < D; ++k) {
+              const float v = static_cast<float>(raw[i * D + k]);
+              if (v > bv) {
+                bv = v;
+                best = k;
+              }
+            }
+            hit = best == static_cast<int>(y[i]);
+          }
+          if (hit) s = num::add(s, wi);
+          ws = num::add(ws, wi);
+        }
+        part[2 * c] = s;
+        part[2 * c + 1] = ws;
+      }
+      return gbdt::finish_loss(GbdtLoss::Logloss, part);  // the plain weighted mean
+    }
+    case GbdtMetric::RMSE:
+    case GbdtMetric::MAE: {
+      TL_REQUIRE(regression_loss(loss), ValueError, "eval_metric '", to_string(metric),
+                 "' needs a regression loss, got ", to_string(loss));
+      const bool log_link = loss == GbdtLoss::Poisson || loss == GbdtLoss::Tweedie;
+      const std::int64_t nc = (m + gbdt::kLossChunk - 1) / gbdt::kLossChunk;
+      std::vector<double> part(static_cast<std::size_t>(2 * nc), 0.0);
+      for (std::int64_t c = 0; c < nc; ++c) {
+        double s = 0.0, ws = 0.0;
+        for (std::int64_t i = c * gbdt::kLossChunk; i < std::min(m, (c + 1) * gbdt::kLossChunk); ++i) {
+          const double wi = w ? w[i] : 1.0;
+          const double pred = log_link ? gbdt::exp(raw[i]) : raw[i];
+          const double d = num::sub(pred, y[i]);
+          const double e = metric == GbdtMetric::RMSE ? num::mul(d, d) : gbdt::abs_bits(d);
+          s = num::add(s, num::mul(wi, e));
+          ws = num::add(ws, wi);
+        }
+        part[2 * c] = s;
+        part[2 * c + 1] = ws;
+      }
+      return gbdt::finish_loss(metric == GbdtMetric::RMSE ? GbdtLoss::RMSE : GbdtLoss::MAE, part);
+    }
+  }
+  throw ValueError(std::string("gbdt_metric: the metric '") + to_string(metric) +
+                   "' is the loss, which the backends compute");
+}
+
 }  // namespace tl
