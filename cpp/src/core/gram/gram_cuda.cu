@@ -1,5 +1,5 @@
-// CUDA backend of the Gram product: the canonical split-K kernel, and batched
-// cuBLAS DGEMM for fast mode (order: twinlearn/core/gram.hpp).
+// CUDA backend of the Gram product: the canonical split-K kernel, and cuBLAS
+// SYRK for fast mode (order: twinlearn/core/gram.hpp).
 #include "core/cuda/blas.cuh"
 
 #include <algorithm>
@@ -231,52 +231,26 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
   R[e] = st.result();
 }
 
-// Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
-// row-major = column-major ldz x rows for cuBLAS; columns D..ldz-1 are
-// padding that no product reads). Block b writes row r0 + b, its threads
-// stride over the columns (consecutive threads, consecutive columns).
+// Fast path: Zc rows widened to double into a dense buffer (rows x D,
+// row-major = column-major D x rows for cuBLAS). Block b writes row r0 + b,
+// its threads stride over the columns (consecutive threads, consecutive
+// columns).
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   std::int64_t ldz, double* __restrict__ Z) {
+                                   double* __restrict__ Z) {
   const std::int64_t D = d + t;
   const std::int64_t b = blockIdx.x;
   const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
   for (std::int64_t col = threadIdx.x; col < D; col += blockDim.x)
-    Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+    Z[b * D + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
-// acc[e] += sum over the np partials P[p * DD + e], one thread per element.
-__global__ void add_partials_kernel(const double* __restrict__ P, std::int64_t np, std::int64_t DD,
-                                    double* __restrict__ acc) {
-  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= DD) return;
-  double v = acc[e];
-  for (std::int64_t p = 0; p < np; ++p) v += P[p * DD + e];
-  acc[e] = v;
-}
-
-constexpr std::int64_t kFastSubRows = 8192;  // rows per partial product of the fast path
-
-// Partials (column-major D x D, stride DD) of `count` consecutive blocks of
-// `rows` rows of Z: the d x d block of X'X (DGEMM) and the D x t columns of
-// the targets. Batched products of a few thousand rows each keep every
-// multiprocessor busy on a tall, narrow Gram, where one SYRK or GEMM over
-// all rows runs a handful of tiles with a very long k loop.
-void fast_partials(cublasHandle_t h, const double* Z, std::int64_t ldz, std::int64_t d, std::int64_t t,
-                   std::int64_t rows, std::int64_t count, double* P) {
-  const std::int64_t D = d + t;
-  const double one = 1.0, zero = 0.0;
-  const int id = static_cast<int>(d), it = static_cast<int>(t), iD = static_cast<int>(D);
-  const int ik = static_cast<int>(rows), il = static_cast<int>(ldz), ic = static_cast<int>(count);
-  if (d > 0)
-    TL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, id, id, ik, &one, Z, il, rows * ldz, Z,
-                                              il, rows * ldz, &zero, P, iD, D * D, ic));
-  if (t > 0)
-    TL_CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, iD, it, ik, &one, Z, il, rows * ldz,
-                                              Z + d, il, rows * ldz, &zero, P + d * D, iD, D * D, ic));
+cublasStatus_t syrk(cublasHandle_t h, int D, int k, const double* beta, const double* A, double* C) {
+  const double one = 1.0;
+  return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
 }
 
 template <class T>
@@ -284,35 +258,24 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
                std::int64_t n, std::vector<double>& batches) {
   const int dev = ctx.device().id;
   cudaStream_t stream = tl_stream(ctx);
-  const std::int64_t D = d + t, DD = D * D;
-  const std::int64_t ldz = (D + 7) / 8 * 8;  // 64-byte rows: aligned operands for the tensor-core kernels
-  // Rows widened per pass: at most 1 GiB, a whole number of partial blocks.
-  const std::int64_t budget_rows = std::max<std::int64_t>(1, (std::int64_t(1) << 27) / ldz);
-  const std::int64_t batch_rows =
-      std::min(n, budget_rows >= kFastSubRows ? budget_rows / kFastSubRows * kFastSubRows : budget_rows);
-  const std::int64_t sub = std::min(kFastSubRows, batch_rows);
-  const std::int64_t max_parts = (batch_rows + sub - 1) / sub;
-  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
-  DeviceBuffer<double> P(static_cast<std::size_t>(max_parts * DD), dev);
-  DeviceBuffer<double> acc(static_cast<std::size_t>(DD), dev);
-  TL_CUDA_CHECK(cudaMemsetAsync(acc.data(), 0, sizeof(double) * DD, stream));
+  const std::int64_t D = d + t;
+  // Rows per SYRK call: a widened copy of at most 1 GiB.
+  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / D));
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * D), dev);
+  DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
   CublasLease blas(dev, stream);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, ldz, Z.data());
+    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
-    const std::int64_t full = rows / sub, rest = rows - full * sub;
-    if (full > 0) fast_partials(blas.get(), Z.data(), ldz, d, t, sub, full, P.data());
-    if (rest > 0) fast_partials(blas.get(), Z.data() + full * sub * ldz, ldz, d, t, rest, 1, P.data() + full * DD);
-    const std::int64_t np = full + (rest > 0);
-    add_partials_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), np, DD, acc.data());
-    TL_CUDA_CHECK_LAUNCH("add_partials_kernel");
+    const double beta = r0 == 0 ? 0.0 : 1.0;
+    TL_CUBLAS_CHECK(syrk(blas.get(), static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()));
   }
-  std::vector<double> host(static_cast<std::size_t>(DD));
-  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), acc.data(), sizeof(double) * DD, cudaMemcpyDeviceToHost, stream));
+  std::vector<double> host(static_cast<std::size_t>(D * D));
+  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
   // Column-major upper triangle: G[j, k] (j <= k) is C[j + k*D].
-  batches.assign(static_cast<std::size_t>(DD), 0.0);
+  batches.assign(static_cast<std::size_t>(D * D), 0.0);
   for (std::int64_t j = 0; j < D; ++j)
     for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * D];
 }
