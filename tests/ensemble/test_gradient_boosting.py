@@ -1145,6 +1145,9 @@ import os, signal, sys, threading, time
 import numpy as np
 sys.path.insert(0, {path!r})
 from twinlearn import GradientBoosting
+# A process started with SIGINT ignored (a background job, some CI runners) passes that on,
+# and Python then installs no KeyboardInterrupt handler: install it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 rng = np.random.default_rng(0)
 X = rng.standard_normal((20000, 10)).astype(np.float32)
 y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
