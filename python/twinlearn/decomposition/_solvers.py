@@ -263,16 +263,20 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype):
     s_side = G.shape[0]
     size = min(n_components + n_oversamples, s_side)
     Q = _orthonormal(normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size])
-    for _ in range(n_iter):
-        Q = _orthonormal(G @ Q)
-    H = G @ Q
-    M = Q.T @ H
-    M = 0.5 * (M + M.T)
-    lam, W = eigh_desc(M)
-    keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
-    T = W[:, keep] / np.sqrt(lam[keep])
-    B = (H @ T).T
-    Uh, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
+    # Small products and factorizations: one BLAS thread (waking a pool of
+    # them for each costs more than it saves, most of all beside a GPU
+    # library's own threads).
+    with _blas_threads(s_side):
+        for _ in range(n_iter):
+            Q = _orthonormal(G @ Q)
+        H = G @ Q
+        M = Q.T @ H
+        M = 0.5 * (M + M.T)
+        lam, W = eigh_desc(M)
+        keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
+        T = W[:, keep] / np.sqrt(lam[keep])
+        B = (H @ T).T
+        Uh, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
     return Uh, sv, Vt, T, Q
 
 
