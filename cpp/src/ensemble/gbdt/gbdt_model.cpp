@@ -3,6 +3,8 @@
 // final steps of the canonical loss reduction.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,89 +14,56 @@
 
 namespace tl {
 
-const char* to_string(GbdtLoss l) {
-  switch (l) {
-    case GbdtLoss::Logloss: return "Logloss";
-    case GbdtLoss::RMSE: return "RMSE";
-    case GbdtLoss::MultiClass: return "MultiClass";
-    case GbdtLoss::CrossEntropy: return "CrossEntropy";
-    case GbdtLoss::MultiClassOneVsAll: return "MultiClassOneVsAll";
-    case GbdtLoss::Poisson: return "Poisson";
-    case GbdtLoss::Tweedie: return "Tweedie";
-    case GbdtLoss::Huber: return "Huber";
-    case GbdtLoss::MAE: return "MAE";
-    case GbdtLoss::Quantile: return "Quantile";
-  }
+// The names of the enums: one table each serves to_string and parse.
+namespace {
+
+template <class E>
+struct Named {
+  E value;
+  const char* name;
+};
+
+constexpr Named<GbdtLoss> kLosses[] = {
+    {GbdtLoss::Logloss, "Logloss"}, {GbdtLoss::CrossEntropy, "CrossEntropy"},
+    {GbdtLoss::MultiClass, "MultiClass"}, {GbdtLoss::MultiClassOneVsAll, "MultiClassOneVsAll"},
+    {GbdtLoss::RMSE, "RMSE"}, {GbdtLoss::Poisson, "Poisson"}, {GbdtLoss::Tweedie, "Tweedie"},
+    {GbdtLoss::Huber, "Huber"}, {GbdtLoss::MAE, "MAE"}, {GbdtLoss::Quantile, "Quantile"}};
+constexpr Named<GbdtMetric> kMetrics[] = {{GbdtMetric::Loss, "Loss"}, {GbdtMetric::AUC, "AUC"},
+                                          {GbdtMetric::Accuracy, "Accuracy"}, {GbdtMetric::RMSE, "RMSE"},
+                                          {GbdtMetric::MAE, "MAE"}};
+constexpr Named<GbdtNanMode> kNanModes[] = {
+    {GbdtNanMode::Min, "Min"}, {GbdtNanMode::Max, "Max"}, {GbdtNanMode::Forbidden, "Forbidden"}};
+constexpr Named<GbdtBootstrap> kBootstraps[] = {
+    {GbdtBootstrap::No, "No"}, {GbdtBootstrap::Bernoulli, "Bernoulli"}, {GbdtBootstrap::Bayesian, "Bayesian"}};
+
+template <class E, std::size_t N>
+const char* name_in(const Named<E> (&table)[N], E value) {
+  for (const auto& x : table)
+    if (x.value == value) return x.name;
   return "?";
 }
 
-GbdtLoss parse_gbdt_loss(const std::string& s) {
-  if (s == "Logloss") return GbdtLoss::Logloss;
-  if (s == "RMSE") return GbdtLoss::RMSE;
-  if (s == "MultiClass") return GbdtLoss::MultiClass;
-  if (s == "CrossEntropy") return GbdtLoss::CrossEntropy;
-  if (s == "MultiClassOneVsAll") return GbdtLoss::MultiClassOneVsAll;
-  if (s == "Poisson") return GbdtLoss::Poisson;
-  if (s == "Tweedie") return GbdtLoss::Tweedie;
-  if (s == "Huber") return GbdtLoss::Huber;
-  if (s == "MAE") return GbdtLoss::MAE;
-  if (s == "Quantile") return GbdtLoss::Quantile;
-  throw ValueError(
-      "loss must be one of 'Logloss', 'CrossEntropy', 'MultiClass', 'MultiClassOneVsAll', 'RMSE', 'Poisson', "
-      "'Tweedie', 'Huber', 'MAE', 'Quantile'; got '" + s + "'");
-}
-
-const char* to_string(GbdtMetric m) {
-  switch (m) {
-    case GbdtMetric::Loss: return "Loss";
-    case GbdtMetric::AUC: return "AUC";
-    case GbdtMetric::Accuracy: return "Accuracy";
-    case GbdtMetric::RMSE: return "RMSE";
-    case GbdtMetric::MAE: return "MAE";
+// The value named s, or a ValueError listing the names (`what` must be one of ...).
+template <class E, std::size_t N>
+E parse_in(const Named<E> (&table)[N], const std::string& s, const char* what) {
+  std::string names;
+  for (const auto& x : table) {
+    if (s == x.name) return x.value;
+    names += (names.empty() ? "'" : ", '") + std::string(x.name) + "'";
   }
-  return "?";
+  throw ValueError(std::string(what) + " must be one of " + names + "; got '" + s + "'");
 }
 
-GbdtMetric parse_gbdt_metric(const std::string& s) {
-  if (s == "Loss") return GbdtMetric::Loss;
-  if (s == "AUC") return GbdtMetric::AUC;
-  if (s == "Accuracy") return GbdtMetric::Accuracy;
-  if (s == "RMSE") return GbdtMetric::RMSE;
-  if (s == "MAE") return GbdtMetric::MAE;
-  throw ValueError("eval_metric must be one of 'Loss', 'AUC', 'Accuracy', 'RMSE', 'MAE'; got '" + s + "'");
-}
+}  // namespace
 
-const char* to_string(GbdtNanMode m) {
-  switch (m) {
-    case GbdtNanMode::Forbidden: return "Forbidden";
-    case GbdtNanMode::Min: return "Min";
-    case GbdtNanMode::Max: return "Max";
-  }
-  return "?";
-}
-
-GbdtNanMode parse_gbdt_nan_mode(const std::string& s) {
-  if (s == "Forbidden") return GbdtNanMode::Forbidden;
-  if (s == "Min") return GbdtNanMode::Min;
-  if (s == "Max") return GbdtNanMode::Max;
-  throw ValueError("nan_mode must be one of 'Min', 'Max', 'Forbidden'; got '" + s + "'");
-}
-
-const char* to_string(GbdtBootstrap b) {
-  switch (b) {
-    case GbdtBootstrap::No: return "No";
-    case GbdtBootstrap::Bernoulli: return "Bernoulli";
-    case GbdtBootstrap::Bayesian: return "Bayesian";
-  }
-  return "?";
-}
-
-GbdtBootstrap parse_gbdt_bootstrap(const std::string& s) {
-  if (s == "No") return GbdtBootstrap::No;
-  if (s == "Bernoulli") return GbdtBootstrap::Bernoulli;
-  if (s == "Bayesian") return GbdtBootstrap::Bayesian;
-  throw ValueError("bootstrap_type must be one of 'No', 'Bernoulli', 'Bayesian'; got '" + s + "'");
-}
+const char* to_string(GbdtLoss l) { return name_in(kLosses, l); }
+GbdtLoss parse_gbdt_loss(const std::string& s) { return parse_in(kLosses, s, "loss"); }
+const char* to_string(GbdtMetric m) { return name_in(kMetrics, m); }
+GbdtMetric parse_gbdt_metric(const std::string& s) { return parse_in(kMetrics, s, "eval_metric"); }
+const char* to_string(GbdtNanMode m) { return name_in(kNanModes, m); }
+GbdtNanMode parse_gbdt_nan_mode(const std::string& s) { return parse_in(kNanModes, s, "nan_mode"); }
+const char* to_string(GbdtBootstrap b) { return name_in(kBootstraps, b); }
+GbdtBootstrap parse_gbdt_bootstrap(const std::string& s) { return parse_in(kBootstraps, s, "bootstrap_type"); }
 
 namespace {
 // Allowed features (see gbdt_feature_subset) from per-feature border counts.
@@ -291,6 +260,26 @@ bool regression_loss(GbdtLoss l) {
          l == GbdtLoss::Poisson || l == GbdtLoss::Tweedie;
 }
 
+// sum of term(i, w_i) over sum of w_i, both summed per canonical loss chunk
+// in row order and the chunks reduced by the pairwise tree
+// (gbdt::finish_loss with `finish_as`: RMSE takes the root, the others not).
+template <class Term>
+double chunked_mean(std::int64_t m, const double* w, GbdtLoss finish_as, Term term) {
+  const std::int64_t nc = (m + gbdt::kLossChunk - 1) / gbdt::kLossChunk;
+  std::vector<double> part(static_cast<std::size_t>(2 * nc), 0.0);
+  for (std::int64_t c = 0; c < nc; ++c) {
+    double s = 0.0, ws = 0.0;
+    for (std::int64_t i = c * gbdt::kLossChunk; i < std::min(m, (c + 1) * gbdt::kLossChunk); ++i) {
+      const double wi = w ? w[i] : 1.0;
+      s = num::add(s, term(i, wi));
+      ws = num::add(ws, wi);
+    }
+    part[2 * c] = s;
+    part[2 * c + 1] = ws;
+  }
+  return gbdt::finish_loss(finish_as, part);
+}
+
 // Weighted AUC of scores s against positives pos: rows sorted by (score,
 // row) (a total order: one result for any sort), equal scores form a group;
 // each positive of weight a earns a * (negative weight below its group +
@@ -349,57 +338,37 @@ double gbdt_metric(GbdtMetric metric, GbdtLoss loss, int n_outputs, const double
     case GbdtMetric::Accuracy: {
       TL_REQUIRE(binary_loss(loss) || gbdt::is_multiclass(loss), ValueError,
                  "eval_metric 'Accuracy' needs a classification loss, got ", to_string(loss));
-      // (weighted hits, weight) per canonical chunk, then the pairwise tree.
-      const std::int64_t nc = (m + gbdt::kLossChunk - 1) / gbdt::kLossChunk;
-      std::vector<double> part(static_cast<std::size_t>(2 * nc), 0.0);
-      for (std::int64_t c = 0; c < nc; ++c) {
-        double s = 0.0, ws = 0.0;
-        for (std::int64_t i = c * gbdt::kLossChunk; i < std::min(m, (c + 1) * gbdt::kLossChunk); ++i) {
-          const double wi = w ? w[i] : 1.0;
-          bool hit;
-          if (D == 1) {
-            hit = (static_cast<float>(raw[i]) > 0.0f) == (y[i] > 0.5);
-          } else {
-            int best = 0;
-            float bv = static_cast<float>(raw[i * D]);
-            for (int k = 1; k < D; ++k) {
-              const float v = static_cast<float>(raw[i * D + k]);
-              if (v > bv) {
-                bv = v;
-                best = k;
-              }
+      // Weighted hits over weight (adding +0 for a miss leaves the sum's bits as they are).
+      return chunked_mean(m, w, GbdtLoss::Logloss, [&](std::int64_t i, double wi) {
+        bool hit;
+        if (D == 1) {
+          hit = (static_cast<float>(raw[i]) > 0.0f) == (y[i] > 0.5);
+        } else {
+          int best = 0;
+          float bv = static_cast<float>(raw[i * D]);
+          for (int k = 1; k < D; ++k) {
+            const float v = static_cast<float>(raw[i * D + k]);
+            if (v > bv) {
+              bv = v;
+              best = k;
             }
-            hit = best == static_cast<int>(y[i]);
           }
-          if (hit) s = num::add(s, wi);
-          ws = num::add(ws, wi);
+          hit = best == static_cast<int>(y[i]);
         }
-        part[2 * c] = s;
-        part[2 * c + 1] = ws;
-      }
-      return gbdt::finish_loss(GbdtLoss::Logloss, part);  // the plain weighted mean
+        return hit ? wi : 0.0;
+      });
     }
     case GbdtMetric::RMSE:
     case GbdtMetric::MAE: {
       TL_REQUIRE(regression_loss(loss), ValueError, "eval_metric '", to_string(metric),
                  "' needs a regression loss, got ", to_string(loss));
       const bool log_link = loss == GbdtLoss::Poisson || loss == GbdtLoss::Tweedie;
-      const std::int64_t nc = (m + gbdt::kLossChunk - 1) / gbdt::kLossChunk;
-      std::vector<double> part(static_cast<std::size_t>(2 * nc), 0.0);
-      for (std::int64_t c = 0; c < nc; ++c) {
-        double s = 0.0, ws = 0.0;
-        for (std::int64_t i = c * gbdt::kLossChunk; i < std::min(m, (c + 1) * gbdt::kLossChunk); ++i) {
-          const double wi = w ? w[i] : 1.0;
-          const double pred = log_link ? gbdt::exp(raw[i]) : raw[i];
-          const double d = num::sub(pred, y[i]);
-          const double e = metric == GbdtMetric::RMSE ? num::mul(d, d) : gbdt::abs_bits(d);
-          s = num::add(s, num::mul(wi, e));
-          ws = num::add(ws, wi);
-        }
-        part[2 * c] = s;
-        part[2 * c + 1] = ws;
-      }
-      return gbdt::finish_loss(metric == GbdtMetric::RMSE ? GbdtLoss::RMSE : GbdtLoss::MAE, part);
+      return chunked_mean(m, w, metric == GbdtMetric::RMSE ? GbdtLoss::RMSE : GbdtLoss::MAE,
+                          [&](std::int64_t i, double wi) {
+                            const double pred = log_link ? gbdt::exp(raw[i]) : raw[i];
+                            const double d = num::sub(pred, y[i]);
+                            return num::mul(wi, metric == GbdtMetric::RMSE ? num::mul(d, d) : gbdt::abs_bits(d));
+                          });
     }
   }
   throw ValueError(std::string("gbdt_metric: the metric '") + to_string(metric) +
