@@ -102,6 +102,23 @@ def _publish(result: dict, json_path: Path, markdown: Path | None, plots: bool, 
         log(f"wrote {markdown}")
 
 
+def accel_overhead(device: str, repeats: int = 200, n_samples: int = 256, n_features: int = 8) -> dict:
+    """twinlearn.accel's per-call cost over the native estimators, or the reason
+    it could not be measured."""
+    record = {"device": device, "repeats": repeats, "n_samples": n_samples, "n_features": n_features}
+    try:
+        from twinlearn.accel._overhead import measure_overhead
+
+        results = measure_overhead(n_samples, n_features, repeats, device=device)
+    except Exception as exc:  # reported, never fatal to the run
+        return {**record, "error": f"{type(exc).__name__}: {exc}"}
+    worst = max(
+        ((r["overhead_us"], f"{est}.{m}") for est, per in results.items() for m, r in per.items()),
+        default=(0.0, "-"),
+    )
+    return {**record, "results": results, "max_overhead_us": worst[0], "max_overhead_at": worst[1]}
+
+
 def main(argv=None) -> int:
     from . import workloads  # noqa: F401  (registers the workloads)
 
@@ -188,9 +205,15 @@ def main(argv=None) -> int:
         report.write_json(assemble(results, sweeps, env, time.perf_counter() - t0), partial_path)
 
     results, sweeps = Runner(cfg, Progress(enabled=not args.quiet)).run(chosen, checkpoint)
+    overhead = None
+    if cfg.suite != "smoke" and any(w.kind == "accel" for w in chosen):
+        log("bench: the accelerator's per-call overhead")
+        overhead = accel_overhead(device)
     elapsed = time.perf_counter() - t0
     env = environment.collect(device, load_at_start)
     result = assemble(results, sweeps, env, elapsed)
+    if overhead is not None:
+        result["accel_overhead"] = overhead
     json_path = args.out or report.default_result_path(env, cfg.suite)
     if markdown is None and not args.no_markdown and cfg.suite != "smoke":
         markdown = report.DEFAULT_MARKDOWN

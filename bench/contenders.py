@@ -6,12 +6,16 @@ run ('absent', 'not implemented', 'not available', 'skipped', 'error').
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Callable
+
+import numpy as np
 
 from .arrays import torch_cuda_usable
 from .registry import Peer, PeerArgs, Scale, Workload
@@ -58,6 +62,10 @@ class Contender:
     version: str | None = None
     memory: tuple[str, ...] = ()  # device allocators to read (bench.memory)
     threads: Callable[[], int | None] | None = None
+    #: ``same(inst) -> key``: runs with equal keys measure the same code on the
+    #: same data, so one measurement serves them all in a run (plain
+    #: scikit-learn in a workload and in its accelerated twin).
+    same: Callable[[Instance], tuple] | None = None
 
     @property
     def ready(self) -> bool:
@@ -76,12 +84,14 @@ class Contender:
         }
 
 
-def contenders_for(workload: Workload, device: str, device_input: str | None) -> list[Contender]:
+def contenders_for(
+    workload: Workload, device: str, device_input: str | None, suite: str = "quick"
+) -> list[Contender]:
     if workload.kind == "accel":
         return _accel_contenders(workload, device)
     out = _twinlearn_contenders(workload, device, device_input)
     if workload.sklearn is not None:
-        out += _sklearn_contenders(workload)
+        out += _sklearn_contenders(workload, suite)
     out += [_peer_contender(p, device, device_input) for p in workload.peers]
     return out
 
@@ -173,11 +183,37 @@ def sklearn_threads() -> int | None:
     return max(counts) if counts else None
 
 
-def _sklearn_contenders(workload: Workload) -> list[Contender]:
+def _stable(value):
+    """A hashable, exact stand-in for a parameter value (arrays by content)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest())
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _stable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_stable(v) for v in value)
+    return repr(value)
+
+
+def sklearn_run_key(workload: Workload, inst: Instance, params: dict) -> tuple | None:
+    """What makes two plain scikit-learn runs the same measurement: the class,
+    its parameters, the data (generator, size, seed, dtype), the timed steps
+    and the quality metric. None when the class is given as a factory."""
+    if not isinstance(workload.sklearn, str):
+        return None
+    return (
+        workload.sklearn, _stable(params), workload.data.__module__, workload.data.__qualname__,
+        inst.scale.key(), workload.seed, workload.dtype, workload.steps,
+        workload.quality.primary if workload.quality else None,
+    )
+
+
+def _sklearn_contenders(workload: Workload, suite: str = "quick") -> list[Contender]:
     import sklearn
 
     factory = sklearn_factory(workload.sklearn)
-    variants = {None: {}, **workload.sklearn_variants}
+    variants = {None: {}}
+    if suite in workload.variants_suites:
+        variants.update(workload.sklearn_variants)
     return [
         Contender(
             name="scikit-learn" if label is None else f"scikit-learn ({label})",
@@ -186,6 +222,7 @@ def _sklearn_contenders(workload: Workload) -> list[Contender]:
             build=lambda inst, extra=extra: factory(**{**inst.params("sklearn"), **extra}),
             version=sklearn.__version__,
             threads=sklearn_threads,
+            same=lambda inst, extra=extra: sklearn_run_key(workload, inst, {**inst.params("sklearn"), **extra}),
         )
         for label, extra in variants.items()
     ]
@@ -245,6 +282,7 @@ def _accel_contenders(workload: Workload, device: str) -> list[Contender]:
         "scikit-learn", "scikit-learn", "plain",
         build=lambda inst: factory(**inst.params("sklearn")),
         version=sklearn.__version__, threads=sklearn_threads,
+        same=lambda inst: sklearn_run_key(workload, inst, inst.params("sklearn")),
     )
     accel = Contender("scikit-learn + twinlearn.accelerate", "twinlearn", "accelerated")
     try:

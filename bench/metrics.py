@@ -72,14 +72,40 @@ def _minmax_reference(X):
     return lo, span
 
 
-def _max_abs_error(ev: Evaluation, key: str, reference):
+def _maxabs_reference(X):
+    scale = np.zeros(X.shape[1])
+    for b in _blocks(X.shape[0]):
+        scale = np.maximum(scale, np.abs(X[b]).max(axis=0).astype(np.float64))
+    scale[scale == 0] = 1.0
+    return np.zeros(X.shape[1]), scale
+
+
+def _robust_reference(X):
+    q25, q50, q75 = np.percentile(X, [25.0, 50.0, 75.0], axis=0)  # exact, linear interpolation
+    span = q75.astype(np.float64) - q25
+    span[span == 0] = 1.0
+    return q50.astype(np.float64), span
+
+
+def _row_unit(x):
+    norm = np.sqrt((x**2).sum(axis=1))
+    norm[norm == 0] = 1.0
+    return x / norm[:, None]
+
+
+def _max_abs_error(ev: Evaluation, key: str | None, reference=None, rowwise=None):
+    """max |output - reference| over the sampled rows: the reference is
+    ``(x - shift) / div`` with column statistics of all rows (``reference``),
+    or ``rowwise(x)`` for transforms of each row on its own."""
     X = ev.data["X"]
-    shift, div = ev.data.reference(key, lambda: reference(X))  # statistics of all rows
+    if rowwise is None:
+        shift, div = ev.data.reference(key, lambda: reference(X))  # statistics of all rows
+        rowwise = lambda x: (x - shift) / div  # noqa: E731
     rows = _sample(X.shape[0])
     X, out = X[rows], ev.outputs["fit_transform"][rows]
     err = 0.0
     for b in _blocks(X.shape[0]):
-        ref = (X[b].astype(np.float64) - shift) / div
+        ref = rowwise(X[b].astype(np.float64))
         err = max(err, float(np.max(np.abs(out[b].astype(np.float64) - ref))))
     return {"max_abs_error": err}
 
@@ -99,6 +125,18 @@ STANDARDIZED = Quality(
 MINMAX = Quality(
     minmax_error, "max_abs_error", False,
     f"max |output - float64 NumPy min-max scaling| {_SAMPLED}",
+)
+MAXABS = Quality(
+    lambda ev: _max_abs_error(ev, "maxabs64", _maxabs_reference), "max_abs_error", False,
+    f"max |output - float64 NumPy max-abs scaling| {_SAMPLED}",
+)
+ROBUST = Quality(
+    lambda ev: _max_abs_error(ev, "robust64", _robust_reference), "max_abs_error", False,
+    f"max |output - float64 (x - median) / IQR with NumPy's exact percentiles| {_SAMPLED}",
+)
+ROW_NORMALIZED = Quality(
+    lambda ev: _max_abs_error(ev, None, rowwise=_row_unit), "max_abs_error", False,
+    f"max |output - float64 rows scaled to unit L2 norm| {_SAMPLED}",
 )
 
 
@@ -183,6 +221,14 @@ def binary_classification(ev: Evaluation) -> dict:
 ACCURACY = Quality(
     binary_classification, "accuracy", True, "accuracy on a held-out set (AUC also recorded)"
 )
+
+
+def label_accuracy(ev: Evaluation) -> dict:
+    pred = np.asarray(ev.call("predict", "X_test")).ravel()
+    return {"accuracy": float(np.mean(pred == ev.data["y_test"]))}
+
+
+LABEL_ACCURACY = Quality(label_accuracy, "accuracy", True, "accuracy of predict on a held-out set")
 
 
 # -- decomposition -------------------------------------------------------

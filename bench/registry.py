@@ -115,6 +115,7 @@ class Workload:
         ``f(scale, data) -> dict`` when they depend on the size or the data).
     twinlearn_params / sklearn_params: added for that library only (same forms).
     sklearn_variants: further scikit-learn contenders, label -> extra params.
+    variants_suites: the suites that run the variants (all by default).
     steps: the calls timed, in order, on a fresh estimator for every run.
     quality: the metric, computed on the last run's outputs.
     peers: contenders from other libraries.
@@ -137,6 +138,7 @@ class Workload:
     twinlearn_params: ParamSpec = field(default_factory=dict)
     sklearn_params: ParamSpec = field(default_factory=dict)
     sklearn_variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    variants_suites: frozenset = frozenset(SUITES)
     peers: tuple[Peer, ...] = ()
     kind: str = "estimator"
     suites: frozenset = frozenset(SUITES)

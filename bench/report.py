@@ -53,6 +53,9 @@ this page is rewritten from them.
   CuPy allocators above the start (input data already on the device is not
   counted; `≤` marks an upper bound; other libraries' allocators are not
   measured, shown as `-`).
+- **the measurement of W: C** (notes): plain scikit-learn running the same
+  code on the same data as contender C of workload W earlier in the run; it is
+  measured once and shown in both tables.
 - **absent**: the library is not installed. **not implemented**: twinlearn has
   no such estimator yet. **not available**: installed, but it cannot run here.
 """
@@ -108,7 +111,10 @@ def merge_results(results: list[dict]) -> dict:
                          ("suite", lambda x: x["suite"])):
             if get(r) != get(first):
                 raise ValueError(f"cannot merge results of different {key}s: {get(first)!r} and {get(r)!r}")
-    merged = {k: v for k, v in first.items() if k not in ("workloads", "sweeps", "plots")}
+    merged = {k: v for k, v in first.items() if k not in ("workloads", "sweeps", "plots", "accel_overhead")}
+    overheads = [r["accel_overhead"] for r in results if r.get("accel_overhead")]
+    if overheads:
+        merged["accel_overhead"] = overheads[-1]
     merged["settings"] = dict(first["settings"], only=None)
     merged["elapsed_s"] = sum(r.get("elapsed_s") or 0.0 for r in results)
     for key in ("workloads", "sweeps"):
@@ -337,6 +343,8 @@ def _workload_table(w: dict, on_gpu: bool) -> list[str]:
             is_ours = r["role"] in ("twinlearn", "accelerated")
             row.append("(reference)" if r is ref else "-" if is_ours else fmt_ratio(_peer_speedup(ref, r)))
             notes = [n for n in (r.get("note"), r.get("quality_error")) if n]
+            if r.get("same_as"):
+                notes.append(f"the measurement of {r['same_as']} (same code and data)")
             notes += [w.split(":")[0] for w in r.get("warnings", [])]
             if r.get("threads"):
                 notes.append(f"{r['threads']} threads")
@@ -409,6 +417,8 @@ def render_markdown(result: dict, json_path: Path, markdown_path: Path) -> str:
                   "The same scikit-learn code, plain and under `twinlearn.accelerate(...)`."]
         for w in accel:
             lines += [""] + _workload_table(w, on_gpu)
+    if result.get("accel_overhead"):
+        lines += [""] + _overhead_section(result["accel_overhead"])
     if result.get("sweeps"):
         sweep_plots = {k: rel(v) for k, v in (plots.get("scaling") or {}).items()}
         lines += ["", "## Scaling", "",
@@ -417,6 +427,29 @@ def render_markdown(result: dict, json_path: Path, markdown_path: Path) -> str:
         for s in result["sweeps"]:
             lines += [""] + _sweep_section(s, sweep_plots)
     return "\n".join(lines) + "\n"
+
+
+def _overhead_section(ov: dict) -> list[str]:
+    """The accelerator's per-call cost over the native estimator."""
+    if ov.get("error"):
+        return ["## Accelerator overhead per call", "", f"Not measured: {ov['error']}"]
+    lines = [
+        "## Accelerator overhead per call", "",
+        f"An accelerated scikit-learn estimator against the native twinlearn estimator doing the same "
+        f"work on {ov['n_samples']} x {ov['n_features']} float64 NumPy data on {ov['device']}, calls "
+        f"alternating, {ov['repeats']} of each; overhead = difference of the medians (and of the minima). "
+        f"Largest median overhead: {fmt_time(ov['max_overhead_us'] * 1e-6)} "
+        f"({ov['max_overhead_at']}).", "",
+        "| estimator.method | accelerated | native | overhead (median) | overhead (min) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for est, per in ov["results"].items():
+        for m, r in per.items():
+            lines.append(
+                f"| {est}.{m} | {r['accelerated_us']:.1f} µs | {r['native_us']:.1f} µs "
+                f"| {r['overhead_us']:.1f} µs | {r['overhead_min_us']:.1f} µs |"
+            )
+    return lines
 
 
 def write_markdown(result: dict, json_path: Path, markdown_path: Path) -> None:

@@ -13,6 +13,8 @@ measurement, recorded as such (repeats = 1). Nothing is ever extrapolated.
 
 from __future__ import annotations
 
+import copy
+
 import statistics
 import time
 import traceback
@@ -225,6 +227,8 @@ class Runner:
         self.cfg = cfg
         self.progress = progress
         self.sync = DeviceSync(cfg.device)
+        #: same-measurement key -> (workload name, record): see Contender.same
+        self._measured: dict[tuple, tuple[str, dict]] = {}
 
     # -- planning (for the progress total) -----------------------------------
     def plan(self, workloads: list[Workload]):
@@ -232,7 +236,7 @@ class Runner:
         plan = []
         for wl in workloads:
             scale = wl.scales[self.cfg.sizes]
-            contenders = contenders_for(wl, self.cfg.device, self.cfg.device_input)
+            contenders = contenders_for(wl, self.cfg.device, self.cfg.device_input, self.cfg.suite)
             rows = sweep_rows(wl, scale, self.cfg) if self.cfg.suite == "full" and wl.sweep else []
             plan.append((wl, scale, contenders, rows))
         return plan
@@ -257,11 +261,25 @@ class Runner:
                 r = c.describe()
                 r.update(status=ERROR, reason=f"no data: {rec.get('data_error')}")
             else:
-                _warm_up(c, small, self.cfg, self.sync)
-                r = measure(c, inst, self.cfg, self.sync)
+                r = self._measure_once(c, inst, small, wl.name)
             rec["contenders"].append(r)
         add_speedups(rec["contenders"])
         return rec
+
+    def _measure_once(self, c: Contender, inst: Instance | None, small, workload: str) -> dict:
+        """measure(), or the record of the same measurement made earlier in
+        this run (marked ``same_as``)."""
+        key = c.same(inst) if c.same is not None and c.ready and inst is not None else None
+        if key is not None and key in self._measured:
+            source, earlier = self._measured[key]
+            r = {**copy.deepcopy(earlier), **c.describe(), "status": earlier["status"]}
+            r["same_as"] = f"{source}: {earlier['name']}"
+            return r
+        _warm_up(c, small, self.cfg, self.sync)
+        r = measure(c, inst, self.cfg, self.sync)
+        if key is not None and r["status"] == OK:
+            self._measured[key] = (workload, r)
+        return r
 
     # -- scaling sweep ----------------------------------------------------------
     def run_sweep(self, wl: Workload, scale, contenders: list[Contender], rows: list[int]) -> dict:

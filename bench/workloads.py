@@ -38,7 +38,7 @@ STANDARD_SCALER = register(Workload(
     mem_factor=3,
 ))
 
-register(Workload(
+MIN_MAX_SCALER = register(Workload(
     name="min_max_scaler",
     title="MinMaxScaler fit_transform {rows} x {cols} {dtype}",
     data=datasets.gaussian,
@@ -51,7 +51,46 @@ register(Workload(
         peers.torch_peer(lambda a: peers.TorchMinMaxScaler()),
         peers.cuml_peer("cuml.preprocessing.MinMaxScaler"),
     ),
-    suites=frozenset({"full"}),
+    mem_factor=3,
+))
+
+MAX_ABS_SCALER = register(Workload(
+    name="max_abs_scaler",
+    title="MaxAbsScaler fit_transform {rows} x {cols} {dtype}",
+    data=datasets.gaussian,
+    scales=STANDARD_SCALER.scales,
+    estimator="preprocessing.MaxAbsScaler",
+    sklearn="sklearn.preprocessing.MaxAbsScaler",
+    steps=(FIT_TRANSFORM,),
+    quality=metrics.MAXABS,
+    peers=(peers.cuml_peer("cuml.preprocessing.MaxAbsScaler"),),
+    mem_factor=3,
+))
+
+ROBUST_SCALER = register(Workload(
+    name="robust_scaler",
+    title="RobustScaler fit_transform {rows} x {cols} {dtype}",
+    data=datasets.gaussian,
+    # smaller than the other scalers: scikit-learn takes exact percentiles column by column
+    scales={"smoke": Scale(2_000, 8), "cpu": Scale(100_000, 32), "cuda": Scale(1_000_000, 64)},
+    estimator="preprocessing.RobustScaler",
+    sklearn="sklearn.preprocessing.RobustScaler",
+    steps=(FIT_TRANSFORM,),
+    quality=metrics.ROBUST,
+    peers=(peers.cuml_peer("cuml.preprocessing.RobustScaler"),),
+    mem_factor=3,
+))
+
+NORMALIZER = register(Workload(
+    name="normalizer",
+    title="Normalizer (l2) fit_transform {rows} x {cols} {dtype}",
+    data=datasets.gaussian,
+    scales=STANDARD_SCALER.scales,
+    estimator="preprocessing.Normalizer",
+    sklearn="sklearn.preprocessing.Normalizer",
+    steps=(FIT_TRANSFORM,),
+    quality=metrics.ROW_NORMALIZED,
+    peers=(peers.cuml_peer("cuml.preprocessing.Normalizer"),),
     mem_factor=3,
 ))
 
@@ -99,7 +138,6 @@ MINIBATCH_KMEANS = register(Workload(
     },
     steps=(FIT,),
     quality=metrics.INERTIA,
-    suites=frozenset({"full"}),
     mem_factor=4,
 ))
 
@@ -128,6 +166,43 @@ KNN = register(Workload(
         peers.faiss_knn_peer(),
         peers.cuml_peer("cuml.neighbors.NearestNeighbors", lambda a: {**a.params, "algorithm": "brute"}),
     ),
+))
+
+KNN_PREDICT_SCALES = {
+    "smoke": Scale(2_000, 8, NONLINEAR),
+    "cpu": Scale(50_000, 16, NONLINEAR),
+    "cuda": Scale(200_000, 28, NONLINEAR),
+}
+PREDICT_TEST = Step("predict", ("X_test",))
+
+KNN_CLASSIFIER = register(Workload(
+    name="knn_classifier",
+    title="KNeighborsClassifier (k=10) fit + predict, {rows} x {cols} index, a tenth as many queries",
+    data=datasets.classification,
+    scales=KNN_PREDICT_SCALES,
+    estimator="neighbors.KNeighborsClassifier",
+    sklearn="sklearn.neighbors.KNeighborsClassifier",
+    params={"n_neighbors": 10},
+    sklearn_params={"algorithm": "brute", "n_jobs": -1},
+    steps=(FIT_XY, PREDICT_TEST),
+    quality=metrics.ACCURACY,
+    peers=(peers.cuml_peer("cuml.neighbors.KNeighborsClassifier"),),
+    sweep=False,
+))
+
+KNN_REGRESSOR = register(Workload(
+    name="knn_regressor",
+    title="KNeighborsRegressor (k=10, distance weights) fit + predict, {rows} x {cols} index, a tenth as many queries",
+    data=datasets.regression,
+    scales={k: Scale(v.rows, v.cols) for k, v in KNN_PREDICT_SCALES.items()},
+    estimator="neighbors.KNeighborsRegressor",
+    sklearn="sklearn.neighbors.KNeighborsRegressor",
+    params={"n_neighbors": 10, "weights": "distance"},
+    sklearn_params={"algorithm": "brute", "n_jobs": -1},
+    steps=(FIT_XY, PREDICT_TEST),
+    quality=metrics.R2,
+    peers=(peers.cuml_peer("cuml.neighbors.KNeighborsRegressor"),),
+    sweep=False,
 ))
 
 # -- linear models -------------------------------------------------------------
@@ -183,6 +258,58 @@ LOGISTIC_REGRESSION = register(Workload(
     peers=(peers.cuml_peer("cuml.linear_model.LogisticRegression"),),
 ))
 
+RIDGE_CLASSIFIER = register(Workload(
+    name="ridge_classifier",
+    title="RidgeClassifier (alpha=1) fit {rows} x {cols}",
+    data=datasets.classification,
+    scales=LOGISTIC_SCALES,
+    estimator="linear_model.RidgeClassifier",
+    sklearn="sklearn.linear_model.RidgeClassifier",
+    params={"alpha": 1.0},
+    steps=(FIT_XY,),
+    quality=metrics.LABEL_ACCURACY,
+))
+
+LASSO = register(Workload(
+    name="lasso",
+    title="Lasso (alpha=0.1, coordinate descent) fit {rows} x {cols}",
+    data=datasets.regression,
+    scales=LOGISTIC_SCALES,
+    estimator="linear_model.Lasso",
+    sklearn="sklearn.linear_model.Lasso",
+    params={"alpha": 0.1},
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    peers=(peers.cuml_peer("cuml.linear_model.Lasso"),),
+))
+
+ELASTIC_NET = register(Workload(
+    name="elastic_net",
+    title="ElasticNet (alpha=0.1, l1_ratio=0.5) fit {rows} x {cols}",
+    data=datasets.regression,
+    scales=LOGISTIC_SCALES,
+    estimator="linear_model.ElasticNet",
+    sklearn="sklearn.linear_model.ElasticNet",
+    params={"alpha": 0.1, "l1_ratio": 0.5},
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    peers=(peers.cuml_peer("cuml.linear_model.ElasticNet"),),
+))
+
+# -- naive Bayes -----------------------------------------------------------------
+
+GAUSSIAN_NB = register(Workload(
+    name="gaussian_nb",
+    title="GaussianNB fit {rows} x {cols}",
+    data=datasets.classification,
+    scales=LOGISTIC_SCALES,
+    estimator="naive_bayes.GaussianNB",
+    sklearn="sklearn.naive_bayes.GaussianNB",
+    steps=(FIT_XY,),
+    quality=metrics.ACCURACY,
+    peers=(peers.cuml_peer("cuml.naive_bayes.GaussianNB"),),
+))
+
 # -- decomposition -------------------------------------------------------------
 
 PCA = register(Workload(
@@ -197,11 +324,13 @@ PCA = register(Workload(
     estimator="decomposition.PCA",
     sklearn="sklearn.decomposition.PCA",
     params=lambda scale, data: {"n_components": scale.extra["components"]},
-    sklearn_params={"svd_solver": "full"},
+    # scikit-learn's default ("auto"): covariance_eigh for these tall shapes, its
+    # fastest exact solver; the full suite adds the other solvers.
     sklearn_variants={
+        "full": {"svd_solver": "full"},
         "randomized": {"svd_solver": "randomized", "random_state": 0},
-        "covariance_eigh": {"svd_solver": "covariance_eigh"},
     },
+    variants_suites=frozenset({"full"}),
     steps=(FIT,),
     quality=metrics.EXPLAINED_VARIANCE,
     peers=(
@@ -222,7 +351,24 @@ TRUNCATED_SVD = register(Workload(
     steps=(FIT,),
     quality=metrics.EXPLAINED_VARIANCE,
     peers=(peers.cuml_peer("cuml.decomposition.TruncatedSVD"),),
-    suites=frozenset({"smoke", "full"}),
+    mem_factor=3,
+))
+
+INCREMENTAL_PCA = register(Workload(
+    name="incremental_pca",
+    title="IncrementalPCA fit {rows} x {cols} -> {components}, batches of {batch}",
+    data=datasets.low_rank,
+    scales={
+        "smoke": Scale(2_000, 16, {"components": 4, "batch": 500}),
+        "cpu": Scale(100_000, 32, {"components": 8, "batch": 10_000}),
+        "cuda": Scale(500_000, 64, {"components": 16, "batch": 50_000}),
+    },
+    estimator="decomposition.IncrementalPCA",
+    sklearn="sklearn.decomposition.IncrementalPCA",
+    params=lambda scale, data: {"n_components": scale.extra["components"], "batch_size": scale.extra["batch"]},
+    steps=(FIT,),
+    quality=metrics.EXPLAINED_VARIANCE,
+    peers=(peers.cuml_peer("cuml.decomposition.IncrementalPCA"),),
     mem_factor=3,
 ))
 
@@ -252,6 +398,29 @@ GBDT = register(Workload(
     mem_factor=3,
 ))
 
+GBDT_REGRESSOR = register(Workload(
+    name="gbdt_regressor",
+    title="Gradient boosting regression {rows} x {cols}, {rounds} rounds, depth {depth}",
+    data=datasets.regression,
+    scales={
+        "smoke": Scale(2_000, 28, {"rounds": 10, "depth": 4}),
+        "cpu": Scale(100_000, 28, {"rounds": 50, "depth": 6}),
+        "cuda": Scale(1_000_000, 28, {"rounds": 100, "depth": 6}),
+    },
+    estimator="ensemble.GradientBoostingRegressor",
+    sklearn="sklearn.ensemble.HistGradientBoostingRegressor",
+    twinlearn_params=lambda scale, data: {
+        "n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1,
+    },
+    sklearn_params=lambda scale, data: {
+        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
+        "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False,
+    },
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    mem_factor=3,
+))
+
 register(Workload(
     name="random_forest",
     title="RandomForest {rows} x {cols}, {trees} trees, depth {depth}",
@@ -270,6 +439,7 @@ register(Workload(
     steps=(FIT_XY,),
     quality=metrics.ACCURACY,
     peers=(peers.cuml_peer("cuml.ensemble.RandomForestClassifier"),),
+    suites=frozenset({"full"}),  # twinlearn has no random forest yet: scikit-learn alone
     mem_factor=3,
 ))
 
@@ -299,12 +469,23 @@ register(Workload(
 register(accelerated(STANDARD_SCALER))
 register(accelerated(KMEANS))
 register(accelerated(RIDGE))
-register(accelerated(PCA, sklearn_params={}))  # scikit-learn's default solver
+register(accelerated(PCA))
 register(accelerated(TRUNCATED_SVD, sklearn_params={"algorithm": "arpack"}))
 register(accelerated(MINIBATCH_KMEANS))
 register(accelerated(KNN, sklearn_params={}))  # scikit-learn's default algorithm
 register(accelerated(LINEAR_REGRESSION))
 register(accelerated(LOGISTIC_REGRESSION))
+register(accelerated(MIN_MAX_SCALER))
+register(accelerated(MAX_ABS_SCALER))
+register(accelerated(ROBUST_SCALER))
+register(accelerated(NORMALIZER))
+register(accelerated(KNN_CLASSIFIER))
+register(accelerated(KNN_REGRESSOR))
+register(accelerated(RIDGE_CLASSIFIER))
+register(accelerated(LASSO))
+register(accelerated(ELASTIC_NET))
+register(accelerated(GAUSSIAN_NB))
+register(accelerated(INCREMENTAL_PCA))
 register(accelerated(
     GBDT,
     # Served when the leaf limit does not bind and leaves have no minimum size

@@ -75,18 +75,74 @@ def check_schema(result: dict, device="cpu"):
 def smoke(tmp_path_factory):
     """One smoke run shared by the tests that only read its output."""
     tmp = tmp_path_factory.mktemp("smoke")
-    return run_bench(tmp, "--only", "standard_scaler,kmeans,pca,accel_ridge", "--repeats", "2")
+    return run_bench(
+        tmp, "--only", "standard_scaler,kmeans,pca,accel_standard_scaler,accel_ridge", "--repeats", "2"
+    )
 
 
 def test_smoke_result_schema(smoke):
     result, _, _ = smoke
     check_schema(result)
-    assert [w["name"] for w in result["workloads"]] == ["standard_scaler", "kmeans", "pca", "accel_ridge"]
+    assert [w["name"] for w in result["workloads"]] == [
+        "standard_scaler", "kmeans", "pca", "accel_standard_scaler", "accel_ridge"
+    ]
     sk = records(result, "pca")
-    assert {"scikit-learn", "scikit-learn (randomized)", "scikit-learn (covariance_eigh)"} <= set(sk)
+    assert "scikit-learn" in sk and not any("(" in name for name in sk if name.startswith("scikit-learn"))
     assert sk["scikit-learn"]["status"] == "ok"
     assert sk["scikit-learn"]["repeats"] == 2
     assert sk["scikit-learn"]["threads"] >= 1
+
+
+def test_pca_solver_variants_run_in_the_full_suite_only():
+    from bench.contenders import contenders_for
+
+    def sklearn_names(suite):
+        return {c.name for c in contenders_for(workloads.PCA, "cpu", None, suite) if c.library == "scikit-learn"}
+
+    assert sklearn_names("quick") == {"scikit-learn"}
+    assert sklearn_names("full") == {"scikit-learn", "scikit-learn (full)", "scikit-learn (randomized)"}
+
+
+def test_plain_scikit_learn_is_measured_once_per_run(smoke):
+    result, _, md = smoke
+    base = records(result, "standard_scaler")["scikit-learn"]
+    plain = records(result, "accel_standard_scaler")["scikit-learn"]
+    assert plain["same_as"] == "standard_scaler: scikit-learn"
+    assert plain["runs_s"] == base["runs_s"] and plain["quality"] == base["quality"]
+    assert plain["role"] == "plain" and base["role"] == "scikit-learn"
+    # Ridge under the accelerator has no plain twin among the workloads run: measured.
+    assert "same_as" not in records(result, "accel_ridge")["scikit-learn"]
+    assert "the measurement of standard_scaler: scikit-learn" in md.read_text()
+
+
+def test_same_measurement_key_separates_params_and_data():
+    from bench.contenders import Instance, sklearn_run_key
+
+    scale = workloads.KMEANS.scales["smoke"]
+    data = datasets.blobs(scale, 0, np.float32)
+    inst = Instance(workloads.KMEANS, scale, data, "cpu")
+    params = inst.params("sklearn")
+    key = sklearn_run_key(workloads.KMEANS, inst, params)
+    assert key == sklearn_run_key(workloads.KMEANS, inst, dict(params))
+    init = params["init"].copy()
+    init[0, 0] += 1.0  # other initial centres: another measurement
+    assert key != sklearn_run_key(workloads.KMEANS, inst, {**params, "init": init})
+    assert key != sklearn_run_key(workloads.KMEANS, inst, {**params, "max_iter": 21})
+    other = Instance(workloads.KMEANS, scale.with_rows(scale.rows + 1), data, "cpu")
+    assert key != sklearn_run_key(workloads.KMEANS, other, params)
+
+
+def test_accelerator_overhead_is_measured_and_rendered():
+    ov = cli.accel_overhead("cpu", repeats=3, n_samples=64, n_features=4)
+    assert "error" not in ov, ov
+    assert "StandardScaler" in ov["results"]
+    r = ov["results"]["StandardScaler"]["transform"]
+    assert r["overhead_us"] == pytest.approx(r["accelerated_us"] - r["native_us"])
+    assert ov["max_overhead_us"] == max(m["overhead_us"] for per in ov["results"].values() for m in per.values())
+    text = "\n".join(report._overhead_section(ov))
+    assert "| StandardScaler.transform |" in text and ov["max_overhead_at"] in text
+    failed = report._overhead_section({"error": "RuntimeError: no GPU"})
+    assert "Not measured: RuntimeError: no GPU" in failed[-1]
 
 
 def test_twinlearn_modes_and_speedups(smoke):
