@@ -544,3 +544,60 @@ def test_set_output_default_is_honoured():
     acc = accel.accelerate(StandardScaler()).set_output(transform="default")
     assert isinstance(acc.fit_transform(X), np.ndarray)
     assert accel.fitted_on(acc) == "twinlearn:cpu"
+
+
+# -- DataFrame column names -------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ["KNeighborsClassifier", "KNeighborsRegressor", "PCA"])
+def test_dataframe_column_names_are_kept_and_checked(cls, caplog):
+    pd = pytest.importorskip("pandas")
+    import sklearn.decomposition
+    import sklearn.neighbors
+
+    module = sklearn.decomposition if cls == "PCA" else sklearn.neighbors
+    est = twinlearn.accelerate(getattr(module, cls)(**({} if cls == "PCA" else {"n_neighbors": 2})))
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.standard_normal((60, 4)), columns=[f"c{i}" for i in range(4)])
+    y = rng.integers(0, 2, 60)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        est.fit(X, y)
+    assert f"{cls}.fit: twinlearn on cpu" in " ".join(messages(caplog))
+    assert_array_equal(est.feature_names_in_, X.columns)
+    renamed = X.set_axis([f"z{i}" for i in range(4)], axis=1)
+    for method in ("predict", "score_samples", "score") if cls == "PCA" else ("predict", "score"):
+        if not hasattr(est, method):
+            continue
+        args = (renamed,) if cls == "PCA" or method == "predict" else (renamed, y)
+        with pytest.raises(ValueError, match="feature names should match"):
+            getattr(est, method)(*args)
+
+
+# -- derived state computed on first read ---------------------------------------------
+
+
+def test_lazy_derived_state_is_computed_on_read_and_before_pickling():
+    import pickle
+
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 5))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(max_depth=3, max_leaf_nodes=None, min_samples_leaf=1, early_stopping=False, max_iter=5)
+    est = twinlearn.accelerate(HistGradientBoostingClassifier(**params)).fit(X, y)
+    assert accel.fitted_on(est) == "twinlearn:cpu"
+    assert "_predictors" not in est.__dict__ and "_bin_mapper" not in est.__dict__  # a fit does not build them
+    plain = pickle.loads(pickle.dumps(est))  # pickling builds them
+    assert type(plain) is HistGradientBoostingClassifier
+    assert len(plain._predictors) == 5 and plain._bin_mapper.bin_thresholds_[0].size > 0
+    first = est.__dict__["_predictors"]
+    assert_allclose(HistGradientBoostingClassifier.predict_proba(est, X), est.predict_proba(X), atol=1e-6)
+    # A refit forgets the state derived from the previous model.
+    est.set_params(max_iter=3).fit(X, y)
+    assert "_predictors" not in est.__dict__
+    assert len(est._predictors) == 3 and est._predictors is not first
+    # A fit that falls back to scikit-learn (a binding leaf limit) keeps its own state.
+    est.set_params(max_leaf_nodes=4).fit(X, y)
+    assert accel.fitted_on(est) == "scikit-learn" and len(est._predictors) == 3
+    assert all(p[0].get_n_leaf_nodes() <= 4 for p in est._predictors)

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ._registry import ANY, DEFAULT_MIN_ROWS, Entry, one_of, where
+from ._registry import ANY, DEFAULT_MIN_ROWS, Entry, Lazy, one_of, where
 
 # -- helpers of the entries below ---------------------------------------------
 
@@ -26,7 +26,7 @@ def _n_threads(tl, params):
     """scikit-learn's KMeans methods read ``_n_threads`` (set by its fit)."""
     from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
 
-    return {"_n_threads": _openmp_effective_n_threads()}
+    return {"_n_threads": Lazy(_openmp_effective_n_threads)}
 
 
 def _kmeans_derive(tl, params):
@@ -210,13 +210,17 @@ def _hgb_derive(tl, params):
     else:
         loss = HalfSquaredError()
     d = int(tl.n_features_in_)
-    offsets = np.asarray(tl.border_offsets_, dtype=np.int64)
-    all_borders = np.asarray(tl.borders_, dtype=np.float64)
-    mapper = _BinMapper(n_bins=int(params["max_bins"]) + 1, random_state=params["random_state"])
-    mapper.bin_thresholds_ = [all_borders[offsets[j]:offsets[j + 1]] for j in range(d)]
-    mapper.is_categorical_ = np.zeros(d, dtype=np.uint8)
-    mapper.n_bins_non_missing_ = np.asarray([len(b) + 1 for b in mapper.bin_thresholds_], dtype=np.uint32)
-    mapper.missing_values_bin_idx_ = int(params["max_bins"])
+
+    def bin_mapper():
+        offsets = np.asarray(tl.border_offsets_, dtype=np.int64)
+        all_borders = np.asarray(tl.borders_, dtype=np.float64)
+        mapper = _BinMapper(n_bins=int(params["max_bins"]) + 1, random_state=params["random_state"])
+        mapper.bin_thresholds_ = [all_borders[offsets[j]:offsets[j + 1]] for j in range(d)]
+        mapper.is_categorical_ = np.zeros(d, dtype=np.uint8)
+        mapper.n_bins_non_missing_ = np.asarray([len(b) + 1 for b in mapper.bin_thresholds_], dtype=np.uint32)
+        mapper.missing_values_bin_idx_ = int(params["max_bins"])
+        return mapper
+
     return {
         "n_iter_": int(tl.n_estimators_),
         "n_trees_per_iteration_": k,
@@ -229,8 +233,8 @@ def _hgb_derive(tl, params):
         "_n_features": d,
         "_loss": loss,
         "_baseline_prediction": np.asarray(tl.base_score_, dtype=np.float64).reshape(1, k),
-        "_bin_mapper": mapper,
-        "_predictors": _hgb_predictors(tl),
+        "_bin_mapper": Lazy(bin_mapper),
+        "_predictors": Lazy(lambda: _hgb_predictors(tl)),
         "_use_validation_data": False,
     }
 
@@ -372,6 +376,7 @@ ENTRIES = (
                          if p["algorithm"] == "elkan" and p["n_clusters"] == 1 else None),
         check_doc="not `algorithm='elkan'` with `n_clusters=1`.",
         derive=_kmeans_derive,
+        lazy=("_n_threads",),
         kwargs=("sample_weight",),
         min_rows=DEFAULT_MIN_ROWS,
         notes=("initial centers ('k-means++', 'random') are drawn by twinlearn's counter-based generator, "
@@ -394,6 +399,7 @@ ENTRIES = (
                 "compute_labels": ANY, "random_state": ANY, "tol": ANY, "max_no_improvement": ANY,
                 "init_size": ANY, "n_init": ANY, "reassignment_ratio": ANY},
         derive=_n_threads,
+        lazy=("_n_threads",),
         kwargs=("sample_weight",),
         min_rows=DEFAULT_MIN_ROWS,
         notes=("initial centers and mini-batches are drawn by twinlearn's counter-based generator, so "
@@ -629,6 +635,7 @@ ENTRIES = (
         check_doc=_HGB_CHECK_DOC,
         translate=_hgb_translate,
         derive=_hgb_derive,
+        lazy=("_bin_mapper", "_predictors"),
         output=_float64,
         kwargs=("sample_weight",),
         allow_nan=True,
@@ -652,6 +659,7 @@ ENTRIES = (
         check_doc=_HGB_CHECK_DOC,
         translate=_hgb_translate,
         derive=_hgb_derive,
+        lazy=("_bin_mapper", "_predictors"),
         output=_float64,
         kwargs=("sample_weight",),
         allow_nan=True,

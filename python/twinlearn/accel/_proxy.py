@@ -55,13 +55,14 @@ class _Record:
     """A twinlearn fit: the twinlearn estimator, its device, the attribute
     values mirrored onto the scikit-learn object, and the parameters it used."""
 
-    __slots__ = ("est", "device", "mirrored", "params")
+    __slots__ = ("est", "device", "mirrored", "params", "lazy")
 
-    def __init__(self, est, device, mirrored, params):
+    def __init__(self, est, device, mirrored, params, lazy=None):
         self.est = est
         self.device = device
         self.mirrored = mirrored
         self.params = params
+        self.lazy = lazy if lazy is not None else {}  # name -> make(), not read yet
 
     def __repr__(self):
         return f"<twinlearn fit on {self.device}>"
@@ -153,11 +154,46 @@ def _mirror(est, rs, tl, device, params):
             v = _array.to_numpy(v)
         d[a] = v
         mirrored[a] = v
+    lazy = {}
     if rs.entry.derive is not None:
         for a, v in rs.entry.derive(tl, params).items():
+            if isinstance(v, _registry.Lazy):
+                d.pop(a, None)  # a value of an earlier fit must not shadow the new one
+                lazy[a] = v.make
+                continue
             d[a] = v
             mirrored[a] = v
-    d["_twinlearn"] = _Record(tl, device, mirrored, params)
+    d["_twinlearn"] = _Record(tl, device, mirrored, params, lazy)
+
+
+class _LazyAttribute:
+    """A derived fitted attribute (Entry.lazy) computed on first read. A
+    non-data descriptor: once computed, the value lives in the instance
+    dict like any mirrored attribute, and a scikit-learn fit's own value
+    there takes precedence."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        rec = d.get("_twinlearn")
+        make = rec.lazy.pop(self.name, None) if rec is not None else None
+        if make is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        value = d[self.name] = make()
+        rec.mirrored[self.name] = value
+        return value
+
+
+def _materialize(est) -> None:
+    """Compute the lazy derived attributes not read yet (before a pickle or copy)."""
+    rec = est.__dict__.get("_twinlearn")
+    if rec is not None:
+        for name in list(rec.lazy):
+            getattr(est, name)
 
 
 def _run_sklearn(est, base_fn, rs_name, method, is_fit, kind, reason, args, kwargs):
@@ -344,6 +380,7 @@ def _class_methods(plain):
     ref = _ClassRef(plain)
 
     def __reduce__(self):
+        _materialize(self)
         state = plain.__getstate__(self)
         if isinstance(state, dict):
             state = dict(state)
@@ -357,6 +394,7 @@ def _class_methods(plain):
         return __reduce__(self)
 
     def __copy__(self):
+        _materialize(self)
         new = object.__new__(type(self))
         d = dict(self.__dict__)
         rec = d.get("_twinlearn")
@@ -366,6 +404,7 @@ def _class_methods(plain):
         return new
 
     def __deepcopy__(self, memo):
+        _materialize(self)
         new = object.__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
@@ -397,6 +436,8 @@ def accelerated_class(rs):
             "_twinlearn_accelerated": rs,
         }
         ns.update(_class_methods(plain))
+        for name in rs.entry.lazy:
+            ns[name] = _LazyAttribute(name)
         for m in rs.methods:
             ns[m] = _make_method(rs, m, holder)
         kw = {"auto_wrap_output_keys": None} if issubclass(plain, _SetOutputMixin) else {}

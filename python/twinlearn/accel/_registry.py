@@ -102,6 +102,15 @@ def _same_value(a, b) -> bool:
         return False
 
 
+class Lazy:
+    """A derived attribute's value, computed by ``make()`` when first read."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
     """One scikit-learn estimator served by twinlearn.
@@ -148,7 +157,9 @@ class Entry:
         attributes set on the scikit-learn object after a twinlearn fit
         (scikit-learn's names for state twinlearn keeps under other names,
         or private state scikit-learn's own methods read), mirrored like
-        ``attributes``.
+        ``attributes``. A value given as :class:`Lazy` is computed on first
+        read (and before the object is pickled or deep-copied), so a fit
+        does not pay for state only scikit-learn's own methods use.
     output :
         ``(method, value) -> value`` applied to what a routed twinlearn call
         returns (for example float32 predictions given as scikit-learn's float64).
@@ -176,6 +187,8 @@ class Entry:
     conformance: tuple = ()
     conformance_k: str = ""
     derive: Callable | None = None
+    #: names ``derive`` may return as :class:`Lazy`
+    lazy: tuple = ()
     output: Callable | None = None
     example: Mapping = dataclasses.field(default_factory=dict)
     notes: str = ""

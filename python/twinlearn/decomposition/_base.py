@@ -216,7 +216,8 @@ class BasePCA(BaseProjection):
         ll : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, _array.to_numpy(X), dtype=FLOAT_DTYPES, reset=False)
+        # Host arrays go to validate_data as given, so a DataFrame's column names are checked.
+        X = validate_data(self, _array.to_numpy(X) if _array.is_device_array(X) else X, dtype=FLOAT_DTYPES, reset=False)
         Xr = X - self.mean_
         n_features = X.shape[1]
         precision = self.get_precision()

@@ -96,7 +96,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         self.effective_metric_ = eff
         self.effective_metric_params_ = params
 
-    def _fit(self, X):
+    def _fit(self, X, names_from_y_check=False):
         self._tl_validate_params()
         if callable(self.metric):
             raise ValueError(f"{type(self).__name__}: callable metrics are not supported; use one of {METRICS}")
@@ -114,7 +114,13 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             if np.any(X < 0):
                 raise ValueError("Negative values in data passed to precomputed distance matrix.")
         else:
+            # A supervised fit has validated X with y already (setting the
+            # column names of a DataFrame X); this second check sees the
+            # array and must not forget them.
+            names = getattr(self, "feature_names_in_", None) if names_from_y_check else None
             X = check_X(self, X, device, reset=True)
+            if names is not None:
+                self.feature_names_in_ = names
         self._fit_X = X
         self.n_samples_fit_ = X.shape[0]
         self._fit_method = "brute"
@@ -520,7 +526,7 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         if not self.outputs_2d_:
             self.classes_ = self.classes_[0]
             self._y = self._y.ravel()
-        return self._fit(X)
+        return self._fit(X, names_from_y_check=True)
 
     def _votes(self, X):
         dist, ind = self._neighbors_for_predict(X)
@@ -610,7 +616,7 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
         """
         X, y = self._check_Xy(X, y, y_dtype=np.float64, y_numeric=True)
         self._y = np.asarray(y)
-        return self._fit(X)
+        return self._fit(X, names_from_y_check=True)
 
     def predict(self, X):
         """Predict the target for the provided data.
