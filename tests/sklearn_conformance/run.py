@@ -3,6 +3,8 @@
     python tests/sklearn_conformance/run.py          # every module of every entry (make test-sklearn)
     python tests/sklearn_conformance/run.py --ci     # each entry's first module, -k conformance_k
                                                      # (the bounded run in make test)
+    python tests/sklearn_conformance/run.py --only sklearn.tests.test_common[,...]
+                                                     # those modules of the plan only
 
 The modules and ``-k`` expressions come from the registry
 (``Entry.conformance``; with ``--ci`` the first module only, narrowed by
@@ -66,13 +68,28 @@ def pytest_command(module: str, k: str, ci: bool, extra=()) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     ci = "--ci" in argv
+    only = None
+    if "--only" in argv:
+        i = argv.index("--only")
+        if i + 1 >= len(argv):
+            print("--only needs a comma-separated list of modules", file=sys.stderr)
+            return 2
+        only = set(argv[i + 1].split(","))
+        argv = argv[:i] + argv[i + 2:]
     extra = [a for a in argv if a != "--ci"]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH", "")) if p)
     env.setdefault("TWINLEARN_NUM_THREADS", "1")
     status = 0
     results = []
-    for module, k in plan(ci):
+    chosen = plan(ci)
+    if only is not None:
+        unknown = only - {m for m, _ in chosen}
+        if unknown:
+            print(f"not in the plan: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        chosen = [(m, k) for m, k in chosen if m in only]
+    for module, k in chosen:
         cmd = pytest_command(module, k, ci, extra)
         print("+", " ".join(repr(c) if " " in c else c for c in cmd), flush=True)
         rc = subprocess.call(cmd, env=env)
