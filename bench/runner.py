@@ -222,6 +222,17 @@ def _instance(wl: Workload, scale, cfg: RunConfig, rec: dict) -> Instance | None
     return Instance(wl, scale, data, cfg.device)
 
 
+def data_order(plan):
+    """The plan with workloads on the same data next to each other (first
+    appearance order, registry order within): the dataset is made once, and a
+    plain scikit-learn run is measured before its accelerated twin needs it."""
+    groups: dict = {}
+    for item in plan:
+        wl, scale = item[0], item[1]
+        groups.setdefault((wl.data, scale.key(), wl.seed, wl.dtype), []).append(item)
+    return [item for group in groups.values() for item in group]
+
+
 class Runner:
     def __init__(self, cfg: RunConfig, progress):
         self.cfg = cfg
@@ -322,9 +333,11 @@ class Runner:
         results, sweeps = [], []
         save = checkpoint or (lambda r, s: None)
         try:
-            for wl, scale, contenders, _ in plan:
+            for wl, scale, contenders, _ in data_order(plan):
                 results.append(self.run_workload(wl, scale, contenders))
                 save(results, sweeps)
+            rank = {wl.name: i for i, (wl, *_rest) in enumerate(plan)}
+            results.sort(key=lambda r: rank[r["name"]])  # the registry's order in the report
             datasets.clear_cache()
             for wl, scale, contenders, rows in plan:
                 if rows:

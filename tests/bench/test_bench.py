@@ -103,6 +103,26 @@ def test_pca_solver_variants_run_in_the_full_suite_only():
     assert sklearn_names("full") == {"scikit-learn", "scikit-learn (full)", "scikit-learn (randomized)"}
 
 
+def test_numpy_in_times_once_in_the_quick_suite_on_a_gpu():
+    from bench.contenders import contenders_for
+
+    def names(suite):
+        return {c.name for c in contenders_for(workloads.KMEANS, "cuda:0", "cupy", suite) if c.library == "twinlearn"}
+
+    modes = ("fast", "deterministic", "identical")
+    assert names("quick") == {f"twinlearn {m} (cupy)" for m in modes} | {"twinlearn fast (numpy)"}
+    assert names("full") == {f"twinlearn {m} ({k})" for m in modes for k in ("cupy", "numpy")}
+    cpu = {c.name for c in contenders_for(workloads.KMEANS, "cpu", None, "quick") if c.library == "twinlearn"}
+    assert cpu == {f"twinlearn {m} (numpy)" for m in modes}
+
+
+def test_workloads_on_the_same_data_run_together_and_report_in_registry_order():
+    names = ["standard_scaler", "kmeans", "min_max_scaler", "accel_standard_scaler", "accel_kmeans"]
+    plan = [(REGISTRY[n], REGISTRY[n].scales["smoke"], [], []) for n in names]
+    ordered = [item[0].name for item in runner.data_order(plan)]
+    assert ordered == ["standard_scaler", "min_max_scaler", "accel_standard_scaler", "kmeans", "accel_kmeans"]
+
+
 def test_plain_scikit_learn_is_measured_once_per_run(smoke):
     result, _, md = smoke
     base = records(result, "standard_scaler")["scikit-learn"]
