@@ -68,7 +68,11 @@ def _check_file(data, names, device, max_rows):
     assert set(data["estimators"]) == set(names), data.get("skipped")
     for name in names:
         rec = data["estimators"][name]
-        assert rec["device"] == device and rec["cols_measured"] == m["cols"]
+        assert rec["device"] == device and rec["cols_measured"] == m["cols"][0]
+        assert [w["cols"] for w in rec["wider"]] == m["cols"][1:]
+        for w in rec["wider"]:  # each wider width: the rule applied to its own times
+            assert w["min_rows"] == _thresholds.crossover(
+                [(t["rows"], t["sklearn_s"], t["twinlearn_s"]) for t in w["times"]])
         assert rec["dtype"] in ("float32", "float64")
         assert rec["method"] in _thresholds.MAIN_METHODS
         rows = [t["rows"] for t in rec["times"]]
@@ -86,7 +90,7 @@ def _check_file(data, names, device, max_rows):
 def test_tool_runs_on_cpu_backend(tmp_path):
     out = tmp_path / "thresholds-cpu.json"
     res = run_python(args=["-m", "twinlearn.accel", "--measure-thresholds", "--device", "cpu",
-                           "--max-rows", "2048", "--only", "StandardScaler,KMeans",
+                           "--max-rows", "2048", "--only", "StandardScaler,KMeans", "--cols", "8,32",
                            "--budget-seconds", "30", "--out", str(out)], timeout=300)
     assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
@@ -199,6 +203,38 @@ def test_gpu_measurement_changes_defaults(results_file):
     assert accel.threshold("StandardScaler") == (100, 1)
 
 
+def test_threshold_of_the_widest_measured_width_not_above_the_data(results_file, caplog):
+    rec = dict(_record(None, max_rows=65536), wider=[
+        {"cols": 64, "min_rows": 100, "min_cols": 1, "max_rows_measured": 65536},
+        {"cols": 16, "min_rows": 150, "min_cols": 1, "max_rows_measured": 65536},
+    ])
+    results_file({"format": 1, "estimators": {"StandardScaler": rec}})
+    assert accel.threshold("StandardScaler") == (150, 1)  # the narrowest width measured (16)
+    rng = np.random.default_rng(0)
+
+    def where(n, d):
+        with caplog.at_level(logging.INFO, logger="twinlearn.accel"):
+            return accel.fitted_on(accel.accelerate(StandardScaler()).fit(rng.standard_normal((n, d))))
+
+    assert where(200, 8) == "twinlearn:cpu"  # narrower than every width: the narrowest's 150 rows
+    assert where(120, 8) == "scikit-learn"
+    assert where(200, 40) == "scikit-learn"  # 32 <= 40 < 64: never faster at 32 columns
+    assert "slower than scikit-learn at every size measured up to 65536 rows at 32 columns" in caplog.text
+    assert where(120, 70) == "twinlearn:cpu"  # 64 columns and wider: from 100 rows
+    assert where(90, 70) == "scikit-learn"
+    text = _thresholds.threshold_text(_registry.lookup("StandardScaler").entry)
+    assert text == ("150, 1 (at 16 columns); scikit-learn at every size (at >= 32 columns); "
+                    "100, 1 (at >= 64 columns)")
+
+
+def test_bad_wider_entry_makes_the_record_unusable(results_file, caplog):
+    rec = dict(_record(100), wider=[{"cols": 0, "min_rows": 10}])
+    with caplog.at_level(logging.WARNING, logger="twinlearn.accel"):
+        results_file({"format": 1, "estimators": {"StandardScaler": rec}})
+        assert accel.threshold("StandardScaler") == PLACEHOLDER
+    assert "needs a positive 'cols'" in caplog.text
+
+
 def test_never_faster_keeps_scikit_learn(results_file, caplog):
     results_file({"format": 1, "estimators": {"StandardScaler": _record(None, max_rows=65536)}})
     assert accel.threshold("StandardScaler") == (_thresholds.NEVER, 1)
@@ -206,7 +242,7 @@ def test_never_faster_keeps_scikit_learn(results_file, caplog):
     with caplog.at_level(logging.INFO, logger="twinlearn.accel"):
         est = accel.accelerate(StandardScaler()).fit(X)
     assert accel.fitted_on(est) == "scikit-learn"
-    assert "slower than scikit-learn at every size measured up to 65536 rows on NVIDIA H200" in caplog.text
+    assert "slower than scikit-learn at every size measured up to 65536 rows at 32 columns on NVIDIA H200" in caplog.text
     accel.set_threshold("StandardScaler", 0)
     assert accel.fitted_on(accel.accelerate(StandardScaler()).fit(X)) == "twinlearn:cpu"
 

@@ -113,7 +113,9 @@ def reset_thresholds() -> None:
 
 
 def threshold(name: str) -> tuple[int, int]:
-    """(min_rows, min_cols) in force for estimator `name` (class name)."""
+    """(min_rows, min_cols) in force for estimator `name` (class name); a
+    default measured at several widths gives the narrowest width's here, and
+    data of d columns takes the widest measured width <= d."""
     t = _overrides.get(name)
     if t is not None:
         return t
@@ -123,9 +125,9 @@ def threshold(name: str) -> tuple[int, int]:
 def below_threshold(rs, n_samples: int, n_features: int) -> str | None:
     """The reason X is too small for resolved entry `rs`, or None."""
     t = _overrides.get(rs.name)
-    rows, cols = t if t is not None else _thresholds.default_threshold(rs.entry)
+    rows, cols = t if t is not None else _thresholds.default_threshold(rs.entry, n_features)
     if n_samples < rows:
-        never = _thresholds.never_reason(rs.name) if t is None and rows == _thresholds.NEVER else None
+        never = _thresholds.never_reason(rs.name, n_features) if t is None and rows == _thresholds.NEVER else None
         if never is not None:
             return never
         return f"below threshold {rows} rows (n_samples={n_samples})"

@@ -59,8 +59,7 @@ def support_matrix() -> str:
     ]
     for rs in resolved:
         e = rs.entry
-        rows, cols = _thresholds.default_threshold(e)
-        shown = "scikit-learn at every size" if rows == _thresholds.NEVER else f"{rows}, {cols}"
+        shown = _thresholds.threshold_text(e)
         out.append(
             f"| `{e.sklearn}` | `{e.twinlearn}` | {_methods(rs)} | "
             f"{'served' if e.allow_nan else 'scikit-learn'} | {shown} | {_thresholds.describe(e)} |"
@@ -69,9 +68,10 @@ def support_matrix() -> str:
         "",
         "Default thresholds are measured with `python -m twinlearn.accel --measure-thresholds --device cuda`",
         "(the size from which the accelerated estimator, fit plus its main method with NumPy in and out,",
-        f"is faster than scikit-learn at that size and every larger size measured, on {_thresholds.DEFAULT_COLS}",
-        "columns unless stated) and kept in `python/twinlearn/accel/thresholds.json`; only measurements",
-        "made on a GPU become defaults. A placeholder is not a measurement.",
+        "is faster than scikit-learn at that size and every larger size measured, at each width measured:",
+        f"{' and '.join(map(str, _thresholds.DEFAULT_COLS))} columns unless stated; data of d columns takes the",
+        "threshold of the widest measured width <= d) and kept in `python/twinlearn/accel/thresholds.json`;",
+        "only measurements made on a GPU become defaults. A placeholder is not a measurement.",
     ]
     for rs in resolved:
         e = rs.entry

@@ -23,6 +23,8 @@ File format (``"format": 1``)::
      "estimators": {"StandardScaler": {
          "min_rows": 16384 | null,          # null: twinlearn never faster
          "min_cols": 1, "cols_measured": 32, "dtype": "float32",
+         "wider": [{"cols": 256, "min_rows": 2048 | null, "min_cols": 1,
+                    "max_rows_measured", "stopped", "seconds", "times"}],  # optional
          "method": "transform", "params": {...},
          "device": "cuda:0", "device_name": "NVIDIA H200", "date": "YYYY-MM-DD",
          "twinlearn_commit": "...", "sklearn_version": "...",
@@ -67,9 +69,11 @@ PATH = Path(__file__).with_name("thresholds.json")
 #: min_rows of an estimator twinlearn never beat: scikit-learn runs at every size.
 NEVER = sys.maxsize
 
-#: Columns of the synthetic data. Thresholds are in rows at this width; the
-#: GPU's advantage grows with the width, so narrower data needs more rows.
-DEFAULT_COLS = 32
+#: Widths of the synthetic data, narrowest first. Thresholds are in rows at
+#: each width; the GPU's advantage grows with the width, so narrower data
+#: needs more rows. Data of d columns takes the threshold measured at the
+#: widest measured width <= d (the narrowest when d is narrower still).
+DEFAULT_COLS = (32, 256)
 DEFAULT_MAX_ROWS = 1 << 20
 DEFAULT_BUDGET_S = 300.0
 START_ROWS = 256
@@ -100,24 +104,61 @@ def crossover(times) -> int | None:
 # -- loading ---------------------------------------------------------------------------
 _lock = threading.Lock()
 _source: Path = PATH
-_cache: dict | None = None  # name -> (min_rows, min_cols, record)
+_cache: dict | None = None  # name -> (points (see _points), record)
 
 
 def _is_count(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _record_problem(rec) -> str | None:
-    """Why one estimator's record is unusable, or None."""
-    if not isinstance(rec, dict):
-        return "not an object"
+def _limits_problem(rec) -> str | None:
     if "min_rows" not in rec or not (rec["min_rows"] is None or _is_count(rec["min_rows"])):
         return f"min_rows must be a non-negative integer or null; got {rec.get('min_rows')!r}"
     if not _is_count(rec.get("min_cols", 0)):
         return f"min_cols must be a non-negative integer; got {rec.get('min_cols')!r}"
+    return None
+
+
+def _record_problem(rec) -> str | None:
+    """Why one estimator's record is unusable, or None."""
+    if not isinstance(rec, dict):
+        return "not an object"
+    problem = _limits_problem(rec)
+    if problem is not None:
+        return problem
     if not isinstance(rec.get("device"), str):
         return "no device"
+    wider = rec.get("wider", [])
+    if not isinstance(wider, list):
+        return "'wider' is not a list"
+    for w in wider:
+        if not isinstance(w, dict) or not (_is_count(w.get("cols")) and w["cols"] > 0):
+            return f"a 'wider' entry needs a positive 'cols'; got {w!r}"
+        problem = _limits_problem(w)
+        if problem is not None:
+            return f"at {w['cols']} columns: {problem}"
     return None
+
+
+def _points(rec) -> list:
+    """[(cols, min_rows, min_cols, record at that width)] of a valid record, narrowest first."""
+    first = rec.get("cols_measured")
+    first = first if _is_count(first) and first > 0 else DEFAULT_COLS[0]
+    pts = [(first, rec)] + [(w["cols"], w) for w in rec.get("wider", [])]
+    return sorted(
+        ((c, NEVER if r["min_rows"] is None else r["min_rows"], r.get("min_cols", 1), r) for c, r in pts),
+        key=lambda p: p[0],
+    )
+
+
+def _point_for(points, n_features):
+    """The point that applies to data of `n_features` columns (None: the narrowest)."""
+    chosen = points[0]
+    if n_features is not None:
+        for p in points:
+            if p[0] <= n_features:
+                chosen = p
+    return chosen
 
 
 def is_gpu(rec) -> bool:
@@ -154,8 +195,7 @@ def _load(path) -> dict:
         if problem is not None:
             logger.warning("measured threshold of %s not used (%s): %s", name, path, problem)
         elif is_gpu(rec):
-            rows = NEVER if rec["min_rows"] is None else rec["min_rows"]
-            out[name] = (rows, rec.get("min_cols", 1), rec)
+            out[name] = (_points(rec), rec)
     return out
 
 
@@ -181,26 +221,46 @@ def use_file(path=None) -> None:
 def measured(name: str) -> dict | None:
     """The GPU measurement record in force for estimator `name`, or None."""
     m = _measured().get(name)
-    return None if m is None else m[2]
+    return None if m is None else m[1]
 
 
-def default_threshold(entry) -> tuple[int, int]:
-    """(min_rows, min_cols) by default for registry entry `entry`: the GPU
+def default_threshold(entry, n_features: int | None = None) -> tuple[int, int]:
+    """(min_rows, min_cols) by default for registry entry `entry` and data of
+    `n_features` columns (None: the narrowest width measured): the GPU
     measurement when there is one, else the registry's placeholder."""
     m = _measured().get(entry.name)
     if m is None:
         return entry.min_rows, entry.min_cols
-    return m[0], m[1]
+    _, rows, cols, _ = _point_for(m[0], n_features)
+    return rows, cols
 
 
-def never_reason(name: str) -> str | None:
-    """Why estimator `name` runs on scikit-learn at every size by default, or None."""
-    rec = measured(name)
-    if rec is None or rec["min_rows"] is not None:
+def never_reason(name: str, n_features: int | None = None) -> str | None:
+    """Why estimator `name` runs on scikit-learn at every size by default
+    (for data of `n_features` columns), or None."""
+    m = _measured().get(name)
+    if m is None:
         return None
+    cols, rows, _, point = _point_for(m[0], n_features)
+    if rows != NEVER:
+        return None
+    rec = m[1]
     return (f"twinlearn was slower than scikit-learn at every size measured up to "
-            f"{rec.get('max_rows_measured', '?')} rows on {rec.get('device_name') or rec['device']}; "
+            f"{point.get('max_rows_measured', '?')} rows at {cols} columns on "
+            f"{rec.get('device_name') or rec['device']}; "
             f"twinlearn.accel.set_threshold({name!r}, ...) runs it")
+
+
+def threshold_text(entry) -> str:
+    """The default threshold of `entry` for the support matrix."""
+    m = _measured().get(entry.name)
+    if m is None:
+        return f"{entry.min_rows}, {entry.min_cols}"
+    parts = []
+    for i, (cols, rows, min_cols, _) in enumerate(m[0]):
+        shown = "scikit-learn at every size" if rows == NEVER else f"{rows}, {min_cols}"
+        parts.append(f"{shown} (at {'' if i == 0 else '>= '}{cols} columns)" if len(m[0]) > 1 else shown)
+    return "; ".join(parts)
 
 
 def describe(entry) -> str:
@@ -211,10 +271,11 @@ def describe(entry) -> str:
             return "placeholder, not measured"
         return "set in the registry, not measured"
     where = f"{rec.get('device_name') or rec['device']}, {rec.get('date', 'undated')}"
-    if rec["min_rows"] is None:
+    widths = [str(p[0]) for p in _points(rec)]
+    if all(p[1] == NEVER for p in _points(rec)):
         return (f"measured ({where}): twinlearn never faster up to {rec.get('max_rows_measured', '?')} "
                 f"rows, so scikit-learn by default")
-    return f"measured ({where}, {rec.get('cols_measured', '?')} columns)"
+    return f"measured ({where}, {' and '.join(widths)} columns)"
 
 
 # -- measuring -------------------------------------------------------------------------
@@ -494,17 +555,37 @@ def measure_one(rs, device, cols, max_rows, budget_s, repeats=REPEATS, log=None)
     }
 
 
+def _measure_widths(rs, device, widths, max_rows, budget_s, repeats, log) -> dict:
+    """The record of one estimator: the narrowest width's, with the wider
+    widths' thresholds and timings under "wider"; the budget is shared."""
+    start = time.monotonic()
+    rec = None
+    for i, c in enumerate(widths):
+        share = max(0.0, budget_s - (time.monotonic() - start)) / (len(widths) - i)
+        one = measure_one(rs, device, c, max_rows, share, repeats, log)
+        if rec is None:
+            rec = one
+            rec["wider"] = []
+        else:
+            rec["wider"].append({"cols": c, **{k: one[k] for k in (
+                "min_rows", "min_cols", "dtype", "max_rows_measured", "stopped", "seconds", "times")}})
+    return rec
+
+
 def format_summary(data: dict, names=None) -> str:
     """One line per estimator of a results file: its threshold and the range measured."""
     names = list(data["estimators"]) + list(data.get("skipped") or {}) if names is None else names
-    lines = [f"{'estimator':<32}{'min_rows':>12}  measured up to (stopped by)"]
+    lines = [f"{'estimator':<32}{'columns':>8}{'min_rows':>12}  measured up to (stopped by)"]
     for n in names:
         rec = data["estimators"].get(n)
         if rec is None:
-            lines.append(f"{n:<32}{'-':>12}  not measured: {(data.get('skipped') or {}).get(n, '?')}")
+            lines.append(f"{n:<32}{'':>8}{'-':>12}  not measured: {(data.get('skipped') or {}).get(n, '?')}")
             continue
-        shown = "never" if rec["min_rows"] is None else str(rec["min_rows"])
-        lines.append(f"{n:<32}{shown:>12}  {rec['max_rows_measured']} rows ({rec['stopped']})")
+        first = {**rec, "cols": rec.get("cols_measured", "?")}
+        for i, r in enumerate([first] + list(rec.get("wider", []))):
+            shown = "never" if r["min_rows"] is None else str(r["min_rows"])
+            lines.append(f"{n if i == 0 else '':<32}{r['cols']:>8}{shown:>12}  "
+                         f"{r['max_rows_measured']} rows ({r['stopped']})")
     return "\n".join(lines)
 
 
@@ -545,8 +626,9 @@ def measure_thresholds(device="cuda", only=None, cols=DEFAULT_COLS, max_rows=DEF
 
         if not _backend.cuda_available():
             raise ValueError(f"no usable GPU: {_backend.cuda_unavailable_reason()}")
-    if cols < 1 or max_rows < START_ROWS:
-        raise ValueError(f"cols must be >= 1 and max_rows >= {START_ROWS}")
+    widths = sorted({int(c) for c in ((cols,) if isinstance(cols, int) else cols)})
+    if not widths or widths[0] < 1 or max_rows < START_ROWS:
+        raise ValueError(f"cols must be one or more widths >= 1 and max_rows >= {START_ROWS}")
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
 
     resolved = _registry.available()
@@ -562,7 +644,7 @@ def measure_thresholds(device="cuda", only=None, cols=DEFAULT_COLS, max_rows=DEF
             data["skipped"] = dict(old.get("skipped") or {})
         except (OSError, ValueError) as exc:
             log(f"replacing {out}: {exc}")
-    data["machine"] = dict(machine_record(device), cols=cols, max_rows=max_rows,
+    data["machine"] = dict(machine_record(device), cols=widths, max_rows=max_rows,
                            budget_s=budget_s, repeats=repeats)
 
     old_device, old_over, old_prof = _config.get_device(), dict(_config._overrides), _profile.enabled
@@ -575,7 +657,7 @@ def measure_thresholds(device="cuda", only=None, cols=DEFAULT_COLS, max_rows=DEF
             data["estimators"].pop(rs.name, None)
             data["skipped"].pop(rs.name, None)
             try:
-                data["estimators"][rs.name] = measure_one(rs, device, cols, max_rows, share, repeats, log)
+                data["estimators"][rs.name] = _measure_widths(rs, device, widths, max_rows, share, repeats, log)
             except Exception as exc:  # one estimator's failure must not lose the others
                 data["skipped"][rs.name] = f"{type(exc).__name__}: {exc}"
                 log(f"{rs.name}: not measured: {exc}")
