@@ -159,8 +159,10 @@ def test_accelerator_overhead_is_measured_and_rendered():
     r = ov["results"]["StandardScaler"]["transform"]
     assert r["overhead_us"] == pytest.approx(r["accelerated_us"] - r["native_us"])
     assert ov["max_overhead_us"] == max(m["overhead_us"] for per in ov["results"].values() for m in per.values())
+    assert ov["max_proxy_us"] == max(m["proxy_us"] for per in ov["results"].values() for m in per.values())
     text = "\n".join(report._overhead_section(ov))
     assert "| StandardScaler.transform |" in text and ov["max_overhead_at"] in text
+    assert ov["max_proxy_at"] in text and f"{r['proxy_us']:.1f} µs |" in text
     failed = report._overhead_section({"error": "RuntimeError: no GPU"})
     assert "Not measured: RuntimeError: no GPU" in failed[-1]
 
