@@ -231,26 +231,26 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
   R[e] = st.result();
 }
 
-// Fast path: Zc rows widened to double into a dense buffer (rows x D,
-// row-major = column-major D x rows for cuBLAS). Block b writes row r0 + b,
-// its threads stride over the columns (consecutive threads, consecutive
-// columns).
+// Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
+// row-major = column-major ldz x rows for cuBLAS; columns D..ldz-1 are
+// padding that SYRK never reads). Block b writes row r0 + b, its threads
+// stride over the columns (consecutive threads, consecutive columns).
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   double* __restrict__ Z) {
+                                   std::int64_t ldz, double* __restrict__ Z) {
   const std::int64_t D = d + t;
   const std::int64_t b = blockIdx.x;
   const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
   for (std::int64_t col = threadIdx.x; col < D; col += blockDim.x)
-    Z[b * D + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+    Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
-cublasStatus_t syrk(cublasHandle_t h, int D, int k, const double* beta, const double* A, double* C) {
+cublasStatus_t syrk(cublasHandle_t h, int D, int k, int lda, const double* beta, const double* A, double* C) {
   const double one = 1.0;
-  return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, D, beta, C, D);
+  return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, lda, beta, C, D);
 }
 
 template <class T>
@@ -259,17 +259,23 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const int dev = ctx.device().id;
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t D = d + t;
+  // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels. On
+  // the H200, fits of an odd width (257 columns, 101) ran this path slower
+  // than the canonical kernel, where an even width (256) did not; the odd
+  // leading dimension is the likely cause (not yet measured on its own).
+  const std::int64_t ldz = (D + 7) / 8 * 8;
   // Rows per SYRK call: a widened copy of at most 1 GiB.
-  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / D));
-  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * D), dev);
+  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / ldz));
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
   CublasLease blas(dev, stream);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, Z.data());
+    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, ldz, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     const double beta = r0 == 0 ? 0.0 : 1.0;
-    TL_CUBLAS_CHECK(syrk(blas.get(), static_cast<int>(D), static_cast<int>(rows), &beta, Z.data(), C.data()));
+    TL_CUBLAS_CHECK(syrk(blas.get(), static_cast<int>(D), static_cast<int>(rows), static_cast<int>(ldz), &beta,
+                         Z.data(), C.data()));
   }
   std::vector<double> host(static_cast<std::size_t>(D * D));
   TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
