@@ -98,10 +98,18 @@ _NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
 def _float64(method, out):
     """twinlearn's float32 predictions as scikit-learn's float64."""
     if method.startswith("staged_"):
-        return (_float64(method[7:], o) for o in out)
+        return _staged_float64(out)
     if isinstance(out, np.ndarray) and out.dtype == np.float32:
         return out.astype(np.float64)
     return out
+
+
+def _staged_float64(stages):
+    """_float64 of each stage, with the per-stage work kept to the conversion
+    (a call per stage doubled the accelerator's time on staged predictions)."""
+    f32, f64 = np.dtype(np.float32), np.float64
+    for out in stages:
+        yield out.astype(f64) if isinstance(out, np.ndarray) and out.dtype == f32 else out
 
 
 def _hgb_translate(params):
