@@ -11,6 +11,7 @@
 #   make test-sklearn  scikit-learn's own tests of the accelerated estimators,
 #                   accelerator installed (pass rate per module; make test runs
 #                   a bounded part)
+#   make test-sklearn-gpu  the same on a GPU machine with the system python3, offline
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -23,7 +24,7 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: venv build test test-gpu test-sklearn demo bench bench-gpu format clean _build _test
+.PHONY: venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu format clean _build _test
 
 $(VENV)/.stamp: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +67,10 @@ test-gpu:
 test-sklearn: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
 	PYTHONPATH=$(CURDIR)/python $(VPY) tests/sklearn_conformance/run.py
+
+test-sklearn-gpu:
+	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) tests/sklearn_conformance/run.py
 
 demo: venv
 	$(VPY) -m pip install -q --no-build-isolation --no-deps .
