@@ -102,7 +102,7 @@ def _publish(result: dict, json_path: Path, markdown: Path | None, plots: bool, 
         log(f"wrote {markdown}")
 
 
-def accel_overhead(device: str, repeats: int = 200, n_samples: int = 256, n_features: int = 8) -> dict:
+def accel_overhead(device: str, repeats: int = 100, n_samples: int = 256, n_features: int = 8) -> dict:
     """twinlearn.accel's per-call cost over the native estimators, or the reason
     it could not be measured."""
     record = {"device": device, "repeats": repeats, "n_samples": n_samples, "n_features": n_features}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 #: Suites, smallest first. "smoke" is for the harness's own tests; "quick" uses
-#: the "cpu" or "cuda" scale depending on the device; "full" adds scaling sweeps.
+#: the "cpu" or "cuda" scale depending on the device; "full" adds the workloads
+#: beyond the speed targets and scaling sweeps.
 SUITES = ("smoke", "quick", "full")
 
 

@@ -28,7 +28,7 @@ every individual run, memory figures, thread pools and library versions.
 ```sh
 make bench                                        # quick suite, on the GPU when one is usable
 make bench-gpu                                    # the same with the system python3, CUDA build
-PYTHONPATH=python:. python -m bench --suite full  # adds scaling sweeps (rows doubling)
+PYTHONPATH=python:. python -m bench --suite full  # every estimator, plus scaling sweeps (rows doubling)
 PYTHONPATH=python:. python -m bench --only kmeans,pca --device cpu --repeats 5
 PYTHONPATH=python:. python -m bench --render bench/results/FILE.json  # rebuild this page
 PYTHONPATH=python:. python -m bench --list        # the workloads
