@@ -11,6 +11,8 @@ steps, metric and peers.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -412,6 +414,16 @@ GBDT = register(Workload(
     peers=(peers.XGBOOST, peers.LIGHTGBM, peers.CATBOOST),
     mem_factor=3,
 ))
+
+# Fit time against tree depth (the full suite; depth 6 is the gbdt workload above).
+for _depth in (4, 8, 10):
+    register(replace(
+        GBDT,
+        name=f"gbdt_depth{_depth}",
+        scales={k: Scale(v.rows, v.cols, {**v.extra, "depth": _depth}) for k, v in GBDT.scales.items()},
+        suites=frozenset({"full"}),
+        sweep=False,
+    ))
 
 GBDT_REGRESSOR = register(Workload(
     name="gbdt_regressor",

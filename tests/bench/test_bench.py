@@ -465,3 +465,15 @@ def test_registry_rejects_duplicates_and_missing_scales():
 
 def test_human_rows():
     assert [human_rows(n) for n in (2_000_000, 200_000, 1_048_576, 64)] == ["2M", "200k", "1,048,576", "64"]
+
+
+def test_depth_workloads_differ_from_gbdt_in_depth_only():
+    base = REGISTRY["gbdt"]
+    for depth in (4, 8, 10):
+        wl = REGISTRY[f"gbdt_depth{depth}"]
+        assert wl.suites == frozenset({"full"}) and not wl.sweep
+        scale = wl.scales["cuda"]
+        assert (scale.rows, scale.cols) == (base.scales["cuda"].rows, base.scales["cuda"].cols)
+        assert wl.resolve_params(scale, None, "twinlearn")["max_depth"] == depth
+        sk = wl.resolve_params(scale, None, "sklearn")
+        assert sk["max_depth"] == depth and sk["max_leaf_nodes"] == 2**depth
