@@ -193,6 +193,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         else:
             loss_name = self._core_loss(0)
         y_codes, n_classes = self._encode_target(y, loss_name)
+        X = self._encode_categorical_fit(X, y_codes, n_classes, loss_name, device)
         sw = None
         if sample_weight is not None:
             sw = np.ascontiguousarray(
@@ -201,6 +202,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         eX = ey = ew = None
         if eval_set is not None:
             eX, ey, ew = self._check_eval_set(eval_set, device, loss_name)
+            eX = self._encode_categorical(eX)
         params = self._core_params()
         if params.get("bootstrap_type", "No") != "No" or params.get("rsm", 1.0) < 1.0:
             params["seed"] = _sampling_seed(self.random_state)
@@ -300,7 +302,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return {
             "loss": self._loss_name,
             "nan_mode": self._nan_mode,
-            "n_features": int(self.n_features_in_),
+            "n_features": int(len(self.border_offsets_) - 1),  # the encoded width with cat_features
             "n_outputs": int(self.n_outputs_),
             "borders": np.ascontiguousarray(self.borders_, dtype=np.float64),
             "border_offsets": np.ascontiguousarray(self.border_offsets_, dtype=np.int32),
@@ -319,6 +321,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         device = self._tl_device(X)
         orig = X
         X, _ = self._check_X(X, device, reset=False)
+        X = self._encode_categorical(X)
         out = _array.empty_like_kind(X, (X.shape[0], self.n_outputs_), np.dtype(np.float32))
         mod, ctx = self._tl_context(device, X)
         mod.gbdt_predict(ctx, self._model_dict(), X, -1 if n_trees is None else int(n_trees), kind, out)
@@ -331,6 +334,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         device = self._tl_device(X)
         X, _ = self._check_X(X, device, reset=False)
+        X = self._encode_categorical(X)
         mod, ctx = self._tl_context(device, X)
         model = self._model_dict()
         acc = np.empty((X.shape[0], self.n_outputs_), dtype=np.float64)
@@ -404,9 +408,80 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         imp = np.zeros(self.n_features_in_, dtype=np.float64)
         gain = np.maximum(np.asarray(self.split_gain_, dtype=np.float64), 0.0)
-        np.add.at(imp, np.asarray(self.split_feature_, dtype=np.intp), gain)
+        feature = np.asarray(self.split_feature_, dtype=np.intp)
+        enc = getattr(self, "_cat_encoder", None)
+        if enc is not None:  # an encoded column counts for the input column it came from
+            feature = enc.sources()[feature]
+        np.add.at(imp, feature, gain)
         total = imp.sum()
         return imp / total if total > 0 else imp
+
+    @property
+    def encoded_feature_names_(self):
+        """With cat_features: the name of each column the trees split on
+        (``split_feature_`` indexes these): input columns by name, one-hot
+        columns as ``'name=value'``, target statistics as ``'name:ts'`` (one
+        per class, ``'name:ts[k]'``, for MultiClass losses)."""
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(self.n_features_in_)]
+        enc = getattr(self, "_cat_encoder", None)
+        return np.asarray(list(names) if enc is None else enc.names(names), dtype=object)
+
+    # -- categorical features --------------------------------------------------
+    def _cat_settings(self):
+        """(cat_features, one_hot_max_size); the scikit-learn-shaped estimators have none."""
+        return None, 2
+
+    def _cat_indices(self, cat_features):
+        """cat_features as sorted unique column indices (ints, names or a boolean mask)."""
+        values = np.asarray(cat_features)
+        d = self.n_features_in_
+        if values.dtype == bool:
+            if values.shape != (d,):
+                raise ValueError(f"cat_features as a boolean mask needs {d} entries, got shape {values.shape}")
+            return [int(j) for j in np.flatnonzero(values)]
+        out = []
+        for v in values.ravel().tolist():
+            if isinstance(v, str):
+                names = getattr(self, "feature_names_in_", None)
+                if names is None or v not in list(names):
+                    raise ValueError(f"cat_features names {v!r}, which is not a column name of X")
+                v = list(names).index(v)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < d:
+                raise ValueError(f"cat_features must hold column indices in [0, {d}) or column names; got {v!r}")
+            out.append(int(v))
+        if len(set(out)) != len(out):
+            raise ValueError(f"cat_features names a column twice: {out}")
+        return sorted(out)
+
+    def _encode_categorical_fit(self, X, y_codes, n_classes, loss_name, device):
+        cat_features, one_hot_max_size = self._cat_settings()
+        self._cat_encoder = None
+        if cat_features is None or len(np.atleast_1d(np.asarray(cat_features, dtype=object))) == 0:
+            return X
+        from ._categorical import CategoricalEncoder
+
+        enc = CategoricalEncoder(self.n_features_in_, self._cat_indices(cat_features), one_hot_max_size)
+        if loss_name in ("MultiClass", "MultiClassOneVsAll"):
+            targets = (y_codes[:, None] == np.arange(n_classes)[None, :]).astype(np.float64)
+        else:
+            targets = np.asarray(y_codes, dtype=np.float64)[:, None]
+        seed = _sampling_seed(self.random_state)
+        mod, ctx = self._tl_context("cpu")
+
+        def uniforms(seed, stream, n):
+            return mod.rng_uniform(ctx, seed, stream, 0, n, "float64")
+
+        encoded = enc.fit_transform(_array.to_numpy(X), targets, seed, uniforms)
+        self._cat_encoder = enc
+        return encoded
+
+    def _encode_categorical(self, X):
+        """The encoded matrix for the trees (host float64), or X without cat_features."""
+        enc = getattr(self, "_cat_encoder", None)
+        return X if enc is None else enc.transform(_array.to_numpy(X))
 
 
 def _namespace(a):
@@ -533,6 +608,24 @@ class GradientBoosting(_BoostingCore):
         row weight 1, 1 (the default when None) exponential weights, larger
         values more aggressive bagging. Giving it with another bootstrap_type
         raises a ValueError.
+    cat_features : array-like of int or str, or boolean mask, default=None
+        The categorical columns (indices, DataFrame column names, or a mask).
+        Their values are category codes: any finite numbers compared for
+        equality, NaN a category of its own. A column with at most
+        ``one_hot_max_size`` categories in training becomes one indicator
+        column per category; one with more becomes ordered target
+        statistics, CatBoost's scheme: rows are visited in an order drawn
+        from twinlearn's shared random generator (seeded from
+        ``random_state``) and each gets (sum of the targets of the earlier
+        rows of its category + prior) / (their number + 1), the prior being
+        the mean target (one statistic per class for MultiClass losses).
+        Prediction uses the statistics of all training rows; a category not
+        seen in training gets the prior (one-hot: all zeros). The encoding
+        runs on the host, identically for every device; ``split_feature_``
+        then indexes the encoded columns, named by ``encoded_feature_names_``,
+        and ``feature_importances_`` adds them up per input column.
+    one_hot_max_size : int >= 1, default=2
+        The most categories a categorical column may have to be one-hot encoded.
     rsm : float in (0, 1], default=1.0
         Random subspace: each tree may split only on a random subset of
         ``max(1, round(rsm * m))`` of the m features that have borders,
@@ -637,6 +730,8 @@ class GradientBoosting(_BoostingCore):
         "min_child_weight": [Interval(numbers.Real, 0, None, closed="left")],
         "min_split_gain": [Interval(numbers.Real, 0, None, closed="left"), None],
         "eval_metric": [str, None],
+        "cat_features": ["array-like", None],
+        "one_hot_max_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
@@ -662,6 +757,8 @@ class GradientBoosting(_BoostingCore):
         min_child_weight=0.0,
         min_split_gain=None,
         eval_metric=None,
+        cat_features=None,
+        one_hot_max_size=2,
         verbose=False,
         random_state=None,
         device=None,
@@ -684,10 +781,15 @@ class GradientBoosting(_BoostingCore):
         self.min_child_weight = min_child_weight
         self.min_split_gain = min_split_gain
         self.eval_metric = eval_metric
+        self.cat_features = cat_features
+        self.one_hot_max_size = one_hot_max_size
         self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
+
+    def _cat_settings(self):
+        return self.cat_features, self.one_hot_max_size
 
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, RegressorTags

@@ -16,7 +16,9 @@ import os
 import numpy as np
 
 FORMAT = "twinlearn-gbdt"
+#: 2 when the model has categorical features (a "categorical" section), else 1.
 FORMAT_VERSION = 1
+FORMAT_VERSIONS = (1, 2)
 
 
 def _float_to_json(v: float):
@@ -51,6 +53,8 @@ def _json_param(v):
         return int(v)
     if isinstance(v, (float, np.floating)):
         return _float_to_json(v)
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_json_param(x) for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
     return repr(v)  # e.g. a RandomState instance: recorded, not restored
 
 
@@ -81,16 +85,17 @@ def to_dict(est) -> dict:
     features = [{"borders": _floats(est.borders_[off[j] : off[j + 1]])} for j in range(len(off) - 1)]
     classes = getattr(est, "classes_", None)
     params = {k: _json_param(v) for k, v in est.get_params().items() if k not in ("device", "numeric_mode")}
-    return {
+    enc = getattr(est, "_cat_encoder", None)
+    doc = {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if enc is None else 2,
         "twinlearn_version": __version__,
         "estimator": type(est).__name__,
         "params": params,
         "loss": est._loss_name,
         "nan_mode": est._nan_mode,
         "grow_policy": "SymmetricTree",
-        "n_features": int(est.n_features_in_),
+        "n_features": len(features),
         "feature_names": None
         if not hasattr(est, "feature_names_in_")
         else [str(v) for v in est.feature_names_in_],
@@ -102,6 +107,9 @@ def to_dict(est) -> dict:
         "features": features,
         "trees": trees,
     }
+    if enc is not None:
+        doc["categorical"] = enc.to_dict(_floats)
+    return doc
 
 
 def save(est, fname) -> None:
@@ -118,8 +126,9 @@ def _require(cond, what):
 def from_dict(est, doc: dict):
     """Restores est (parameters and fitted attributes) from a loaded document."""
     _require(isinstance(doc, dict) and doc.get("format") == FORMAT, f"'format' must be {FORMAT!r}")
-    _require(doc.get("format_version") == FORMAT_VERSION,
-             f"format_version {doc.get('format_version')!r} is not supported (this version reads {FORMAT_VERSION})")
+    _require(doc.get("format_version") in FORMAT_VERSIONS,
+             f"format_version {doc.get('format_version')!r} is not supported (this version reads "
+             f"{', '.join(map(str, FORMAT_VERSIONS))})")
     _require(doc.get("estimator") == type(est).__name__,
              f"the file holds a {doc.get('estimator')!r}, not a {type(est).__name__!r}")
     _require(doc.get("grow_policy") == "SymmetricTree", "only grow_policy 'SymmetricTree' models can be loaded")
@@ -152,7 +161,18 @@ def from_dict(est, doc: dict):
         sbr += [_float_from_json(v) for v in t["split_borders"]]
         sg += [_float_from_json(v) for v in t["split_gains"]]
         lv += [_float_from_json(v) for v in t["leaf_values"]]
+    est._cat_encoder = None
     est.n_features_in_ = n_features
+    if doc.get("categorical") is not None:
+        from ._categorical import CategoricalEncoder
+
+        try:
+            enc = CategoricalEncoder.from_dict(doc["categorical"], _float_from_json)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a valid twinlearn GBDT model file: bad 'categorical' section ({exc})") from None
+        _require(enc.n_out == n_features, "the categorical encoding must give the trees' 'n_features' columns")
+        est._cat_encoder = enc
+        est.n_features_in_ = enc.n_features
     if doc.get("feature_names") is not None:
         est.feature_names_in_ = np.asarray(doc["feature_names"], dtype=object)
     if doc.get("classes") is not None:
