@@ -107,6 +107,29 @@ def classification(scale: Scale, seed: int, dtype) -> Dataset:
     return _split(X, y, scale.rows)
 
 
+#: Categories of the categorical columns of categorical_classification.
+CATEGORY_COUNTS = (4, 32, 200)
+
+
+def categorical_classification(scale: Scale, seed: int, dtype) -> Dataset:
+    """Binary labels from numeric columns and, in the last len(CATEGORY_COUNTS)
+    columns, category codes 0..m-1 (as floats) whose effects are random per
+    category (at most 200 categories: scikit-learn's limit is 255)."""
+    rng = np.random.default_rng(seed)
+    n_test = held_out_rows(scale.rows)
+    n = scale.rows + n_test
+    n_num = scale.cols - len(CATEGORY_COUNTS)
+    X = np.empty((n, scale.cols), dtype=dtype)
+    X[:, :n_num] = _normal(rng, (n, n_num), dtype)
+    logit = X[:, :n_num].astype(np.float64) @ (rng.standard_normal(n_num) / np.sqrt(n_num))
+    for i, m in enumerate(CATEGORY_COUNTS):
+        codes = rng.integers(0, m, n)
+        X[:, n_num + i] = codes
+        logit += rng.standard_normal(m)[codes]
+    y = (2.0 * logit + rng.logistic(size=n) > 0).astype(np.int32)
+    return _split(X, y, scale.rows)
+
+
 def low_rank(scale: Scale, seed: int, dtype) -> Dataset:
     """Columns with a decaying spectrum under a random rotation (for PCA)."""
     rng = np.random.default_rng(seed)

@@ -425,6 +425,37 @@ for _depth in (4, 8, 10):
         sweep=False,
     ))
 
+def _cat_columns(scale):
+    return list(range(scale.cols - len(datasets.CATEGORY_COUNTS), scale.cols))
+
+
+register(Workload(
+    name="gbdt_categorical",
+    title="Gradient boosting {rows} x {cols} with 3 categorical columns (4, 32, 200 categories), "
+          "{rounds} rounds, depth {depth}",
+    data=datasets.categorical_classification,
+    scales={
+        "smoke": Scale(2_000, 10, {"rounds": 10, "depth": 4}),
+        "cpu": Scale(100_000, 20, {"rounds": 50, "depth": 6}),
+        "cuda": Scale(1_000_000, 20, {"rounds": 200, "depth": 6}),
+    },
+    estimator="ensemble.GradientBoosting",
+    sklearn="sklearn.ensemble.HistGradientBoostingClassifier",
+    twinlearn_params=lambda scale, data: {
+        "n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1,
+        "cat_features": _cat_columns(scale), "one_hot_max_size": 4, "random_state": 0,
+    },
+    sklearn_params=lambda scale, data: {
+        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
+        "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False,
+        "categorical_features": _cat_columns(scale),
+    },
+    steps=(FIT_XY,),
+    quality=metrics.ACCURACY,
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
 GBDT_REGRESSOR = register(Workload(
     name="gbdt_regressor",
     title="Gradient boosting regression {rows} x {cols}, {rounds} rounds, depth {depth}",

@@ -477,3 +477,16 @@ def test_depth_workloads_differ_from_gbdt_in_depth_only():
         assert wl.resolve_params(scale, None, "twinlearn")["max_depth"] == depth
         sk = wl.resolve_params(scale, None, "sklearn")
         assert sk["max_depth"] == depth and sk["max_leaf_nodes"] == 2**depth
+
+
+def test_categorical_dataset_holds_category_codes():
+    data = datasets.categorical_classification(Scale(3000, 10), seed=0, dtype=np.float32)
+    X = data["X"]
+    assert X.shape == (3000, 10) and set(np.unique(data["y"])) == {0, 1}
+    for i, m in enumerate(datasets.CATEGORY_COUNTS):
+        col = X[:, 10 - len(datasets.CATEGORY_COUNTS) + i]
+        assert np.array_equal(col, np.round(col)) and col.min() == 0 and col.max() == m - 1
+    wl = REGISTRY["gbdt_categorical"]
+    scale = wl.scales["cuda"]
+    assert wl.resolve_params(scale, None, "twinlearn")["cat_features"] == [17, 18, 19]
+    assert wl.resolve_params(scale, None, "sklearn")["categorical_features"] == [17, 18, 19]
