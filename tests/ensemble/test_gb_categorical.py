@@ -184,3 +184,16 @@ def test_categorical_cpu_and_gpu_give_identical_bits(loss):
     for attr in ("borders_", "split_feature_", "split_bin_", "leaf_values_", "base_score_"):
         assert bits(getattr(cpu, attr)) == bits(getattr(gpu, attr)), attr
     assert bits(cpu.predict(X)) == bits(gpu.predict(X))
+
+
+def test_feature_importance_by_gain_and_by_split_count():
+    X, y = categorical_data(n=1500)
+    m = GradientBoosting(n_estimators=20, max_depth=3, cat_features=[1, 2], device="cpu").fit(X, y)
+    counts = m.get_feature_importance("split")
+    assert counts.dtype == np.int64 and counts.shape == (3,)
+    assert counts.sum() == m.tree_depth_.sum()  # every level of every tree splits on one feature
+    src = np.array([0, 1, 2, 2])  # x0, x1:ts, x2=0, x2=1
+    assert counts.tolist() == np.bincount(src[m.split_feature_], minlength=3).tolist()
+    np.testing.assert_array_equal(m.get_feature_importance("gain"), m.feature_importances_)
+    with pytest.raises(ValueError, match="importance_type"):
+        m.get_feature_importance("shap")

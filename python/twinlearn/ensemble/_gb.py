@@ -405,14 +405,35 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
     @property
     def feature_importances_(self):
         """Total split gain per feature, normalized to sum to 1 (zeros when no split has gain)."""
+        return self.get_feature_importance("gain")
+
+    def get_feature_importance(self, importance_type="gain"):
+        """Importance of each input feature.
+
+        Parameters
+        ----------
+        importance_type : {'gain', 'split'}, default='gain'
+            'gain': the total split gain of the feature's splits, normalized to
+            sum to 1 (``feature_importances_``); 'split': the number of tree
+            levels that split on the feature (an int array). With
+            ``cat_features`` an encoded column counts for the input column it
+            came from.
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features_in_,)
+        """
         check_is_fitted(self)
-        imp = np.zeros(self.n_features_in_, dtype=np.float64)
-        gain = np.maximum(np.asarray(self.split_gain_, dtype=np.float64), 0.0)
+        if importance_type not in ("gain", "split"):
+            raise ValueError(f"importance_type must be 'gain' or 'split', got {importance_type!r}")
         feature = np.asarray(self.split_feature_, dtype=np.intp)
         enc = getattr(self, "_cat_encoder", None)
         if enc is not None:  # an encoded column counts for the input column it came from
             feature = enc.sources()[feature]
-        np.add.at(imp, feature, gain)
+        if importance_type == "split":
+            return np.bincount(feature, minlength=self.n_features_in_).astype(np.int64)
+        imp = np.zeros(self.n_features_in_, dtype=np.float64)
+        np.add.at(imp, feature, np.maximum(np.asarray(self.split_gain_, dtype=np.float64), 0.0))
         total = imp.sum()
         return imp / total if total > 0 else imp
 
