@@ -29,8 +29,8 @@
 // batching changes nothing in the result.
 //
 // Modes. identical / deterministic: the canonical order on both backends.
-// fast on CUDA: cuBLAS DSYRK over a centred, weighted copy of the rows widened
-// to double (any summation order); the CPU backend runs the canonical order
+// fast on CUDA: cuBLAS DGEMM (the upper triangle's blocks) over a centred,
+// weighted copy of the rows widened to double (any summation order); the CPU backend runs the canonical order
 // in every mode.
 #pragma once
 #include <cstdint>

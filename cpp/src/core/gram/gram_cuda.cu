@@ -1,5 +1,5 @@
 // CUDA backend of the Gram product: the canonical split-K kernel, and cuBLAS
-// SYRK for fast mode (order: twinlearn/core/gram.hpp).
+// DGEMM for fast mode (order: twinlearn/core/gram.hpp).
 #include "core/cuda/blas.cuh"
 
 #include <algorithm>
@@ -233,24 +233,31 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
 
 // Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
 // row-major = column-major ldz x rows for cuBLAS; columns D..ldz-1 are
-// padding that SYRK never reads). Block b writes row r0 + b, its threads
-// stride over the columns (consecutive threads, consecutive columns).
+// padding that no product reads). One thread per entry, entry e = b*D + col
+// of the batch (rows * D < 2^32): consecutive threads read consecutive
+// entries of X and write consecutive doubles of Z.
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   std::int64_t ldz, double* __restrict__ Z) {
-  const std::int64_t D = d + t;
-  const std::int64_t b = blockIdx.x;
+                                   unsigned rows, std::int64_t ldz, double* __restrict__ Z) {
+  const unsigned D = static_cast<unsigned>(d + t);
+  const unsigned e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= rows * D) return;
+  const unsigned b = e / D, col = e - b * D;
   const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
-  for (std::int64_t col = threadIdx.x; col < D; col += blockDim.x)
-    Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+  Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
-cublasStatus_t syrk(cublasHandle_t h, int D, int k, int lda, const double* beta, const double* A, double* C) {
-  const double one = 1.0;
-  return cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, D, k, &one, A, lda, beta, C, D);
+// The column split of the fast product: the upper triangle of the D x D
+// result is the blocks (0,0), (0,1) and (1,1) of a split at h, three DGEMMs
+// that do 3/4 of the full product's work (cuBLAS's DSYRK ran at about a
+// tenth of DGEMM's rate on the H200). h is a multiple of 8, so every block
+// starts on an aligned address; narrow products take one full DGEMM.
+std::int64_t fast_split(std::int64_t D) {
+  if (D < 128) return D;
+  return ((D + 1) / 2 + 7) / 8 * 8;
 }
 
 template <class T>
@@ -259,23 +266,38 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const int dev = ctx.device().id;
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t D = d + t;
-  // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels. On
-  // the H200, fits of an odd width (257 columns, 101) ran this path slower
-  // than the canonical kernel, where an even width (256) did not; the odd
-  // leading dimension is the likely cause (not yet measured on its own).
+  // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels.
   const std::int64_t ldz = (D + 7) / 8 * 8;
-  // Rows per SYRK call: a widened copy of at most 1 GiB.
+  // Rows per batch: a widened copy of at most 1 GiB.
   const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, (std::int64_t(1) << 27) / ldz));
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
   CublasLease blas(dev, stream);
+  const std::int64_t h = fast_split(D);
+  struct Block {
+    std::int64_t a0, na, b0, nb;
+  };
+  std::vector<Block> blocks;
+  if (h >= D) {
+    blocks.push_back({0, D, 0, D});
+  } else {
+    blocks.push_back({0, h, 0, h});
+    blocks.push_back({0, h, h, D - h});
+    blocks.push_back({h, D - h, h, D - h});
+  }
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    centre_rows_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(X, d, Y, t, w, off, r0, ldz, Z.data());
+    const std::int64_t entries = rows * D;
+    centre_rows_kernel<T><<<static_cast<unsigned>((entries + 255) / 256), 256, 0, stream>>>(
+        X, d, Y, t, w, off, r0, static_cast<unsigned>(rows), ldz, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
-    const double beta = r0 == 0 ? 0.0 : 1.0;
-    TL_CUBLAS_CHECK(syrk(blas.get(), static_cast<int>(D), static_cast<int>(rows), static_cast<int>(ldz), &beta,
-                         Z.data(), C.data()));
+    const double one = 1.0, beta = r0 == 0 ? 0.0 : 1.0;
+    // Column-major: Z is ldz x rows, C is D x D with G[j, k] at C[j + k*D].
+    for (const Block& bl : blocks)
+      TL_CUBLAS_CHECK(cublasDgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(bl.na),
+                                  static_cast<int>(bl.nb), static_cast<int>(rows), &one, Z.data() + bl.a0,
+                                  static_cast<int>(ldz), Z.data() + bl.b0, static_cast<int>(ldz), &beta,
+                                  C.data() + bl.a0 + bl.b0 * D, static_cast<int>(D)));
   }
   std::vector<double> host(static_cast<std::size_t>(D * D));
   TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
