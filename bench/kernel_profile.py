@@ -6,7 +6,8 @@ launched, with its total device time, beside the call's wall time.
 Workloads (float32, data on the device as PyTorch tensors): kmeans (1M x 64,
 k=256, 20 iterations from given centers), knn (1M x 64 index, 10k queries,
 k=10), linreg and ridge (2M x 256), logreg (1M x 100), pca and tsvd
-(2M x 256 -> 32). The PyTorch profiler records the kernels of every library
+(2M x 256 -> 32), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6). The
+PyTorch profiler records the kernels of every library
 in the process, twinlearn's included. Wall time much above the summed device
 time means the host waits (synchronizations, copies, launch gaps).
 """
@@ -63,6 +64,14 @@ def _workloads(dev):
             return lambda: cls(n_components=32, random_state=0, numeric_mode=mode).fit(Xt)
         return make
 
+    def gbdt(mode):
+        from bench.gbdt_quick import higgs_like
+
+        X, y = higgs_like(2_000_000)
+        Xt = torch.as_tensor(X, device=dev)
+        return lambda: twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1,
+                                                            device=dev, numeric_mode=mode).fit(Xt, y)
+
     from twinlearn.decomposition import PCA, TruncatedSVD
     from twinlearn.linear_model import LinearRegression, Ridge
 
@@ -74,6 +83,7 @@ def _workloads(dev):
         "logreg": logreg,
         "pca": decomposition(PCA),
         "tsvd": decomposition(TruncatedSVD),
+        "gbdt": gbdt,
     }
 
 
