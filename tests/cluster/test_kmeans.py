@@ -223,32 +223,6 @@ def test_cpu_and_gpu_give_identical_bits(dtype, init, weighted, n, k):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n,k", [(20000, 12), (300_000, 300)])
-def test_fast_mode_on_gpu_matches_identical(dtype, n, k):
-    """fast on a GPU takes the assignment's products from cuBLAS (300 000 rows
-    x 300 centers: two slices of the product); on well-separated blobs it
-    gives the identical fit's labels, and centers and inertia to rounding."""
-    X, y = make_blobs(n_samples=n, n_features=19, centers=12, cluster_std=2.0, random_state=5)
-    X = X.astype(dtype)
-    # k = 12: one row of each blob, so no boundary crosses a blob
-    ini = X[[int(np.argmax(y == c)) for c in range(12)]] if k == 12 else X[:k].copy()
-    kw = dict(init=ini, n_init=1, max_iter=10, tol=0.0)
-    ref = KMeans(k, device="cpu", numeric_mode="identical", **kw).fit(X)
-    g = KMeans(k, device="cuda", numeric_mode="fast", **kw).fit(X)
-    assert g.numeric_mode_used() == "fast"
-    assert KMeans(k, device="cpu", numeric_mode="fast", **kw).fit(X).numeric_mode_used() == "identical"
-    rtol = 1e-4 if dtype == np.float32 else 1e-10
-    agree = np.mean(g.labels_ == ref.labels_)
-    assert agree > 0.999, agree
-    np.testing.assert_allclose(g.inertia_, ref.inertia_, rtol=rtol)
-    if k == 12:  # one label per blob: nothing near a tie
-        assert bits(g.labels_) == bits(ref.labels_)
-        np.testing.assert_allclose(g.cluster_centers_, ref.cluster_centers_, rtol=rtol, atol=rtol)
-        assert bits(g.predict(X)) == bits(ref.predict(X))
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 def test_device_arrays(lib):
     mod = pytest.importorskip(lib)

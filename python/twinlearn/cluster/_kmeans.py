@@ -17,15 +17,6 @@ from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ..neighbors._input import check_plain, check_X, host_weights
 
 
-def _delivered(est, device: str) -> str:
-    """The numeric mode a k-means fit delivers: ``fast`` where fast mode runs
-    on a GPU (the assignment's products come from cuBLAS), ``identical``
-    otherwise (one arithmetic on both backends)."""
-    if est._tl_requested_mode() == "fast" and device.startswith("cuda"):
-        return "fast"
-    return "identical"
-
-
 def _seed(random_state):
     """A 63-bit seed for the counter-based draws, from scikit-learn's random_state."""
     return int(check_random_state(random_state).randint(np.iinfo(np.int64).max, dtype=np.int64))
@@ -49,12 +40,10 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     fitted attributes and steps (centering, k-means++ with
     ``2 + int(log(n_clusters))`` local trials, Lloyd iterations, scikit-learn's
     convergence test and empty-cluster relocation, best of ``n_init`` runs).
-    ``identical`` and ``deterministic`` mode (and every mode on the CPU)
-    deliver ``identical``: labels, centers and inertia are the same bits on
-    the CPU and on any GPU, for any thread count (docs/NUMERICS.md; the
-    arithmetic is described in cpp/include/twinlearn/cluster/kmeans.hpp).
-    ``fast`` mode on a GPU computes the assignment's dot products with cuBLAS
-    and delivers ``fast``. Initialisations draw from a
+    Every numeric mode delivers ``identical``: labels, centers and inertia are
+    the same bits on the CPU and on any GPU, for any thread count
+    (docs/NUMERICS.md; the arithmetic is described in
+    cpp/include/twinlearn/cluster/kmeans.hpp). Initialisations draw from a
     counter-based generator seeded from ``random_state``, so the chosen
     initial centers differ from scikit-learn's for the same ``random_state``;
     from the same initial centers (``init=array``) the fit follows
@@ -258,7 +247,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         identity.record("KMeans.cluster_centers_", self.cluster_centers_)
         identity.record("KMeans.labels_", self.labels_)
         identity.record("KMeans.inertia_", np.array([self.inertia_]))
-        self._tl_record_fit(device, _delivered(self, device))
+        self._tl_record_fit(device, "identical")
         return self
 
     # -- inference ---------------------------------------------------------------
@@ -654,7 +643,7 @@ class MiniBatchKMeans(KMeans):
             self.inertia_ = float(self._ewa_inertia * (np.sum(sw) if sw is not None else n)) \
                 if self._ewa_inertia is not None else 0.0
         identity.record("MiniBatchKMeans.cluster_centers_", self.cluster_centers_)
-        self._tl_record_fit(device, _delivered(self, device))
+        self._tl_record_fit(device, "identical")
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -706,7 +695,7 @@ class MiniBatchKMeans(KMeans):
             labels, inertia = mod.kmeans_predict(ctx, X, sw, self.cluster_centers_, True)
             self.labels_ = np.asarray(labels)
             self.inertia_ = float(inertia)
-        self._tl_record_fit(device, _delivered(self, device))
+        self._tl_record_fit(device, "identical")
         return self
 
 

@@ -1,9 +1,7 @@
 // KMeans (Lloyd's algorithm) on the CPU and CUDA backends.
 //
-// Arithmetic (docs/NUMERICS.md), the same on both backends in identical and
-// deterministic mode, and on the CPU in every mode, delivering `identical`
-// (fast mode on CUDA takes the assignment's dot products from cuBLAS, in its
-// own order, and delivers `fast`; nothing else changes):
+// Arithmetic (docs/NUMERICS.md), the same on both backends in every numeric
+// mode, so every mode delivers `identical`:
 //  - assignment: the squared euclidean distance of twinlearn/neighbors/
 //    distance.hpp ((||x||^2 + ||c||^2) - 2 x.c, each dot one fma chain over
 //    features in increasing order), nearest center by (distance, index): the

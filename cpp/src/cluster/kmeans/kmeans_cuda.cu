@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
-#include "core/cuda/blas.cuh"
 #include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
@@ -90,50 +89,6 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
     }
   }
   if (ch) atomicAdd(changed, ch);
-}
-
-// Fast mode's assignment from a product computed by cuBLAS: G (len x k,
-// row-major) holds x . c for the batch's rows. One warp per row (warps stride
-// over the rows): its lanes walk the row's k entries (coalesced), keep the
-// nearest (distance, center) by the same rule as assign_kernel (the lowest
-// index wins a tie), and reduce it by shuffles; lane 0 writes the label and
-// the distance. One atomic per warp counts the changed labels.
-template <class T>
-__global__ void argmin_product_kernel(const T* __restrict__ G, const T* __restrict__ xn, std::int64_t len,
-                                      const T* __restrict__ cn, std::int64_t k, std::int32_t* __restrict__ labels,
-                                      T* __restrict__ mind, unsigned long long* __restrict__ changed) {
-  const int lane = threadIdx.x & 31;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  unsigned long long ch = 0;
-  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < len;
-       r += warps) {
-    const T x = xn[r];
-    const T* g = G + r * k;
-    T best = dist::empty_value<T>();
-    int bi = INT_MAX;
-    for (std::int64_t c = lane; c < k; c += 32) {
-      const T v = dist::sq_from_dot(x, cn[c], g[c]);
-      if (dist::nearer<T>(v, static_cast<int>(c), best, bi)) {
-        best = v;
-        bi = static_cast<int>(c);
-      }
-    }
-#pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) {
-      const T ov = __shfl_xor_sync(0xffffffffu, best, o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (dist::nearer<T>(ov, oi, best, bi)) {
-        best = ov;
-        bi = oi;
-      }
-    }
-    if (lane == 0) {
-      ch += labels[r] != bi;
-      labels[r] = bi;
-      mind[r] = best;
-    }
-  }
-  if (lane == 0 && ch) atomicAdd(changed, ch);
 }
 
 // Label histogram (integer atomics: exact). One thread per row.
@@ -488,35 +443,10 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   void assign_batch(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
-    if (ctx_.mode() == NumericMode::Fast) {
-      assign_batch_fast(r0, len, xb, k);
-      return;
-    }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
         xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
         mind_.data() + r0, changed_.data());
     TL_CUDA_CHECK_LAUNCH("assign_kernel");
-  }
-
-  // Fast mode: x . c by cuBLAS (kFastProductElems entries of the product at
-  // a time), then the nearest center per row from the product.
-  static constexpr std::int64_t kFastProductElems = std::int64_t(1) << 26;
-  void assign_batch_fast(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
-    const std::int64_t d = this->d;
-    const std::int64_t rows = std::max<std::int64_t>(1, std::min(len, kFastProductElems / k));
-    if (product_.size() < static_cast<std::size_t>(rows * k))
-      product_ = DeviceBuffer<T>(static_cast<std::size_t>(rows * k), dev_);
-    CublasLease blas(dev_, stream_);
-    for (std::int64_t s0 = 0; s0 < len; s0 += rows) {
-      const std::int64_t m = std::min(rows, len - s0);
-      cublas_gemm(blas.get(), false, true, static_cast<int>(m), static_cast<int>(k), static_cast<int>(d),
-                  xb + s0 * d, centers_.data(), product_.data());
-      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(m * 32, 256), 4096));
-      argmin_product_kernel<T><<<grid, 256, 0, stream_>>>(product_.data(), norms_.data() + r0 + s0, m,
-                                                          cnorms_.data(), k, labels_.data() + r0 + s0,
-                                                          mind_.data() + r0 + s0, changed_.data());
-      TL_CUDA_CHECK_LAUNCH("argmin_product_kernel");
-    }
   }
 
   std::int64_t read_changed() {
@@ -634,8 +564,7 @@ class CudaEngine final : public KMeansEngine<T> {
   MatrixView<const T> host_;
   std::vector<T> mu_;
   StagedMatrix<T> staged_, wstage_;
-  DeviceBuffer<T> dmu_, centered_buf_, xb_, norms_, mind_, centers_, cnorms_, closest_, cand_, cand_norm_, cand_min_,
-      product_;
+  DeviceBuffer<T> dmu_, centered_buf_, xb_, norms_, mind_, centers_, cnorms_, closest_, cand_, cand_norm_, cand_min_;
   DeviceBuffer<std::int32_t> labels_;
   DeviceBuffer<unsigned long long> changed_;
   DeviceBuffer<std::int64_t> iota_, perm_;
