@@ -197,3 +197,24 @@ def test_feature_importance_by_gain_and_by_split_count():
     np.testing.assert_array_equal(m.get_feature_importance("gain"), m.feature_importances_)
     with pytest.raises(ValueError, match="importance_type"):
         m.get_feature_importance("shap")
+
+
+def test_sklearn_shaped_estimators_take_categorical_features():
+    """categorical_features of the scikit-learn-shaped estimators is
+    GradientBoosting's cat_features (one_hot_max_size=2): the same trees."""
+    from twinlearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+    X, y = categorical_data()
+    kw = dict(n_estimators=20, random_state=0, device="cpu")
+    clf = GradientBoostingClassifier(categorical_features=[1, 2], **kw).fit(X, y)
+    same = GradientBoosting(n_estimators=20, learning_rate=0.1, l2_leaf_reg=3.0, border_count=254, cat_features=[1, 2],
+                            random_state=0, device="cpu").fit(X, y)
+    assert list(clf.encoded_feature_names_) == list(same.encoded_feature_names_) == ["x0", "x1:ts", "x2=0", "x2=1"]
+    assert bits(clf.leaf_values_) == bits(same.leaf_values_) and bits(clf.borders_) == bits(same.borders_)
+    plain = GradientBoostingClassifier(**kw).fit(X, y)
+    assert bits(plain.leaf_values_) != bits(clf.leaf_values_)
+    assert clf.score(X, y) > 0.85 and clf.get_params()["categorical_features"] == [1, 2]
+    reg = GradientBoostingRegressor(categorical_features=np.array([False, True, False]), **kw).fit(X, X[:, 0] + y)
+    assert list(reg.encoded_feature_names_) == ["x0", "x2", "x1:ts"]
+    with pytest.raises(ValueError, match=r"categorical_features must hold column indices in \[0, 3\)"):
+        GradientBoostingClassifier(categorical_features=[5], **kw).fit(X, y)

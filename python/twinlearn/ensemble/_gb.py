@@ -455,26 +455,29 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         """(cat_features, one_hot_max_size); the scikit-learn-shaped estimators have none."""
         return None, 2
 
+    #: The parameter that names the categorical columns (in error messages).
+    _CAT_PARAM = "cat_features"
+
     def _cat_indices(self, cat_features):
         """cat_features as sorted unique column indices (ints, names or a boolean mask)."""
         values = np.asarray(cat_features)
         d = self.n_features_in_
         if values.dtype == bool:
             if values.shape != (d,):
-                raise ValueError(f"cat_features as a boolean mask needs {d} entries, got shape {values.shape}")
+                raise ValueError(f"{self._CAT_PARAM} as a boolean mask needs {d} entries, got shape {values.shape}")
             return [int(j) for j in np.flatnonzero(values)]
         out = []
         for v in values.ravel().tolist():
             if isinstance(v, str):
                 names = getattr(self, "feature_names_in_", None)
                 if names is None or v not in list(names):
-                    raise ValueError(f"cat_features names {v!r}, which is not a column name of X")
+                    raise ValueError(f"{self._CAT_PARAM} names {v!r}, which is not a column name of X")
                 v = list(names).index(v)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < d:
-                raise ValueError(f"cat_features must hold column indices in [0, {d}) or column names; got {v!r}")
+                raise ValueError(f"{self._CAT_PARAM} must hold column indices in [0, {d}) or column names; got {v!r}")
             out.append(int(v))
         if len(set(out)) != len(out):
-            raise ValueError(f"cat_features names a column twice: {out}")
+            raise ValueError(f"{self._CAT_PARAM} names a column twice: {out}")
         return sorted(out)
 
     def _encode_categorical_fit(self, X, y_codes, n_classes, loss_name, device):
@@ -998,12 +1001,20 @@ class _SklearnShaped(_BoostingCore):
         "l2_regularization": [Interval(numbers.Real, 0, None, closed="left")],
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
+        "categorical_features": ["array-like", None],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
 
     def _check_core_params(self):
         pass
+
+    _CAT_PARAM = "categorical_features"
+
+    def _cat_settings(self):
+        """categorical_features as GradientBoosting's cat_features, with its
+        default one_hot_max_size (2)."""
+        return self.categorical_features, 2
 
     def _core_params(self):
         return {
@@ -1054,6 +1065,7 @@ def _sklearn_shaped_init(default_loss):
         l2_regularization=3.0,
         max_bins=255,
         subsample=1.0,
+        categorical_features=None,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -1065,6 +1077,7 @@ def _sklearn_shaped_init(default_loss):
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
         self.subsample = subsample
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -1088,8 +1101,19 @@ _SKLEARN_PARAMS_DOC = """
         tree (as in :class:`sklearn.ensemble.GradientBoostingClassifier`):
         below 1.0 each row takes part in a tree with this probability
         (:class:`GradientBoosting`'s ``bootstrap_type='Bernoulli'``).
+    categorical_features : array-like of int or str, or boolean mask, default=None
+        The categorical columns, as column indices, DataFrame column names or
+        a boolean mask (:class:`GradientBoosting`'s ``cat_features``, with
+        ``one_hot_max_size=2``). Their values are category codes (any
+        numbers; NaN is a category of its own). The encoding is CatBoost's,
+        not scikit-learn's partition splits: a column with at most 2
+        categories in training becomes one indicator per category, a column
+        with more becomes ordered target statistics, the rows visited in an
+        order drawn from ``random_state`` (docs/NUMERICS.md). ``'from_dtype'``
+        is not accepted: name the columns.
     random_state : int, RandomState instance or None, default=None
-        Seeds the row sampling (subsample < 1.0); unused otherwise.
+        Seeds the row sampling (subsample < 1.0) and the row order of the
+        categorical encoding; unused otherwise.
     device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
     numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
         Every mode is served by ``identical``.
@@ -1220,6 +1244,7 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         l2_regularization=3.0,
         max_bins=255,
         subsample=1.0,
+        categorical_features=None,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -1232,6 +1257,7 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
         self.subsample = subsample
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
