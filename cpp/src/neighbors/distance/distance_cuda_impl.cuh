@@ -1,4 +1,8 @@
-// CUDA backend of pairwise distances and brute-force nearest neighbours.
+// CUDA backend of pairwise distances and brute-force nearest neighbours: the
+// templates, instantiated once per dtype by distance_cuda_float.cu and
+// distance_cuda_double.cu (two translation units that compile in parallel;
+// one held every kernel variant and was the longest step of the build).
+#pragma once
 #include <algorithm>
 #include <vector>
 
@@ -436,15 +440,15 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-#define TL_INST(T)                                                                                                \
+}  // namespace tl::detail
+
+// The entry points of distance_impl.hpp for one dtype.
+#define TL_DISTANCE_CUDA_INST(T)                                                                                  \
+  namespace tl::detail {                                                                                          \
   template void pairwise_distances_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \
                                            MatrixView<T>);                                                        \
   template void knn_search_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric, std::int64_t,  \
                                    T*, std::int64_t*);                                                            \
   template void distance_blocks_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,           \
-                                        DistanceBlockSink<T>, void*);
-TL_INST(float)
-TL_INST(double)
-#undef TL_INST
-
-}  // namespace tl::detail
+                                        DistanceBlockSink<T>, void*);                                             \
+  }
