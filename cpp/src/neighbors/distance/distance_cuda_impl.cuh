@@ -4,6 +4,7 @@
 // one held every kernel variant and was the longest step of the build).
 #pragma once
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "neighbors/distance/distance_impl.hpp"
@@ -56,6 +57,21 @@ __global__ void __launch_bounds__(tile::kThreads)
   }
 }
 
+// Calls fn(std::integral_constant<Family, F>{}) for the metric's family F:
+// one switch for every kernel templated on the family. Only the Dot family
+// reads the rows' squared norms.
+template <class Fn>
+decltype(auto) with_family(const Metric& metric, Fn&& fn) {
+  switch (dist::family_of(metric)) {
+    case Family::Dot: return fn(std::integral_constant<Family, Family::Dot>{});
+    case Family::L2: return fn(std::integral_constant<Family, Family::L2>{});
+    case Family::L1: return fn(std::integral_constant<Family, Family::L1>{});
+    case Family::Linf: return fn(std::integral_constant<Family, Family::Linf>{});
+    case Family::Lp: break;
+  }
+  return fn(std::integral_constant<Family, Family::Lp>{});
+}
+
 // Launches pairwise_kernel for X (m rows) against Y (n rows), all on the device.
 template <class T>
 void launch_pairwise(const T* X, const T* xn, std::int64_t m, const T* Y, const T* yn, std::int64_t n,
@@ -64,28 +80,12 @@ void launch_pairwise(const T* X, const T* xn, std::int64_t m, const T* Y, const 
   const std::int64_t rt = (m + Cfg<T>::BM - 1) / Cfg<T>::BM, ct = (n + Cfg<T>::BN - 1) / Cfg<T>::BN;
   const unsigned grid = static_cast<unsigned>(rt * ct);
   const T p = static_cast<T>(metric.p);
-  switch (dist::family_of(metric)) {
-    case Family::Dot:
-      pairwise_kernel<T, Family::Dot><<<grid, tile::kThreads, 0, stream>>>(X, xn, m, Y, yn, n, d, metric.kind, p, ct,
-                                                                           out, ldo);
-      break;
-    case Family::L2:
-      pairwise_kernel<T, Family::L2><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
-                                                                          metric.kind, p, ct, out, ldo);
-      break;
-    case Family::L1:
-      pairwise_kernel<T, Family::L1><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
-                                                                          metric.kind, p, ct, out, ldo);
-      break;
-    case Family::Linf:
-      pairwise_kernel<T, Family::Linf><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
-                                                                            metric.kind, p, ct, out, ldo);
-      break;
-    case Family::Lp:
-      pairwise_kernel<T, Family::Lp><<<grid, tile::kThreads, 0, stream>>>(X, nullptr, m, Y, nullptr, n, d,
-                                                                          metric.kind, p, ct, out, ldo);
-      break;
-  }
+  with_family(metric, [&](auto fam) {
+    constexpr Family F = decltype(fam)::value;
+    const bool dot = F == Family::Dot;
+    pairwise_kernel<T, F><<<grid, tile::kThreads, 0, stream>>>(X, dot ? xn : nullptr, m, Y, dot ? yn : nullptr, n, d,
+                                                               metric.kind, p, ct, out, ldo);
+  });
   TL_CUDA_CHECK_LAUNCH("pairwise_kernel");
 }
 
@@ -291,14 +291,7 @@ int knn_occupancy() {
 
 template <class T>
 int knn_blocks_per_sm(const Metric& metric) {
-  switch (dist::family_of(metric)) {
-    case Family::Dot: return knn_occupancy<T, Family::Dot>();
-    case Family::L2: return knn_occupancy<T, Family::L2>();
-    case Family::L1: return knn_occupancy<T, Family::L1>();
-    case Family::Linf: return knn_occupancy<T, Family::Linf>();
-    case Family::Lp: return knn_occupancy<T, Family::Lp>();
-  }
-  return 1;
+  return with_family(metric, [](auto fam) { return knn_occupancy<T, decltype(fam)::value>(); });
 }
 
 template <class T, Family F>
@@ -406,28 +399,12 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     const T* Q = qs.rows.view.data + q0 * d;
     const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
     const T* Y = ys.rows.view.data;
-    switch (dist::family_of(metric)) {
-      case Family::Dot:
-        launch_knn_split<T, Family::Dot>(grid, stream, Q, qn, rows, Y, ys.norm_ptr(), n, d, metric, k,
-                                         tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-        break;
-      case Family::L2:
-        launch_knn_split<T, Family::L2>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
-                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-        break;
-      case Family::L1:
-        launch_knn_split<T, Family::L1>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
-                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-        break;
-      case Family::Linf:
-        launch_knn_split<T, Family::Linf>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
-                                          tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-        break;
-      case Family::Lp:
-        launch_knn_split<T, Family::Lp>(grid, stream, Q, nullptr, rows, Y, nullptr, n, d, metric, k,
-                                        tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-        break;
-    }
+    with_family(metric, [&](auto fam) {
+      constexpr Family F = decltype(fam)::value;
+      const bool dot = F == Family::Dot;
+      launch_knn_split<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n, d, metric,
+                             k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+    });
     merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
         lv.data(), li.data(), rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv.data(),
         iv.data());
