@@ -391,6 +391,18 @@ INCREMENTAL_PCA = register(Workload(
 
 # -- ensembles -------------------------------------------------------------------
 
+def _boosting_params(scale, **extra):
+    """twinlearn's boosting parameters for a scale's rounds and depth."""
+    return {"n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1, **extra}
+
+
+def _hgb_params(scale, **extra):
+    """scikit-learn's HistGradientBoosting at the same rounds and depth (as many
+    leaves as a full tree of that depth, no early stopping)."""
+    return {"max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
+            "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False, **extra}
+
+
 GBDT = register(Workload(
     name="gbdt",
     title="Gradient boosting {rows} x {cols}, {rounds} rounds, depth {depth}",
@@ -402,13 +414,8 @@ GBDT = register(Workload(
     },
     estimator="ensemble.GradientBoostingClassifier",
     sklearn="sklearn.ensemble.HistGradientBoostingClassifier",
-    twinlearn_params=lambda scale, data: {
-        "n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1,
-    },
-    sklearn_params=lambda scale, data: {
-        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
-        "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False,
-    },
+    twinlearn_params=lambda scale, data: _boosting_params(scale),
+    sklearn_params=lambda scale, data: _hgb_params(scale),
     steps=(FIT_XY,),
     quality=metrics.ACCURACY,
     peers=(peers.XGBOOST, peers.LIGHTGBM, peers.CATBOOST),
@@ -441,15 +448,9 @@ register(Workload(
     },
     estimator="ensemble.GradientBoosting",
     sklearn="sklearn.ensemble.HistGradientBoostingClassifier",
-    twinlearn_params=lambda scale, data: {
-        "n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1,
-        "cat_features": _cat_columns(scale), "one_hot_max_size": 4, "random_state": 0,
-    },
-    sklearn_params=lambda scale, data: {
-        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
-        "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False,
-        "categorical_features": _cat_columns(scale),
-    },
+    twinlearn_params=lambda scale, data: _boosting_params(
+        scale, cat_features=_cat_columns(scale), one_hot_max_size=4, random_state=0),
+    sklearn_params=lambda scale, data: _hgb_params(scale, categorical_features=_cat_columns(scale)),
     steps=(FIT_XY,),
     quality=metrics.ACCURACY,
     suites=NOT_QUICK,
@@ -467,13 +468,8 @@ GBDT_REGRESSOR = register(Workload(
     },
     estimator="ensemble.GradientBoostingRegressor",
     sklearn="sklearn.ensemble.HistGradientBoostingRegressor",
-    twinlearn_params=lambda scale, data: {
-        "n_estimators": scale.extra["rounds"], "max_depth": scale.extra["depth"], "learning_rate": 0.1,
-    },
-    sklearn_params=lambda scale, data: {
-        "max_iter": scale.extra["rounds"], "max_depth": scale.extra["depth"],
-        "max_leaf_nodes": 2 ** scale.extra["depth"], "learning_rate": 0.1, "early_stopping": False,
-    },
+    twinlearn_params=lambda scale, data: _boosting_params(scale),
+    sklearn_params=lambda scale, data: _hgb_params(scale),
     steps=(FIT_XY,),
     quality=metrics.R2,
     mem_factor=3,
