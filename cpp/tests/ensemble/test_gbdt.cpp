@@ -169,17 +169,48 @@ TEST(GbdtMath, QuantExponentBoundsTheFixedPointValues) {
   EXPECT_EQ(tl::gbdt::quantize(-2.4, 1.0), -2);
 }
 
-// The tile split q = hi * 2^16 + lo used by the CUDA shared-memory histograms
-// recombines exactly for the extreme values.
-TEST(GbdtMath, LoHiSplitRecombinesExactly) {
-  const std::int64_t lim = std::int64_t(1) << tl::gbdt::kQuantBits;
-  for (std::int64_t q : {-lim, -lim + 1, std::int64_t(-65537), std::int64_t(-1), std::int64_t(0), std::int64_t(1),
-                         std::int64_t(65535), std::int64_t(65536), lim - 1, lim}) {
-    const unsigned lo = static_cast<unsigned>(q & 0xFFFF);
-    const int hi = static_cast<int>(q >> tl::gbdt::kLoBits);
-    EXPECT_EQ(static_cast<std::int64_t>(hi) * 65536 + lo, q);
-    EXPECT_LE(std::abs(hi), 1 << (tl::gbdt::kQuantBits - tl::gbdt::kLoBits));
+// The two-word addition of the CUDA shared-memory histograms (lo += q, then
+// hi += high_word_increment(old lo, q)) gives the exact int64 sum, whatever
+// the order of the additions, including at the extreme values and through
+// many wraps of the low word. Separating arm: the same words without the
+// sign extension, or without the carry, miss the sum.
+namespace {
+struct Words {
+  std::uint32_t lo = 0, hi = 0;
+  std::int64_t value() const { return static_cast<std::int64_t>((std::uint64_t(hi) << 32) | lo); }
+};
+enum class Rule { Exact, NoSignExtension, NoCarry };
+void add_words(Words& w, std::int32_t q, Rule rule) {
+  const std::uint32_t old = w.lo;
+  w.lo += static_cast<std::uint32_t>(q);
+  std::uint32_t up = tl::gbdt::high_word_increment(old, q);
+  if (rule == Rule::NoSignExtension && q < 0) up -= 0xFFFFFFFFu;
+  if (rule == Rule::NoCarry) up = q < 0 ? 0xFFFFFFFFu : 0u;
+  w.hi += up;
+}
+}  // namespace
+
+TEST(GbdtMath, TwoWordSumsAreExact) {
+  const std::int32_t lim = std::int32_t(1) << tl::gbdt::kQuantBits;
+  std::vector<std::int32_t> q = {lim, -lim, lim, lim, lim, lim, -1, 1, 0, -lim, lim - 1, -65537, 65536};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i)
+    q.push_back(static_cast<std::int32_t>(static_cast<std::int64_t>(rng() % (2 * static_cast<std::uint64_t>(lim) + 1)) - lim));
+  for (int i = 0; i < 5000; ++i) q.push_back(lim);  // a long run of the largest value: lo wraps many times
+  std::int64_t exact = 0;
+  for (std::int32_t v : q) exact += v;
+  for (int order = 0; order < 2; ++order) {
+    Words w;
+    for (std::size_t i = 0; i < q.size(); ++i) add_words(w, q[order == 0 ? i : q.size() - 1 - i], Rule::Exact);
+    EXPECT_EQ(w.value(), exact) << "order " << order;
   }
+  Words no_sign, no_carry;
+  for (std::int32_t v : q) {
+    add_words(no_sign, v, Rule::NoSignExtension);
+    add_words(no_carry, v, Rule::NoCarry);
+  }
+  EXPECT_NE(no_sign.value(), exact);
+  EXPECT_NE(no_carry.value(), exact);
 }
 
 // ---------------------------------------------------------------------------

@@ -9,9 +9,9 @@
 // at most n such values: |sum| <= 2^61 < 2^63, so int64 cannot overflow
 // (gbdt.cpp checks n). Integer sums do not depend on their order: the CUDA
 // backend accumulates them with atomics and still matches the CPU exactly.
-// On the GPU, per-block shared-memory tiles split q = hi * 2^16 + lo
-// (0 <= lo < 2^16, |hi| <= 2^14) and sum lo and hi separately in 32 bits over
-// at most kTileRows = 2^15 rows: sum(lo) < 2^31, |sum(hi)| <= 2^29.
+// |q| <= 2^30 also fits int32, which is how the GPU stores it; its
+// per-block shared-memory histograms keep each int64 sum as two 32-bit words
+// updated by 32-bit atomics (high_word_increment).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -24,16 +24,12 @@ namespace tl::gbdt {
 
 inline constexpr int kQuantBits = 30;
 inline constexpr std::int64_t kMaxRows = (std::int64_t(1) << 31) - 1;
-inline constexpr int kLoBits = 16;
-inline constexpr std::int64_t kTileRows = std::int64_t(1) << 15;
 inline constexpr std::int64_t kBorderSample = 200000;  // rows sampled for border selection
 inline constexpr std::int64_t kLossChunk = 1024;       // canonical chunk of the loss reductions
 inline constexpr int kMaxBordersPadded = 256;          // border slots per feature in padded layouts
 inline constexpr int kMaxDepth = 16;
 
-static_assert(kTileRows * ((std::int64_t(1) << kLoBits) - 1) < (std::int64_t(1) << 31), "tile lo sums fit 31 bits");
-static_assert(kTileRows * (std::int64_t(1) << (kQuantBits - kLoBits)) < (std::int64_t(1) << 31),
-              "tile hi sums fit int32");
+static_assert(kQuantBits < 31, "fixed-point values fit int32");
 static_assert(kMaxRows * (std::int64_t(1) << kQuantBits) < (std::int64_t(1) << 62), "int64 sums cannot overflow");
 
 // ---------------------------------------------------------------------------
@@ -105,6 +101,18 @@ TL_HD int quant_exponent(double m) {
 }
 
 TL_HD std::int64_t quantize(double v, double scale) { return round_to_i64(num::mul(v, scale)); }
+
+// A 64-bit two's-complement integer kept as two 32-bit words (lo, hi), to
+// which q is added in two steps: lo += uint32(q), which yields lo's old
+// value; then hi += high_word_increment(old, q), the sign extension of q
+// plus the carry out of lo. Each step may be a separate 32-bit atomic: every
+// carry is seen by exactly one addition, whatever the interleaving, so the
+// words end as the exact sum modulo 2^64. The increment is zero for most
+// additions, and the GPU then skips the second atomic.
+TL_HD std::uint32_t high_word_increment(std::uint32_t old_lo, std::int32_t q) {
+  const std::uint32_t x = static_cast<std::uint32_t>(q);
+  return (q < 0 ? 0xFFFFFFFFu : 0u) + (old_lo > ~x ? 1u : 0u);
+}
 TL_HD double dequantize(std::int64_t q, double inv_scale) { return num::mul(i64_to_double(q), inv_scale); }
 
 // ---------------------------------------------------------------------------

@@ -8,10 +8,10 @@
 //
 // Identity with the CPU backend rests on: the same sorted border sample (a
 // total order on canonical keys, so any sort gives one array); exact integer
-// histograms (shared-memory tiles of 32-bit lo/hi parts, flushed into int64
-// with atomics: order-free); the shared TL_HD math of gbdt_common.hpp for
-// every floating-point value; sequential sums over leaves and outputs in the
-// CPU's order; and a total order on split candidates (score, then index) so
+// histograms (per-block shared-memory histograms of 64-bit sums kept as
+// 32-bit words, flushed into int64 with atomics: order-free); the shared
+// TL_HD math of gbdt_common.hpp for every floating-point value; sequential
+// sums over leaves and outputs in the CPU's order; and a total order on split candidates (score, then index) so
 // that any reduction tree picks the same winner.
 #include <cub/cub.cuh>
 
@@ -313,17 +313,17 @@ __device__ __forceinline__ double inv_scale_of(ull maxbits) {
   return gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(maxbits)));
 }
 
-// Grid-stride over the n*D gradient entries: fixed-point g and h.
+// Grid-stride over the n*D gradient entries: fixed-point (g, h) as one int2
+// (|q| <= 2^kQuantBits < 2^31, so int32 holds every value exactly; an 8-byte
+// load gives the histogram kernels both).
+static_assert(gbdt::kQuantBits < 31, "fixed-point gradients fit int32");
 __global__ void quantize_kernel(std::int64_t total, const double* __restrict__ g, const double* __restrict__ h,
-                                const ull* __restrict__ maxbits, std::int64_t* __restrict__ qg,
-                                std::int64_t* __restrict__ qh) {
+                                const ull* __restrict__ maxbits, int2* __restrict__ q) {
   const double sg = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[0])));
   const double sh = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[1])));
   for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    qg[j] = gbdt::quantize(g[j], sg);
-    qh[j] = gbdt::quantize(h[j], sh);
-  }
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    q[j] = make_int2(static_cast<int>(gbdt::quantize(g[j], sg)), static_cast<int>(gbdt::quantize(h[j], sh)));
 }
 
 // One block; thread p handles sibling pair (p, p + half) of level d: the
@@ -348,62 +348,90 @@ __global__ void slots_kernel(int d, const ull* __restrict__ counts, std::int32_t
   }
 }
 
+// Rows whose leaf is built at this level (slot_of_leaf >= 0), appended to
+// rows[] with one atomic per warp; *count ends as their number. The order
+// of the list varies from run to run, which changes no histogram: they are
+// integer sums.
+__global__ void built_rows_kernel(std::int64_t n, const std::int32_t* __restrict__ leaf,
+                                  const std::int32_t* __restrict__ slot_of_leaf, std::int32_t* __restrict__ rows,
+                                  unsigned int* __restrict__ count) {
+  const int lane = threadIdx.x & 31;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x; base < n;
+       base += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = base + threadIdx.x;
+    const bool take = r < n && slot_of_leaf[leaf[r]] >= 0;
+    const unsigned mask = __ballot_sync(0xFFFFFFFFu, take);
+    unsigned at = 0;
+    if (lane == 0 && mask) at = atomicAdd(count, static_cast<unsigned>(__popc(mask)));
+    at = __shfl_sync(0xFFFFFFFFu, at, 0);
+    if (take) rows[at + __popc(mask & ((1u << lane) - 1u))] = static_cast<std::int32_t>(r);
+  }
+}
+
+// Adds q to the 64-bit integer kept in the shared words *lo, *hi with 32-bit
+// atomics (gbdt::high_word_increment: exact in any interleaving).
+__device__ __forceinline__ void shared_add_i64(unsigned int* lo, unsigned int* hi, int q) {
+  const unsigned int up = gbdt::high_word_increment(atomicAdd(lo, static_cast<unsigned int>(q)), q);
+  if (up) atomicAdd(hi, up);
+}
+
 // Histograms of the built leaves, shared-memory variant.
 // Grid: x = feature group (Fg features from f0 = x * Fg; x fastest, so the
-// blocks sharing a row tile run together and reuse its gradients from L2),
-// y strides over row tiles of kTileRows rows. Threads of a block stride over
-// the tile's rows; for each row of a built leaf and each feature of the group
-// they add the row's fixed-point (g, h) as 32-bit lo/hi parts to the block's
-// shared tile [slot][feature][bin][output][4] with shared atomics. After each
-// tile the block flushes non-zero entries into the int64 histogram with
-// global atomics. Bounds (gbdt_common.hpp): per tile sum(lo) < 2^31 and
-// |sum(hi)| <= 2^29, so the 32-bit words are exact; the recombined
-// hi * 2^16 + lo is the exact int64 sum of the tile's values.
+// blocks sharing a row range run together and reuse its gradients from L2),
+// y = a share of the rows: all rows [0, n) at level 0, else the m = *count
+// rows listed in rows[] (built_rows_kernel). For each row and each feature
+// of the group, a thread adds the row's fixed-point (g, h) to the block's
+// shared histogram, 64-bit integers kept as four planes of 32-bit words (g
+// low, g high, h low, h high; entry [slot][feature][bin][output]; planar so
+// that lanes at different bins hit different banks). The block then adds its
+// non-zero entries into the int64 histogram with global atomics. Integers
+// throughout: the result is exact and independent of the order.
 __global__ void hist_smem_kernel(const std::uint8_t* __restrict__ bins, std::int64_t n, int F, int Bp, int D, int Fg,
-                                 int n_slots, const std::int64_t* __restrict__ qg, const std::int64_t* __restrict__ qh,
-                                 const std::int32_t* __restrict__ leaf, const std::int32_t* __restrict__ slot_of_leaf,
+                                 int n_slots, const int2* __restrict__ q, const std::int32_t* __restrict__ rows,
+                                 const unsigned int* __restrict__ count, const std::int32_t* __restrict__ leaf,
+                                 const std::int32_t* __restrict__ slot_of_leaf,
                                  const std::int32_t* __restrict__ leaf_of_slot, ull* __restrict__ hist) {
   extern __shared__ unsigned int sm[];
   const int f0 = blockIdx.x * Fg;
   const int fc = min(Fg, F - f0);
   const std::int64_t entries = static_cast<std::int64_t>(n_slots) * fc * Bp * D;
-  const std::int64_t ntiles = ceil_div(n, gbdt::kTileRows);
-  for (std::int64_t tile = blockIdx.y; tile < ntiles; tile += gridDim.y) {
-    for (std::int64_t e = threadIdx.x; e < entries * 4; e += blockDim.x) sm[e] = 0u;
-    __syncthreads();
-    const std::int64_t r0 = tile * gbdt::kTileRows;
-    const std::int64_t r1 = min(n, r0 + gbdt::kTileRows);
-    for (std::int64_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
-      const int s = slot_of_leaf[leaf[r]];
-      if (s < 0) continue;
-      for (int fi = 0; fi < fc; ++fi) {
-        const int b = bins[static_cast<std::int64_t>(f0 + fi) * n + r];
-        unsigned int* base = sm + ((static_cast<std::int64_t>(s) * fc + fi) * Bp + b) * D * 4;
-        for (int k = 0; k < D; ++k) {
-          const std::int64_t g = qg[r * D + k], h = qh[r * D + k];
-          atomicAdd(base + 4 * k + 0, static_cast<unsigned int>(g & 0xFFFF));
-          atomicAdd(base + 4 * k + 1, static_cast<unsigned int>(static_cast<int>(g >> gbdt::kLoBits)));
-          atomicAdd(base + 4 * k + 2, static_cast<unsigned int>(h & 0xFFFF));
-          atomicAdd(base + 4 * k + 3, static_cast<unsigned int>(static_cast<int>(h >> gbdt::kLoBits)));
-        }
+  unsigned int* glo = sm;
+  unsigned int* ghi = sm + entries;
+  unsigned int* hlo = sm + 2 * entries;
+  unsigned int* hhi = sm + 3 * entries;
+  for (std::int64_t e = threadIdx.x; e < entries * 4; e += blockDim.x) sm[e] = 0u;
+  __syncthreads();
+  const std::int64_t m = rows ? static_cast<std::int64_t>(*count) : n;
+  const std::int64_t share = ceil_div(m, gridDim.y);
+  const std::int64_t j0 = blockIdx.y * share;
+  const std::int64_t j1 = min(m, j0 + share);
+  for (std::int64_t j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    const std::int64_t r = rows ? rows[j] : j;
+    const int s = slot_of_leaf[leaf[r]];
+    if (s < 0) continue;
+    for (int fi = 0; fi < fc; ++fi) {
+      const int b = bins[static_cast<std::int64_t>(f0 + fi) * n + r];
+      const std::int64_t e0 = ((static_cast<std::int64_t>(s) * fc + fi) * Bp + b) * D;
+      for (int k = 0; k < D; ++k) {
+        const int2 v = q[r * D + k];
+        if (v.x) shared_add_i64(glo + e0 + k, ghi + e0 + k, v.x);
+        if (v.y) shared_add_i64(hlo + e0 + k, hhi + e0 + k, v.y);
       }
     }
-    __syncthreads();
-    for (std::int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
-      const unsigned int w0 = sm[4 * e], w1 = sm[4 * e + 1], w2 = sm[4 * e + 2], w3 = sm[4 * e + 3];
-      if ((w0 | w1 | w2 | w3) == 0u) continue;
-      const std::int64_t k = e % D;
-      const std::int64_t b = (e / D) % Bp;
-      const std::int64_t fi = (e / D / Bp) % fc;
-      const std::int64_t s = e / D / Bp / fc;
-      const std::int64_t G = static_cast<std::int64_t>(static_cast<int>(w1)) * 65536 + static_cast<std::int64_t>(w0);
-      const std::int64_t H = static_cast<std::int64_t>(static_cast<int>(w3)) * 65536 + static_cast<std::int64_t>(w2);
-      const std::int64_t lf = leaf_of_slot[s];
-      const std::int64_t gi = 2 * (((lf * F + f0 + fi) * Bp + b) * D + k);
-      atomicAdd(hist + gi, static_cast<ull>(G));
-      atomicAdd(hist + gi + 1, static_cast<ull>(H));
-    }
-    __syncthreads();
+  }
+  __syncthreads();
+  for (std::int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
+    const ull G = (static_cast<ull>(ghi[e]) << 32) | glo[e];
+    const ull H = (static_cast<ull>(hhi[e]) << 32) | hlo[e];
+    if ((G | H) == 0) continue;
+    const std::int64_t k = e % D;
+    const std::int64_t b = (e / D) % Bp;
+    const std::int64_t fi = (e / D / Bp) % fc;
+    const std::int64_t s = e / D / Bp / fc;
+    const std::int64_t lf = leaf_of_slot[s];
+    const std::int64_t gi = 2 * (((lf * F + f0 + fi) * Bp + b) * D + k);
+    if (G) atomicAdd(hist + gi, G);
+    if (H) atomicAdd(hist + gi + 1, H);
   }
 }
 
@@ -411,9 +439,8 @@ __global__ void hist_smem_kernel(const std::uint8_t* __restrict__ bins, std::int
 // shared tile would not fit: grid-stride over rows, one int64 atomic per
 // (row, feature, output, g|h) straight into the histogram (exact).
 __global__ void hist_global_kernel(const std::uint8_t* __restrict__ bins, std::int64_t n, int F, int Bp, int D,
-                                   const std::int64_t* __restrict__ qg, const std::int64_t* __restrict__ qh,
-                                   const std::int32_t* __restrict__ leaf, const std::int32_t* __restrict__ slot_of_leaf,
-                                   ull* __restrict__ hist) {
+                                   const int2* __restrict__ q, const std::int32_t* __restrict__ leaf,
+                                   const std::int32_t* __restrict__ slot_of_leaf, ull* __restrict__ hist) {
   for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < n;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t lf = leaf[r];
@@ -422,8 +449,9 @@ __global__ void hist_global_kernel(const std::uint8_t* __restrict__ bins, std::i
       const std::int64_t b = bins[static_cast<std::int64_t>(f) * n + r];
       for (int k = 0; k < D; ++k) {
         const std::int64_t gi = 2 * (((lf * F + f) * Bp + b) * D + k);
-        atomicAdd(hist + gi, static_cast<ull>(qg[r * D + k]));
-        atomicAdd(hist + gi + 1, static_cast<ull>(qh[r * D + k]));
+        const int2 v = q[r * D + k];
+        atomicAdd(hist + gi, static_cast<ull>(static_cast<std::int64_t>(v.x)));
+        atomicAdd(hist + gi + 1, static_cast<ull>(static_cast<std::int64_t>(v.y)));
       }
     }
   }
@@ -627,14 +655,13 @@ __global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F
 
 // Depth-0 trees (no feature can split): grid-stride sums of the fixed-point
 // gradients per output into tot[2k], tot[2k+1] (int64 atomics: exact).
-__global__ void totals_kernel(std::int64_t n, int D, const std::int64_t* __restrict__ qg,
-                              const std::int64_t* __restrict__ qh, ull* __restrict__ tot) {
+__global__ void totals_kernel(std::int64_t n, int D, const int2* __restrict__ q, ull* __restrict__ tot) {
   for (int k = 0; k < D; ++k) {
     std::int64_t sg = 0, sh = 0;
     for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-      sg += qg[i * D + k];
-      sh += qh[i * D + k];
+      sg += q[i * D + k].x;
+      sh += q[i * D + k].y;
     }
     if (sg) atomicAdd(tot + 2 * k, static_cast<ull>(sg));
     if (sh) atomicAdd(tot + 2 * k + 1, static_cast<ull>(sh));
@@ -739,8 +766,7 @@ class CudaTrainer {
     approx_ = DeviceBuffer<double>(nD, dev);
     g_ = DeviceBuffer<double>(nD, dev);
     h_ = DeviceBuffer<double>(nD, dev);
-    qg_ = DeviceBuffer<std::int64_t>(nD, dev);
-    qh_ = DeviceBuffer<std::int64_t>(nD, dev);
+    q_ = DeviceBuffer<int2>(nD, dev);
     leaf_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n_), dev);
     maxbits_ = DeviceBuffer<ull>(2, dev);
     const std::int64_t Lmax = depth_ > 0 ? (std::int64_t(1) << (depth_ - 1)) : 1;
@@ -752,6 +778,10 @@ class CudaTrainer {
       counts_ = DeviceBuffer<ull>(static_cast<std::size_t>(std::int64_t(1) << depth_), dev);
       slot_of_leaf_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(Lmax), dev);
       leaf_of_slot_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(Lmax), dev);
+      if (depth_ > 1) {
+        rows_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n_), dev);
+        row_count_ = DeviceBuffer<unsigned int>(1, dev);
+      }
       cand_blocks_ = static_cast<int>(std::min<std::int64_t>(1024, ceil_div(static_cast<std::int64_t>(F_) * Bp_, kBlock)));
       cand_ = DeviceBuffer<Cand>(static_cast<std::size_t>(cand_blocks_), dev);
     }
@@ -802,14 +832,13 @@ class CudaTrainer {
                                                    w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, t),
                                                    g_.data(), h_.data(), maxbits_.data());
     TL_CUDA_CHECK_LAUNCH("gradient_kernel");
-    quantize_kernel<<<L_.grid(n_ * D_), kBlock, 0, s>>>(n_ * D_, g_.data(), h_.data(), maxbits_.data(), qg_.data(),
-                                                        qh_.data());
+    quantize_kernel<<<L_.grid(n_ * D_), kBlock, 0, s>>>(n_ * D_, g_.data(), h_.data(), maxbits_.data(), q_.data());
     TL_CUDA_CHECK_LAUNCH("quantize_kernel");
     double* values = values_.data() + static_cast<std::int64_t>(t) * leaves_per_tree_;
     TL_CUDA_CHECK(cudaMemsetAsync(leaf_.data(), 0, sizeof(std::int32_t) * n_, s));
     if (depth == 0) {
       TL_CUDA_CHECK(cudaMemsetAsync(tot_.data(), 0, sizeof(ull) * 2 * D_, s));
-      totals_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, qg_.data(), qh_.data(), tot_.data());
+      totals_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, q_.data(), tot_.data());
       TL_CUDA_CHECK_LAUNCH("totals_kernel");
       root_values_kernel<<<static_cast<unsigned>(ceil_div(D_, kBlock)), kBlock, 0, s>>>(D_, tot_.data(), maxbits_.data(), p_.l2_leaf_reg,
                                                         p_.learning_rate, values);
@@ -823,7 +852,7 @@ class CudaTrainer {
       slots_kernel<<<1, 1024, 0, s>>>(d, counts_.data(), slot_of_leaf_.data(), leaf_of_slot_.data());
       TL_CUDA_CHECK_LAUNCH("slots_kernel");
       TL_CUDA_CHECK(cudaMemsetAsync(cur_.data(), 0, sizeof(std::int64_t) * Lv * per_leaf_, s));
-      build_histograms(d == 0 ? 1 : static_cast<int>(Lv / 2));
+      build_histograms(d, d == 0 ? 1 : static_cast<int>(Lv / 2));
       if (d > 0) {
         const std::int64_t half = Lv / 2;
         subtract_kernel<<<L_.grid(half * per_leaf_), kBlock, 0, s>>>(half, per_leaf_, leaf_of_slot_.data(),
@@ -943,33 +972,45 @@ class CudaTrainer {
   }
 
  private:
-  void build_histograms(int n_slots) {
+  // Level d's histograms of the built leaves (n_slots of them). Below the
+  // root only the rows of built leaves are visited (about half): they are
+  // listed first. The shared variant takes as many features per block as a
+  // 48 KB histogram holds (balanced over the groups), and one wave of
+  // blocks: enough row shares to fill every SM at the kernel's occupancy.
+  // Which block adds which integers changes no result.
+  void build_histograms(int d, int n_slots) {
+    const bool listed = d > 0;
+    if (listed) {
+      TL_CUDA_CHECK(cudaMemsetAsync(row_count_.data(), 0, sizeof(unsigned int), L_.stream));
+      built_rows_kernel<<<L_.grid(n_), kBlock, 0, L_.stream>>>(n_, leaf_.data(), slot_of_leaf_.data(), rows_.data(),
+                                                               row_count_.data());
+      TL_CUDA_CHECK_LAUNCH("built_rows_kernel");
+    }
     const std::int64_t per_feature = static_cast<std::int64_t>(n_slots) * Bp_ * D_ * 16;
-    const std::int64_t budget = per_feature <= 48 * 1024 ? 48 * 1024 : per_feature;
-    const std::int64_t ntiles = ceil_div(n_, gbdt::kTileRows);
     if (per_feature <= L_.smem_optin) {
-      // Features per block: as many as the shared budget holds, but few
-      // enough that the grid has about 4 blocks per SM (which block adds
-      // which integers changes no result).
-      const std::int64_t want_groups = ceil_div(4 * static_cast<std::int64_t>(L_.sms), ntiles);
-      const std::int64_t fg_occupancy = std::max<std::int64_t>(1, ceil_div(F_, want_groups));
-      const int Fg = static_cast<int>(
-          std::max<std::int64_t>(1, std::min<std::int64_t>({F_, budget / per_feature, fg_occupancy})));
+      const std::int64_t budget = std::max<std::int64_t>(48 * 1024, per_feature);
+      const std::int64_t fg_max = std::max<std::int64_t>(1, std::min<std::int64_t>(F_, budget / per_feature));
+      const std::int64_t groups = ceil_div(F_, fg_max);
+      const int Fg = static_cast<int>(ceil_div(F_, groups));
       const std::size_t bytes = static_cast<std::size_t>(per_feature) * Fg;
       if (bytes > 48 * 1024 && !smem_set_) {
         TL_CUDA_CHECK(cudaFuncSetAttribute(hist_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            L_.smem_optin));
         smem_set_ = true;
       }
-      const dim3 grid(static_cast<unsigned>(ceil_div(F_, Fg)),
-                      static_cast<unsigned>(std::min<std::int64_t>(ntiles, 65535)));
+      int per_sm = 0;
+      TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hist_smem_kernel, kBlock, bytes));
+      const std::int64_t want = ceil_div(static_cast<std::int64_t>(std::max(per_sm, 1)) * L_.sms, groups);
+      const std::int64_t shares = std::max<std::int64_t>(1, std::min<std::int64_t>({want, ceil_div(n_, kBlock), 65535}));
+      const dim3 grid(static_cast<unsigned>(groups), static_cast<unsigned>(shares));
       hist_smem_kernel<<<grid, kBlock, bytes, L_.stream>>>(
-          bins_.data(), n_, F_, Bp_, D_, Fg, n_slots, qg_.data(), qh_.data(), leaf_.data(), slot_of_leaf_.data(),
-          leaf_of_slot_.data(), reinterpret_cast<ull*>(cur_.data()));
+          bins_.data(), n_, F_, Bp_, D_, Fg, n_slots, q_.data(), listed ? rows_.data() : nullptr,
+          listed ? row_count_.data() : nullptr, leaf_.data(), slot_of_leaf_.data(), leaf_of_slot_.data(),
+          reinterpret_cast<ull*>(cur_.data()));
       TL_CUDA_CHECK_LAUNCH("hist_smem_kernel");
     } else {
-      hist_global_kernel<<<L_.grid(n_), kBlock, 0, L_.stream>>>(bins_.data(), n_, F_, Bp_, D_, qg_.data(), qh_.data(),
-                                                                leaf_.data(), slot_of_leaf_.data(),
+      hist_global_kernel<<<L_.grid(n_), kBlock, 0, L_.stream>>>(bins_.data(), n_, F_, Bp_, D_, q_.data(), leaf_.data(),
+                                                                slot_of_leaf_.data(),
                                                                 reinterpret_cast<ull*>(cur_.data()));
       TL_CUDA_CHECK_LAUNCH("hist_global_kernel");
     }
@@ -990,7 +1031,9 @@ class CudaTrainer {
   std::vector<double> eraw_host_;  // host copy of eapprox_ (eval_raw)
   std::vector<std::int32_t> tree_depth_;  // per grown tree
   DeviceBuffer<double> y_, w_, approx_, g_, h_;
-  DeviceBuffer<std::int64_t> qg_, qh_;
+  DeviceBuffer<int2> q_;          // fixed-point (g, h) per row and output
+  DeviceBuffer<std::int32_t> rows_;  // rows of the built leaves (levels >= 1)
+  DeviceBuffer<unsigned int> row_count_;
   DeviceBuffer<std::int32_t> leaf_;
   DeviceBuffer<ull> maxbits_, counts_, tot_;
   std::vector<int> nb_host_;  // the current tree's allowed border counts (rsm < 1), source of nb_
