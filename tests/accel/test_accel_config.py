@@ -11,13 +11,18 @@ from sklearn.preprocessing import StandardScaler
 import twinlearn
 import twinlearn.accel as accel
 from accel_helpers import accel_state, toy  # noqa: F401 (fixtures)
-from twinlearn.accel import _registry
+from twinlearn.accel import _registry, _thresholds
 
 
 def test_thresholds():
     accel.reset_thresholds()
-    default = _registry.lookup("StandardScaler").entry
-    assert accel.threshold("StandardScaler") == (default.min_rows, default.min_cols)
+    entry = _registry.lookup("StandardScaler").entry
+    # The default is the packaged GPU measurement where there is one, else the
+    # registry's placeholder.
+    default = _thresholds.default_threshold(entry)
+    rec = _thresholds.measured("StandardScaler")
+    assert default == ((entry.min_rows, entry.min_cols) if rec is None else (rec["min_rows"], rec["min_cols"]))
+    assert accel.threshold("StandardScaler") == default
     accel.set_threshold("StandardScaler", min_rows=500)
     assert accel.threshold("StandardScaler") == (500, 0)
     accel.update_threshold("sklearn.preprocessing.StandardScaler", min_cols=3)
@@ -27,7 +32,7 @@ def test_thresholds():
     accel.set_threshold("*")
     assert accel.threshold("StandardScaler") == (0, 0)
     accel.reset_thresholds()
-    assert accel.threshold("StandardScaler") == (default.min_rows, default.min_cols)
+    assert accel.threshold("StandardScaler") == default
     for bad in (-1, 1.5, True, "10"):
         with pytest.raises(ValueError, match="non-negative integer"):
             accel.set_threshold("StandardScaler", min_rows=bad)
