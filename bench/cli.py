@@ -198,12 +198,17 @@ def main(argv=None) -> int:
         }
 
     partial_path = None
+    partial_env = None
 
     def checkpoint(results, sweeps):
         # What has been measured so far, so that a run cut short keeps it
-        # (``--merge`` combines such files).
-        nonlocal partial_path
-        env = environment.collect(device, load_at_start)
+        # (``--merge`` combines such files). The environment is collected once
+        # for these files (it runs nvidia-smi and git and scans the installed
+        # packages: seconds per call); the final file collects it afresh.
+        nonlocal partial_path, partial_env
+        if partial_env is None:
+            partial_env = environment.collect(device, load_at_start)
+        env = partial_env
         path = args.out or report.default_result_path(env, cfg.suite)
         partial_path = path.with_name(path.stem + ".partial.json")
         report.write_json(assemble(results, sweeps, env, time.perf_counter() - t0), partial_path)
@@ -212,7 +217,9 @@ def main(argv=None) -> int:
     overhead = None
     if cfg.suite != "smoke" and any(w.kind == "accel" for w in chosen):
         log("bench: the accelerator's per-call overhead")
-        overhead = accel_overhead(device)
+        t_over = time.perf_counter()
+        overhead = accel_overhead(device, repeats=50)
+        overhead["wall_s"] = time.perf_counter() - t_over
     elapsed = time.perf_counter() - t0
     env = environment.collect(device, load_at_start)
     result = assemble(results, sweeps, env, elapsed)

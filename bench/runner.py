@@ -258,6 +258,7 @@ class Runner:
 
     # -- main table -------------------------------------------------------------
     def run_workload(self, wl: Workload, scale, contenders: list[Contender]) -> dict:
+        t0 = time.perf_counter()
         rec = workload_record(wl, scale)
         inst = None
         small = None
@@ -275,6 +276,8 @@ class Runner:
                 r = self._measure_once(c, inst, small, wl.name)
             rec["contenders"].append(r)
         add_speedups(rec["contenders"])
+        # Everything the workload cost: data, warm-ups, transfers, timed runs, quality.
+        rec["wall_s"] = time.perf_counter() - t0
         return rec
 
     def _measure_once(self, c: Contender, inst: Instance | None, small, workload: str) -> dict:
@@ -285,9 +288,12 @@ class Runner:
             source, earlier = self._measured[key]
             r = {**copy.deepcopy(earlier), **c.describe(), "status": earlier["status"]}
             r["same_as"] = f"{source}: {earlier['name']}"
+            r.pop("wall_s", None)  # spent by the workload that measured it
             return r
+        t0 = time.perf_counter()
         _warm_up(c, small, self.cfg, self.sync)
         r = measure(c, inst, self.cfg, self.sync)
+        r["wall_s"] = time.perf_counter() - t0  # warm-up, input transfer, runs and quality
         if key is not None and r["status"] == OK:
             self._measured[key] = (workload, r)
         return r
