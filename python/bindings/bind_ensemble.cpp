@@ -41,6 +41,7 @@ tl::GbdtModel model_from_dict(const nb::dict& d) {
   tl::GbdtModel m;
   m.loss = tl::parse_gbdt_loss(nb::cast<std::string>(d["loss"]));
   m.nan_mode = tl::parse_gbdt_nan_mode(nb::cast<std::string>(d["nan_mode"]));
+  if (d.contains("grow_policy")) m.grow_policy = tl::parse_gbdt_grow_policy(nb::cast<std::string>(d["grow_policy"]));
   m.n_features = nb::cast<int>(d["n_features"]);
   m.n_outputs = nb::cast<int>(d["n_outputs"]);
   m.borders = from_dict<double>(d, "borders");
@@ -59,6 +60,7 @@ nb::dict model_to_dict(const tl::GbdtModel& m) {
   nb::dict d;
   d["loss"] = std::string(tl::to_string(m.loss));
   d["nan_mode"] = std::string(tl::to_string(m.nan_mode));
+  d["grow_policy"] = std::string(tl::to_string(m.grow_policy));
   d["n_features"] = m.n_features;
   d["n_outputs"] = m.n_outputs;
   d["borders"] = to_numpy(m.borders);
@@ -131,6 +133,8 @@ void init_ensemble(nb::module_& m) {
         p.loss = tl::parse_gbdt_loss(nb::cast<std::string>(params["loss"]));
         p.n_estimators = nb::cast<int>(params["n_estimators"]);
         p.max_depth = nb::cast<int>(params["max_depth"]);
+        if (params.contains("grow_policy"))
+          p.grow_policy = tl::parse_gbdt_grow_policy(nb::cast<std::string>(params["grow_policy"]));
         p.learning_rate = nb::cast<double>(params["learning_rate"]);
         p.l2_leaf_reg = nb::cast<double>(params["l2_leaf_reg"]);
         p.border_count = nb::cast<int>(params["border_count"]);

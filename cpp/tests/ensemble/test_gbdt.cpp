@@ -1192,3 +1192,186 @@ TEST(GbdtCuda, ConstraintsIdenticalToCpu) {
     }
   }
 }
+
+// ---------------------------------------------------------------------------
+// Depthwise trees
+// ---------------------------------------------------------------------------
+namespace {
+
+// y = x0 > 0 ? x1 > -1 : x2 > 1: x0 splits the root, then its two halves
+// want different features, which one oblivious level cannot give them.
+Data branching_data(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd;
+  Data D{n, 4, std::vector<float>(static_cast<std::size_t>(n * 4)), std::vector<double>(static_cast<std::size_t>(n))};
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (int j = 0; j < 4; ++j) D.X[i * 4 + j] = static_cast<float>(nd(rng));
+    const float* x = D.X.data() + i * 4;
+    D.y[i] = (x[0] > 0 ? x[1] > -1.0f : x[2] > 1.0f) ? 1.0 : 0.0;
+  }
+  return D;
+}
+
+GbdtParams depthwise(GbdtParams p) {
+  p.grow_policy = tl::GbdtGrowPolicy::Depthwise;
+  return p;
+}
+
+// The raw margin of row x by walking the model's layout (GbdtModel's
+// comment), written out independently of the library's prediction.
+std::vector<double> walk(const GbdtModel& m, const Data& D) {
+  std::vector<double> out(static_cast<std::size_t>(D.n * m.n_outputs));
+  for (std::int64_t i = 0; i < D.n; ++i) {
+    for (int k = 0; k < m.n_outputs; ++k) out[i * m.n_outputs + k] = m.base_score[k];
+    std::int64_t so = 0, lo = 0;
+    for (std::int64_t t = 0; t < m.n_trees(); ++t) {
+      const int depth = m.tree_depth[t];
+      std::int64_t node = 0, leaf = 0;  // node: index within the tree, level-major
+      for (int l = 0; l < depth; ++l) {
+        const int f = m.split_feature[so + node];
+        const double x = D.X[i * D.d + (f < 0 ? 0 : f)];
+        const bool right = f >= 0 && (std::isnan(x) ? m.nan_mode == tl::GbdtNanMode::Max : x > m.split_border[so + node]);
+        if (right) leaf += std::int64_t(1) << l;
+        node = ((std::int64_t(2) << l) - 1) + leaf;  // the next level's node of this prefix
+      }
+      for (int k = 0; k < m.n_outputs; ++k) out[i * m.n_outputs + k] += m.leaf_values[lo + leaf * m.n_outputs + k];
+      so += (std::int64_t(1) << depth) - 1;
+      lo += (std::int64_t(1) << depth) * m.n_outputs;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(GbdtDepthwise, NodesChooseTheirOwnSplits) {
+  const Data D = branching_data(20000, 71);
+  GbdtParams p = params(GbdtLoss::Logloss, 10, 2);
+  p.learning_rate = 0.5;
+  tl::GbdtFitInfo id, is;
+  const GbdtModel dw = fit(cpu(2), D, depthwise(p), nullptr, nullptr, &id);
+  const GbdtModel sym = fit(cpu(2), D, p, nullptr, nullptr, &is);
+  dw.validate();
+  EXPECT_EQ(dw.grow_policy, tl::GbdtGrowPolicy::Depthwise);
+  ASSERT_EQ(dw.tree_depth[0], 2);
+  ASSERT_EQ(dw.split_feature.size(), static_cast<std::size_t>(3 * dw.n_trees()));
+  // The first tree: the root on x0, its children on x1 (right) and x2 (left).
+  EXPECT_EQ(dw.split_feature[0], 0);
+  EXPECT_EQ(dw.split_feature[1], 2);
+  EXPECT_EQ(dw.split_feature[2], 1);
+  EXPECT_LT(id.train_loss.back(), 0.8 * is.train_loss.back());
+}
+
+TEST(GbdtDepthwise, PredictionWalksTheNodes) {
+  for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass}) {
+    for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Max}) {
+      SCOPED_TRACE(std::string(tl::to_string(loss)) + " " + tl::to_string(mode));
+      const Data D = make_data(5000, 6, loss, true, 73);
+      GbdtParams p = depthwise(params(loss, 8, 5));
+      p.nan_mode = mode;
+      p.min_child_weight = 15.0;  // nodes that do not split
+      const GbdtModel m = fit(cpu(2), D, p);
+      EXPECT_NE(std::count(m.split_feature.begin(), m.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
+      const std::vector<double> ref = walk(m, D);
+      std::vector<double> acc(static_cast<std::size_t>(D.n * m.n_outputs));
+      for (std::int64_t i = 0; i < D.n; ++i)
+        for (int k = 0; k < m.n_outputs; ++k) acc[i * m.n_outputs + k] = m.base_score[k];
+      tl::gbdt_predict_stage<float>(cpu(2), m, tl::MatrixView<const float>(D.X.data(), D.n, D.d), 0, m.n_trees(),
+                                    acc.data());
+      EXPECT_TRUE(same_bits_vec(ref, acc));
+    }
+  }
+}
+
+// Trees are grown to max_depth and cut after their last split: the cut
+// model predicts, to the bit, what the fit applied to the eval set.
+TEST(GbdtDepthwise, CutTreesPredictWhatTheFitApplied) {
+  const Data D = make_data(6000, 5, GbdtLoss::RMSE, true, 75);
+  const Data E = make_data(1500, 5, GbdtLoss::RMSE, true, 76);
+  GbdtParams p = depthwise(params(GbdtLoss::RMSE, 12, 7));
+  p.min_split_gain = 2.0e5;
+  Recorder r;
+  tl::GbdtEvalSet<float> ev;
+  ev.X = tl::MatrixView<const float>(E.X.data(), E.n, E.d);
+  ev.y = E.y.data();
+  const GbdtModel m = tl::gbdt_fit<float>(cpu(2), tl::MatrixView<const float>(D.X.data(), D.n, D.d), D.y.data(),
+                                          nullptr, p, ev, false, nullptr, recorder(r, E.n, 1));
+  m.validate();
+  EXPECT_LT(*std::min_element(m.tree_depth.begin(), m.tree_depth.end()), 7) << "the fixture must cut trees";
+  EXPECT_GT(*std::max_element(m.tree_depth.begin(), m.tree_depth.end()), 1);
+  for (int t = 0; t < 12; ++t) EXPECT_TRUE(same_bits_vec(r.raw[t], staged_raw(m, E, t + 1))) << t;
+  for (std::size_t s = 0; s < m.split_feature.size(); ++s)
+    EXPECT_TRUE(m.split_feature[s] < 0 || m.split_gain[s] > p.min_split_gain) << s;
+}
+
+TEST(GbdtDepthwise, BitsDoNotDependOnThreadCount) {
+  for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass}) {
+    const Data D = make_data(70000, 5, loss, true, 77);
+    const GbdtModel ref = fit(cpu(1), D, depthwise(params(loss, 5, 6)));
+    for (int t : {2, 7}) {
+      SCOPED_TRACE(t);
+      expect_same_model(ref, fit(cpu(t), D, depthwise(params(loss, 5, 6))));
+    }
+  }
+}
+
+TEST(GbdtDepthwise, ModelValidationKnowsTheLayout) {
+  const Data D = make_data(3000, 5, GbdtLoss::Logloss, false, 79);
+  GbdtModel m = fit(cpu(2), D, depthwise(params(GbdtLoss::Logloss, 3, 3)));
+  m.validate();
+  GbdtModel sym = m;
+  sym.grow_policy = tl::GbdtGrowPolicy::SymmetricTree;  // the same arrays read as oblivious trees
+  EXPECT_THROW(sym.validate(), tl::ValueError);
+  GbdtModel bad = m;
+  bad.split_bin[0] = 0;
+  bad.split_feature[0] = -1;  // an idle node must say so in every array
+  EXPECT_THROW(bad.validate(), tl::ValueError);
+}
+
+TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+  struct Case {
+    GbdtLoss loss;
+    std::int64_t n;
+    int depth;
+    double min_child_weight;
+    bool gain_threshold;  // min_split_gain at the 30% quantile of a free fit's node gains
+    bool weighted;
+  };
+  for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 0.0, false, false},
+                        Case{GbdtLoss::MultiClass, 5000, 5, 0.0, true, true},
+                        Case{GbdtLoss::RMSE, 70001, 8, 0.0, true, true},
+                        Case{GbdtLoss::Quantile, 33000, 6, 400.0, false, false},
+                        Case{GbdtLoss::Logloss, 3000, 10, 5.0, false, false}}) {
+    SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
+                 std::to_string(c.depth));
+    const Data D = make_data(c.n, 6, c.loss, true, 300 + c.n);
+    const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 400 + c.n);
+    std::vector<double> w(static_cast<std::size_t>(c.n));
+    for (std::int64_t i = 0; i < c.n; ++i) w[i] = 0.25 + (i % 7) * 0.5;
+    GbdtParams p = depthwise(params(c.loss, 8, c.depth));
+    p.min_child_weight = c.min_child_weight;
+    if (c.gain_threshold) {
+      std::vector<double> g;
+      for (double v : fit(cpu(2), D, p).split_gain)
+        if (v > 0.0) g.push_back(v);
+      std::sort(g.begin(), g.end());
+      p.min_split_gain = g[g.size() * 3 / 10];
+    }
+    tl::GbdtFitInfo ic, ig;
+    const GbdtModel a = fit(cpu(3), D, p, c.weighted ? &w : nullptr, &E, &ic);
+    const GbdtModel b = fit(gpu, D, p, c.weighted ? &w : nullptr, &E, &ig);
+    EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Depthwise);
+    if (c.gain_threshold || c.min_child_weight > 0.0)
+      EXPECT_NE(std::count(a.split_feature.begin(), a.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
+    expect_same_model(a, b);
+    EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
+    EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+    EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, a, E, tl::GbdtOutput::Raw)));
+    std::vector<double> acc_c(static_cast<std::size_t>(E.n * a.n_outputs), 0.5), acc_g = acc_c;
+    tl::gbdt_predict_stage<float>(cpu(2), a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_c.data());
+    tl::gbdt_predict_stage<float>(gpu, a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_g.data());
+    EXPECT_TRUE(same_bits_vec(acc_c, acc_g));
+  }
+}

@@ -74,6 +74,17 @@ enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
 // link). AUC and Accuracy are better when higher.
 enum class GbdtMetric : int { Loss = 0, AUC = 1, Accuracy = 2, RMSE = 3, MAE = 4 };
 
+// How trees grow, level by level from histograms in both cases.
+//   SymmetricTree: oblivious trees, one split per level shared by all its
+//     nodes: the (feature, border) whose gain summed over the level's nodes
+//     is largest.
+//   Depthwise: each node of a level picks its own best (feature, border) by
+//     its own gain; a node splits only when that gain is > 0 (so both
+//     children have rows) and passes the split constraints, else its rows
+//     all go left. The tree stops at the first level where no node splits.
+// Both keep the oblivious leaf numbering (see GbdtModel).
+enum class GbdtGrowPolicy : int { SymmetricTree = 0, Depthwise = 1 };
+
 const char* to_string(GbdtLoss l);
 GbdtLoss parse_gbdt_loss(const std::string& s);
 const char* to_string(GbdtNanMode m);
@@ -82,12 +93,21 @@ const char* to_string(GbdtBootstrap b);
 GbdtBootstrap parse_gbdt_bootstrap(const std::string& s);
 const char* to_string(GbdtMetric m);
 GbdtMetric parse_gbdt_metric(const std::string& s);
+const char* to_string(GbdtGrowPolicy g);
+GbdtGrowPolicy parse_gbdt_grow_policy(const std::string& s);
+
+// Split entries of a tree of `depth` levels: one per level (SymmetricTree)
+// or one per node, 2^depth - 1 (Depthwise).
+inline std::int64_t gbdt_tree_splits(GbdtGrowPolicy g, int depth) {
+  return g == GbdtGrowPolicy::Depthwise ? (std::int64_t(1) << depth) - 1 : depth;
+}
 inline bool gbdt_metric_higher_is_better(GbdtMetric m) { return m == GbdtMetric::AUC || m == GbdtMetric::Accuracy; }
 
 struct GbdtParams {
   GbdtLoss loss = GbdtLoss::Logloss;
   int n_estimators = 1000;      // boosting rounds (trees; MultiClass trees carry n_classes outputs per leaf)
-  int max_depth = 6;            // levels of each oblivious tree, 1..16
+  GbdtGrowPolicy grow_policy = GbdtGrowPolicy::SymmetricTree;
+  int max_depth = 6;            // levels of each tree, 1..16
   double learning_rate = 0.03;  // > 0
   double l2_leaf_reg = 3.0;     // >= 0, lambda in the leaf value -G / (H + lambda)
   int border_count = 128;       // borders per feature, 1..255 (at most border_count + 1 bins)
@@ -123,16 +143,22 @@ struct GbdtParams {
   std::uint64_t seed = 0;            // of every draw above
 };
 
-// A fitted model. Tree t has depth tree_depth[t]; its splits are entries
-// [split_offset(t), split_offset(t) + depth) of the split arrays, level 0
-// first; its 2^depth leaves x n_outputs values start at leaf_offset(t). The
-// leaf of a row is sum over levels l of goes_right(level l) << l, where a row
-// goes right when its value of split_feature exceeds split_border (NaN: right
-// iff nan_mode == Max). Raw prediction = base_score + sum over trees of the
-// leaf values, accumulated in double in tree order.
+// A fitted model. Tree t has depth tree_depth[t] and
+// gbdt_tree_splits(grow_policy, depth) split entries starting at
+// split_offset(t); its 2^depth leaves x n_outputs values start at
+// leaf_offset(t). The leaf of a row is sum over levels l of
+// goes_right(level l) << l, where at level l the row, whose leaf prefix
+// (bits 0..l-1) is p, uses the split entry l (SymmetricTree) or
+// (2^l - 1) + p (Depthwise: level-major, nodes in prefix order), and goes
+// right when its value of split_feature exceeds split_border (NaN: right
+// iff nan_mode == Max). A Depthwise node that does not split has
+// split_feature = split_bin = -1, split_border = split_gain = 0, and sends
+// every row left. Raw prediction = base_score + sum over trees of the leaf
+// values, accumulated in double in tree order.
 struct GbdtModel {
   GbdtLoss loss = GbdtLoss::Logloss;
   GbdtNanMode nan_mode = GbdtNanMode::Min;
+  GbdtGrowPolicy grow_policy = GbdtGrowPolicy::SymmetricTree;
   int n_features = 0;
   int n_outputs = 1;
   std::vector<double> borders;               // all features' borders, increasing within a feature

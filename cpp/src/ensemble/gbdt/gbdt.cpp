@@ -10,6 +10,8 @@ void check_params(const GbdtParams& p) {
   TL_REQUIRE(p.n_estimators >= 1, ValueError, "n_estimators must be >= 1, got ", p.n_estimators);
   TL_REQUIRE(p.max_depth >= 1 && p.max_depth <= gbdt::kMaxDepth, ValueError, "max_depth must be in [1, ",
              gbdt::kMaxDepth, "], got ", p.max_depth);
+  TL_REQUIRE(p.grow_policy == GbdtGrowPolicy::SymmetricTree || p.grow_policy == GbdtGrowPolicy::Depthwise,
+             ValueError, "grow_policy must be 'SymmetricTree' or 'Depthwise'");
   TL_REQUIRE(std::isfinite(p.learning_rate) && p.learning_rate > 0.0, ValueError,
              "learning_rate must be a finite number > 0, got ", p.learning_rate);
   TL_REQUIRE(std::isfinite(p.l2_leaf_reg) && p.l2_leaf_reg >= 0.0, ValueError,

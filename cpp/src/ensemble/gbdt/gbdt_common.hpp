@@ -481,6 +481,18 @@ TL_HD bool level_splits(double score, double min_split_gain) {
   return score > min_split_gain && score > -double_of(0x7ff0000000000000ULL);
 }
 
+// Whether a Depthwise node whose best candidate scored `score` splits: a
+// positive gain (a split leaving a child without gradient mass gains exactly
+// 0, so both children hold rows) above min_split_gain; NaN and -infinity
+// (every candidate rejected) never split.
+TL_HD bool node_splits(double score, double min_split_gain) { return score > 0.0 && score > min_split_gain; }
+
+// The split entry of level l's node with leaf prefix p in a tree's split
+// arrays (see GbdtModel).
+TL_HD std::int64_t split_slot(bool depthwise, int l, std::int64_t p) {
+  return depthwise ? ((std::int64_t(1) << l) - 1) + p : l;
+}
+
 // Leaf value -G / (H + lambda) * learning_rate (0 where H + lambda <= 0).
 TL_HD double leaf_value(double G, double H, double lambda, double lr) {
   const double d = num::add(H, lambda);

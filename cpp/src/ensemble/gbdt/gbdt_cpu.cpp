@@ -182,8 +182,10 @@ class CpuTrainer {
     gradients(gbdt::row_sampler(p_, t));
     const int depth = depth_;
     const std::int64_t nleaves = std::int64_t(1) << depth;
-    std::vector<std::int32_t> sf(depth), sb(depth);
-    std::vector<double> sg(depth);
+    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
+    const std::int64_t nsplit = gbdt_tree_splits(p_.grow_policy, depth);
+    std::vector<std::int32_t> sf(static_cast<std::size_t>(nsplit)), sb(static_cast<std::size_t>(nsplit));
+    std::vector<double> sg(static_cast<std::size_t>(nsplit));
     std::vector<double> values(static_cast<std::size_t>(nleaves * D_));
     std::fill(leaf_.begin(), leaf_.end(), 0);
     if (depth == 0) {
@@ -206,12 +208,21 @@ class CpuTrainer {
       choose_slots(d, counts);
       build_histograms(L);
       if (d > 0) subtract_siblings(L);
+      if (dw) {
+        // Every level is grown (a node that does not split sends its rows
+        // left); gbdt::trim_trees drops the levels below the last split.
+        const std::int64_t o = L - 1;
+        best_splits(L, sf.data() + o, sb.data() + o, sg.data() + o);
+        update_leaves(d, sf.data() + o, sb.data() + o, counts, d + 1 < depth);
+        if (d + 1 < depth) std::swap(prev_, cur_);
+        continue;
+      }
       best_split(L, &sf[d], &sb[d], &sg[d]);
       if (constrained && !gbdt::level_splits(sg[d], p_.min_split_gain)) {
         grown = d;
         break;
       }
-      update_leaves(d, sf[d], sb[d], counts, d + 1 < depth);
+      update_leaves(d, &sf[d], &sb[d], counts, d + 1 < depth);
       if (d + 1 < depth) std::swap(prev_, cur_);
     }
     if (grown < depth) {
@@ -222,7 +233,8 @@ class CpuTrainer {
       values.resize(static_cast<std::size_t>((std::int64_t(1) << grown) * D_));
       total_values(std::int64_t(1) << grown, values);
     } else if (depth > 0) {
-      leaf_values(depth, sf[depth - 1], sb[depth - 1], values);
+      const std::int64_t o = gbdt::split_slot(dw, depth - 1, 0);
+      leaf_values(depth, sf.data() + o, sb.data() + o, dw, values);
     }
     apply_tree(values);
     if (has_eval_) apply_tree_eval(grown, sf, sb, values);
@@ -262,7 +274,7 @@ class CpuTrainer {
     m.tree_depth.assign(tree_depth_.begin(), tree_depth_.begin() + n_trees);
     std::size_t ns = 0, nl = 0;
     for (int t = 0; t < n_trees; ++t) {
-      ns += static_cast<std::size_t>(tree_depth_[t]);
+      ns += static_cast<std::size_t>(gbdt_tree_splits(p_.grow_policy, tree_depth_[t]));
       nl += (std::size_t(1) << tree_depth_[t]) * D_;
     }
     m.split_feature.assign(split_feature_.begin(), split_feature_.begin() + ns);
@@ -409,41 +421,47 @@ class CpuTrainer {
     });
   }
 
+  // Gain of splitting leaf `leaf` at each border b < nb[f] of feature f,
+  // summed over outputs in output order: tl[b].
+  void leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double* tl) const {
+    const double lambda = p_.l2_leaf_reg, mcw = p_.min_child_weight;
+    std::fill(tl, tl + nb, 0.0);
+    for (int k = 0; k < D_; ++k) {
+      std::int64_t Gt = 0, Ht = 0;
+      for (int b = 0; b <= nb; ++b) {
+        Gt += cur_[hidx(leaf, f, b, k)];
+        Ht += cur_[hidx(leaf, f, b, k) + 1];
+      }
+      const double G = gbdt::dequantize(Gt, isg_), H = gbdt::dequantize(Ht, ish_);
+      std::int64_t GL = 0, HL = 0;
+      double gain = 0.0;
+      for (int b = 0; b < nb; ++b) {
+        const std::int64_t dg = cur_[hidx(leaf, f, b, k)], dh = cur_[hidx(leaf, f, b, k) + 1];
+        // An empty bin leaves the prefix, hence the gain, unchanged: reuse it (exact).
+        if (b == 0 || dg != 0 || dh != 0) {
+          GL += dg;
+          HL += dh;
+          const double gl = gbdt::dequantize(GL, isg_), hl = gbdt::dequantize(HL, ish_);
+          const double gr = gbdt::dequantize(Gt - GL, isg_), hr = gbdt::dequantize(Ht - HL, ish_);
+          gain = gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, mcw);
+        }
+        tl[b] = num::add(tl[b], gain);
+      }
+    }
+  }
+
   // Score of every candidate (f, border b): sum over leaves (in leaf order)
   // of the leaf's gain summed over outputs (in output order); the best by
   // gbdt::better_candidate.
   void best_split(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
     std::vector<double> score(static_cast<std::size_t>(F_) * Bp_, 0.0);
-    const double lambda = p_.l2_leaf_reg, mcw = p_.min_child_weight;
     pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
       const int nb = nb_[f];
       if (nb == 0) return;
       double* sc = score.data() + f * Bp_;
       std::vector<double> tl(static_cast<std::size_t>(nb));
       for (std::int64_t leaf = 0; leaf < L; ++leaf) {
-        std::fill(tl.begin(), tl.end(), 0.0);
-        for (int k = 0; k < D_; ++k) {
-          std::int64_t Gt = 0, Ht = 0;
-          for (int b = 0; b <= nb; ++b) {
-            Gt += cur_[hidx(leaf, f, b, k)];
-            Ht += cur_[hidx(leaf, f, b, k) + 1];
-          }
-          const double G = gbdt::dequantize(Gt, isg_), H = gbdt::dequantize(Ht, ish_);
-          std::int64_t GL = 0, HL = 0;
-          double gain = 0.0;
-          for (int b = 0; b < nb; ++b) {
-            const std::int64_t dg = cur_[hidx(leaf, f, b, k)], dh = cur_[hidx(leaf, f, b, k) + 1];
-            // An empty bin leaves the prefix, hence the gain, unchanged: reuse it (exact).
-            if (b == 0 || dg != 0 || dh != 0) {
-              GL += dg;
-              HL += dh;
-              const double gl = gbdt::dequantize(GL, isg_), hl = gbdt::dequantize(HL, ish_);
-              const double gr = gbdt::dequantize(Gt - GL, isg_), hr = gbdt::dequantize(Ht - HL, ish_);
-              gain = gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, mcw);
-            }
-            tl[b] = num::add(tl[b], gain);
-          }
-        }
+        leaf_gains(leaf, f, nb, tl.data());
         for (int b = 0; b < nb; ++b) sc[b] = num::add(sc[b], tl[b]);
       }
     });
@@ -462,15 +480,60 @@ class CpuTrainer {
     *bg = best;
   }
 
-  void update_leaves(int d, int f, int b, std::vector<std::int64_t>& counts, bool want_counts) {
-    const std::uint8_t* col = bins_.data() + static_cast<std::int64_t>(f) * n_;
+  // Depthwise: each of the L leaves' own best candidate by its own gain
+  // (gbdt::better_candidate over f * Bp + b), kept when gbdt::node_splits,
+  // else (-1, -1, 0): the leaf does not split.
+  void best_splits(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
+    std::vector<double> fscore(static_cast<std::size_t>(L * F_));
+    std::vector<std::int64_t> fidx(static_cast<std::size_t>(L * F_), -1);
+    pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
+      const int nb = nb_[f];
+      if (nb == 0) return;
+      std::vector<double> tl(static_cast<std::size_t>(nb));
+      for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+        leaf_gains(leaf, f, nb, tl.data());
+        std::int64_t bi = -1;
+        for (int b = 0; b < nb; ++b) {
+          const std::int64_t idx = f * Bp_ + b;
+          if (bi < 0 || gbdt::better_candidate(tl[b], idx, fscore[leaf * F_ + f], bi)) {
+            fscore[leaf * F_ + f] = tl[b];
+            bi = idx;
+          }
+        }
+        fidx[leaf * F_ + f] = bi;
+      }
+    });
+    for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+      double best = 0.0;
+      std::int64_t bi = -1;
+      for (std::int64_t f = 0; f < F_; ++f) {
+        const std::int64_t idx = fidx[leaf * F_ + f];
+        if (idx >= 0 && (bi < 0 || gbdt::better_candidate(fscore[leaf * F_ + f], idx, best, bi))) {
+          best = fscore[leaf * F_ + f];
+          bi = idx;
+        }
+      }
+      const bool split = bi >= 0 && gbdt::node_splits(best, p_.min_split_gain);
+      bf[leaf] = split ? static_cast<std::int32_t>(bi / Bp_) : -1;
+      bb[leaf] = split ? static_cast<std::int32_t>(bi % Bp_) : -1;
+      bg[leaf] = split ? best : 0.0;
+    }
+  }
+
+  // Level d's split: sf[0], sb[0] for every leaf (SymmetricTree) or sf[p],
+  // sb[p] for the leaf with prefix p (Depthwise; feature -1: no split).
+  void update_leaves(int d, const std::int32_t* sf, const std::int32_t* sb, std::vector<std::int64_t>& counts,
+                     bool want_counts) {
+    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     const std::int64_t L2 = std::int64_t(2) << d;
     std::vector<std::int64_t> part(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
     pfor(ctx_, nb, n_, [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
-        leaf_[i] += static_cast<std::int32_t>(col[i] > b) << d;
+        const std::int32_t p = dw ? leaf_[i] : 0;
+        const std::int32_t f = sf[p];
+        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(bins_[static_cast<std::int64_t>(f) * n_ + i] > sb[p]) << d;
         if (want_counts) part[blk * L2 + leaf_[i]] += 1;
       }
     });
@@ -480,15 +543,21 @@ class CpuTrainer {
       for (std::int64_t l = 0; l < L2; ++l) counts[l] += part[blk * L2 + l];
   }
 
-  // Leaf values of the final leaves from the last level's histograms split at (f, b).
-  void leaf_values(int depth, int f, int b, std::vector<double>& values) {
+  // Leaf values of the final leaves from the last level's histograms, leaf
+  // p's split at (sf[0], sb[0]) (SymmetricTree) or (sf[p], sb[p])
+  // (Depthwise; feature -1: every row left, the totals from feature 0).
+  void leaf_values(int depth, const std::int32_t* sf, const std::int32_t* sb, bool dw, std::vector<double>& values) {
     const std::int64_t L = std::int64_t(1) << (depth - 1);
     for (std::int64_t j = 0; j < 2 * L; ++j) {
       const std::int64_t p = j % L;
       const bool right = j >= L;
+      const std::int32_t f0 = sf[dw ? p : 0];
+      const int f = f0 < 0 ? 0 : f0;
+      const int b = f0 < 0 ? Bp_ : sb[dw ? p : 0];
+      const int last = f0 < 0 ? Bp_ - 1 : B_.count[f];
       for (int k = 0; k < D_; ++k) {
         std::int64_t GL = 0, HL = 0, Gt = 0, Ht = 0;
-        for (int bin = 0; bin <= B_.count[f]; ++bin) {
+        for (int bin = 0; bin <= last; ++bin) {
           const std::int64_t g = cur_[hidx(p, f, bin, k)], h = cur_[hidx(p, f, bin, k) + 1];
           Gt += g;
           Ht += h;
@@ -530,12 +599,16 @@ class CpuTrainer {
 
   void apply_tree_eval(int depth, const std::vector<std::int32_t>& sf, const std::vector<std::int32_t>& sb,
                        const std::vector<double>& values) {
+    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
     pfor(ctx_, ceil_div(m_, kRowBlock), m_ * (depth + D_), [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(m_, (blk + 1) * kRowBlock);
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
         std::int64_t leaf = 0;
-        for (int d = 0; d < depth; ++d)
-          leaf |= static_cast<std::int64_t>(ebins_[static_cast<std::int64_t>(sf[d]) * m_ + i] > sb[d]) << d;
+        for (int d = 0; d < depth; ++d) {
+          const std::int64_t s = gbdt::split_slot(dw, d, leaf);
+          if (sf[s] < 0) continue;
+          leaf |= static_cast<std::int64_t>(ebins_[static_cast<std::int64_t>(sf[s]) * m_ + i] > sb[s]) << d;
+        }
         for (int k = 0; k < D_; ++k)
           eapprox_[i * D_ + k] = num::add(eapprox_[i * D_ + k], values[leaf * D_ + k]);
       }
@@ -602,6 +675,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
   gbdt::tree_offsets(model, &so, &lo);
   const int D = model.n_outputs;
   const bool nan_max = model.nan_mode == GbdtNanMode::Max;
+  const bool depthwise = model.grow_policy == GbdtGrowPolicy::Depthwise;
   const std::int64_t n = X.rows;
   pfor(ctx, ceil_div(n, kRowBlock), n * (tree_end - tree_begin) * 4, [&](std::int64_t blk) {
     std::vector<double> a(static_cast<std::size_t>(D)), pr(static_cast<std::size_t>(D));
@@ -612,8 +686,10 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
         const int depth = model.tree_depth[t];
         std::int64_t leaf = 0;
         for (int d = 0; d < depth; ++d) {
-          const std::int64_t s = so[t] + d;
-          const double x = static_cast<double>(X(i, model.split_feature[s]));
+          const std::int64_t s = so[t] + gbdt::split_slot(depthwise, d, leaf);
+          const int f = model.split_feature[s];
+          if (f < 0) continue;  // a Depthwise node that does not split: left
+          const double x = static_cast<double>(X(i, f));
           leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], nan_max)) << d;
         }
         const double* v = model.leaf_values.data() + lo[t] + leaf * D;

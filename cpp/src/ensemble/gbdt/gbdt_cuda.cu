@@ -570,13 +570,40 @@ __global__ void choose_split_kernel(const Cand* __restrict__ block_best_in, int 
   }
 }
 
+// Depthwise: block per leaf of the level; the leaf's own best candidate
+// over idx = f * Bp + b (b < nb[f]) by its own gain tleaf, kept when
+// gbdt::node_splits, else (-1, -1, 0), written to node slot `leaf`.
+__global__ void node_best_kernel(const double* __restrict__ tleaf, int F, int Bp, const int* __restrict__ nbor,
+                                 double min_split_gain, std::int32_t* __restrict__ sfeat,
+                                 std::int32_t* __restrict__ sbin, double* __restrict__ sgain) {
+  __shared__ Cand sc[kBlock];
+  const std::int64_t leaf = blockIdx.x;
+  Cand best{0.0, -1};
+  const std::int64_t total = static_cast<std::int64_t>(F) * Bp;
+  for (std::int64_t idx = threadIdx.x; idx < total; idx += blockDim.x) {
+    const std::int64_t f = idx / Bp, b = idx % Bp;
+    if (b >= nbor[f]) continue;
+    const Cand c{tleaf[leaf * total + idx], idx};
+    if (cand_better(c, best)) best = c;
+  }
+  block_best(best, sc);
+  if (threadIdx.x == 0) {
+    const bool split = sc[0].idx >= 0 && gbdt::node_splits(sc[0].score, min_split_gain);
+    sfeat[leaf] = split ? static_cast<std::int32_t>(sc[0].idx / Bp) : -1;
+    sbin[leaf] = split ? static_cast<std::int32_t>(sc[0].idx % Bp) : -1;
+    sgain[leaf] = split ? sc[0].score : 0.0;
+  }
+}
+
 // Grid-stride over rows: the row's leaf gains bit d (bin > split border).
 // With want_counts, rows per new leaf are counted in shared memory
 // (L2 <= kSharedCounts leaves) or straight into global memory.
 constexpr int kSharedCounts = 4096;
+// The split is sfeat[0], sbin[0] for every row (SymmetricTree) or
+// sfeat[p], sbin[p] for the rows of leaf p (Depthwise; feature -1: left).
 __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::int64_t n,
                                    const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
-                                   int d, std::int32_t* __restrict__ leaf, bool want_counts, int L2,
+                                   bool depthwise, int d, std::int32_t* __restrict__ leaf, bool want_counts, int L2,
                                    ull* __restrict__ counts) {
   __shared__ unsigned int sc[kSharedCounts];
   const bool shared_counts = want_counts && L2 <= kSharedCounts;
@@ -584,11 +611,14 @@ __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::i
     for (int i = threadIdx.x; i < L2; i += blockDim.x) sc[i] = 0u;
     __syncthreads();
   }
-  const std::int64_t f = *sfeat;
-  const int b = *sbin;
+  const std::int64_t f0 = *sfeat;
+  const int b0 = *sbin;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int32_t lf = leaf[i] + (static_cast<std::int32_t>(bins[f * n + i] > b) << d);
+    std::int32_t lf = leaf[i];
+    const std::int64_t f = depthwise ? sfeat[lf] : f0;
+    const int b = depthwise ? sbin[lf] : b0;
+    if (f >= 0) lf += static_cast<std::int32_t>(bins[f * n + i] > b) << d;
     leaf[i] = lf;
     if (shared_counts)
       atomicAdd(sc + lf, 1u);
@@ -604,19 +634,22 @@ __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::i
 
 // Thread per (final leaf j, output k): the leaf's (G, H) from the last
 // level's histogram of its parent split at (f, b), then its value.
+// The split of parent p is sfeat[0], sbin[0] (SymmetricTree) or sfeat[p],
+// sbin[p] (Depthwise; feature -1: every row left, totals from feature 0).
 __global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
                                    const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
-                                   const int* __restrict__ nbor, const ull* __restrict__ maxbits, double lambda,
-                                   double lr, double* __restrict__ values) {
+                                   bool depthwise, const int* __restrict__ nbor, const ull* __restrict__ maxbits,
+                                   double lambda, double lr, double* __restrict__ values) {
   const std::int64_t L = std::int64_t(1) << (depth - 1);
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= 2 * L * D) return;
   const std::int64_t j = t / D, k = t % D;
   const std::int64_t p = j % L;
   const bool right = j >= L;
-  const std::int64_t f = *sfeat;
-  const int b = *sbin;
-  const int nb = nbor[f];
+  const std::int64_t f0 = sfeat[depthwise ? p : 0];
+  const std::int64_t f = f0 < 0 ? 0 : f0;
+  const int b = f0 < 0 ? Bp : sbin[depthwise ? p : 0];
+  const int nb = f0 < 0 ? Bp - 1 : nbor[f];
   std::int64_t GL = 0, HL = 0, Gt = 0, Ht = 0;
   for (int bin = 0; bin <= nb; ++bin) {
     const std::int64_t gi = 2 * (((p * F + f) * Bp + bin) * D + k);
@@ -688,14 +721,17 @@ __global__ void apply_kernel(std::int64_t n, int D, const std::int32_t* __restri
 
 // Grid-stride over eval rows: the row's leaf from its bins and the tree's
 // splits, then approximations += the leaf's value.
-__global__ void apply_eval_kernel(std::int64_t m, int D, int depth, const std::uint8_t* __restrict__ ebins,
+__global__ void apply_eval_kernel(std::int64_t m, int D, int depth, bool depthwise, const std::uint8_t* __restrict__ ebins,
                                   const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
                                   const double* __restrict__ values, double* __restrict__ eapprox) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     std::int64_t lf = 0;
-    for (int d = 0; d < depth; ++d)
-      lf |= static_cast<std::int64_t>(ebins[static_cast<std::int64_t>(sfeat[d]) * m + i] > sbin[d]) << d;
+    for (int d = 0; d < depth; ++d) {
+      const std::int64_t s = gbdt::split_slot(depthwise, d, lf);
+      if (sfeat[s] < 0) continue;
+      lf |= static_cast<std::int64_t>(ebins[static_cast<std::int64_t>(sfeat[s]) * m + i] > sbin[s]) << d;
+    }
     for (int k = 0; k < D; ++k) eapprox[i * D + k] = num::add(eapprox[i * D + k], values[lf * D + k]);
   }
 }
@@ -788,9 +824,12 @@ class CudaTrainer {
     tot_ = DeviceBuffer<ull>(static_cast<std::size_t>(2 * D_), dev);
     if (p.rsm < 1.0) nb_ = DeviceBuffer<int>(static_cast<std::size_t>(F_), dev);
     const std::size_t n_trees = static_cast<std::size_t>(p.n_estimators);
-    sfeat_ = DeviceBuffer<std::int32_t>(std::max<std::size_t>(1, n_trees * depth_), dev);
-    sbin_ = DeviceBuffer<std::int32_t>(std::max<std::size_t>(1, n_trees * depth_), dev);
-    sgain_ = DeviceBuffer<double>(std::max<std::size_t>(1, n_trees * depth_), dev);
+    depthwise_ = p.grow_policy == GbdtGrowPolicy::Depthwise;
+    splits_per_tree_ = gbdt_tree_splits(p.grow_policy, depth_);
+    const std::size_t nsplit = std::max<std::size_t>(1, n_trees * static_cast<std::size_t>(splits_per_tree_));
+    sfeat_ = DeviceBuffer<std::int32_t>(nsplit, dev);
+    sbin_ = DeviceBuffer<std::int32_t>(nsplit, dev);
+    sgain_ = DeviceBuffer<double>(nsplit, dev);
     leaves_per_tree_ = (std::int64_t(1) << depth_) * D_;
     values_ = DeviceBuffer<double>(n_trees * static_cast<std::size_t>(leaves_per_tree_), dev);
     loss_part_ = DeviceBuffer<double>(static_cast<std::size_t>(2 * ceil_div(std::max(n_, m_), gbdt::kLossChunk)), dev);
@@ -848,7 +887,7 @@ class CudaTrainer {
     const bool constrained = gbdt::has_split_constraints(p_);
     for (int d = 0; d < depth; ++d) {
       const std::int64_t Lv = std::int64_t(1) << d;
-      const std::int64_t sidx = static_cast<std::int64_t>(t) * depth + d;
+      const std::int64_t sidx = static_cast<std::int64_t>(t) * splits_per_tree_ + gbdt::split_slot(depthwise_, d, 0);
       slots_kernel<<<1, 1024, 0, s>>>(d, counts_.data(), slot_of_leaf_.data(), leaf_of_slot_.data());
       TL_CUDA_CHECK_LAUNCH("slots_kernel");
       TL_CUDA_CHECK(cudaMemsetAsync(cur_.data(), 0, sizeof(std::int64_t) * Lv * per_leaf_, s));
@@ -863,6 +902,24 @@ class CudaTrainer {
       leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
           cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight, tleaf_.data());
       TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
+      const bool want = d + 1 < depth;
+      const int L2 = static_cast<int>(Lv * 2);
+      if (depthwise_) {
+        // Every level is grown, with no host round trip (a node that does
+        // not split sends its rows left); gbdt::trim_trees cuts the tree
+        // after its last split, as on the CPU.
+        node_best_kernel<<<static_cast<unsigned>(Lv), kBlock, 0, s>>>(tleaf_.data(), F_, Bp_, d_nb, p_.min_split_gain,
+                                                                     sfeat_.data() + sidx, sbin_.data() + sidx,
+                                                                     sgain_.data() + sidx);
+        TL_CUDA_CHECK_LAUNCH("node_best_kernel");
+        if (want) TL_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, sizeof(ull) * L2, s));
+        update_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(bins_.data(), n_, sfeat_.data() + sidx,
+                                                          sbin_.data() + sidx, true, d, leaf_.data(), want, L2,
+                                                          counts_.data());
+        TL_CUDA_CHECK_LAUNCH("update_leaf_kernel");
+        if (want) std::swap(prev_, cur_);
+        continue;
+      }
       candidate_kernel<<<static_cast<unsigned>(cand_blocks_), kBlock, 0, s>>>(tleaf_.data(), Lv, F_, Bp_, d_nb,
                                                                              cand_.data());
       TL_CUDA_CHECK_LAUNCH("candidate_kernel");
@@ -879,11 +936,9 @@ class CudaTrainer {
           break;
         }
       }
-      const bool want = d + 1 < depth;
-      const int L2 = static_cast<int>(Lv * 2);
       if (want) TL_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, sizeof(ull) * L2, s));
       update_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(bins_.data(), n_, sfeat_.data() + sidx, sbin_.data() + sidx,
-                                                        d, leaf_.data(), want, L2, counts_.data());
+                                                        false, d, leaf_.data(), want, L2, counts_.data());
       TL_CUDA_CHECK_LAUNCH("update_leaf_kernel");
       if (want) std::swap(prev_, cur_);
     }
@@ -894,18 +949,19 @@ class CudaTrainer {
           values);
       TL_CUDA_CHECK_LAUNCH("total_values_kernel");
     } else if (depth > 0) {
-      const std::int64_t sidx = static_cast<std::int64_t>(t) * depth + depth - 1;
+      const std::int64_t sidx =
+          static_cast<std::int64_t>(t) * splits_per_tree_ + gbdt::split_slot(depthwise_, depth - 1, 0);
       const std::int64_t nthreads = (std::int64_t(1) << depth) * D_;
       leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, B_.d_count.data(),
+          cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_, B_.d_count.data(),
           maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate, values);
       TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
     }
     apply_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, leaf_.data(), values, approx_.data());
     TL_CUDA_CHECK_LAUNCH("apply_kernel");
     if (has_eval_) {
-      const std::int64_t s0 = static_cast<std::int64_t>(t) * depth;
-      apply_eval_kernel<<<L_.grid(m_), kBlock, 0, s>>>(m_, D_, grown, ebins_.data(), sfeat_.data() + s0,
+      const std::int64_t s0 = static_cast<std::int64_t>(t) * splits_per_tree_;
+      apply_eval_kernel<<<L_.grid(m_), kBlock, 0, s>>>(m_, D_, grown, depthwise_, ebins_.data(), sfeat_.data() + s0,
                                                        sbin_.data() + s0, values, eapprox_.data());
       TL_CUDA_CHECK_LAUNCH("apply_eval_kernel");
     }
@@ -939,7 +995,7 @@ class CudaTrainer {
   void export_model(GbdtModel& m, int n_trees) {
     gbdt::set_borders(m, F_, B_.padded, B_.count);
     m.tree_depth.assign(tree_depth_.begin(), tree_depth_.begin() + n_trees);
-    const std::size_t ns = static_cast<std::size_t>(n_trees) * depth_;
+    const std::size_t ns = static_cast<std::size_t>(n_trees) * static_cast<std::size_t>(splits_per_tree_);
     const std::size_t nl = static_cast<std::size_t>(n_trees) * static_cast<std::size_t>(leaves_per_tree_);
     m.split_feature.resize(ns);
     m.split_bin.resize(ns);
@@ -953,16 +1009,17 @@ class CudaTrainer {
     std::size_t so = 0, lo = 0;
     for (int t = 0; t < n_trees; ++t) {
       const int dt = m.tree_depth[t];
-      const std::size_t s0 = static_cast<std::size_t>(t) * depth_;
+      const std::size_t s0 = static_cast<std::size_t>(t) * static_cast<std::size_t>(splits_per_tree_);
       const std::size_t l0 = static_cast<std::size_t>(t) * static_cast<std::size_t>(leaves_per_tree_);
       const std::size_t nlt = (std::size_t(1) << dt) * static_cast<std::size_t>(D_);
-      for (int d = 0; d < dt; ++d) {  // so <= s0 + d: packing forward in place is safe
-        m.split_feature[so + d] = m.split_feature[s0 + d];
-        m.split_bin[so + d] = m.split_bin[s0 + d];
-        m.split_gain[so + d] = m.split_gain[s0 + d];
+      const std::size_t nst = static_cast<std::size_t>(gbdt_tree_splits(p_.grow_policy, dt));
+      for (std::size_t j = 0; j < nst; ++j) {  // so <= s0 + j: packing forward in place is safe
+        m.split_feature[so + j] = m.split_feature[s0 + j];
+        m.split_bin[so + j] = m.split_bin[s0 + j];
+        m.split_gain[so + j] = m.split_gain[s0 + j];
       }
       for (std::size_t j = 0; j < nlt; ++j) m.leaf_values[lo + j] = m.leaf_values[l0 + j];
-      so += dt;
+      so += nst;
       lo += nlt;
     }
     m.split_feature.resize(so);
@@ -1047,6 +1104,8 @@ class CudaTrainer {
   DeviceBuffer<std::int32_t> sfeat_, sbin_;
   DeviceBuffer<double> sgain_, values_;
   std::int64_t leaves_per_tree_ = 1;
+  bool depthwise_ = false;
+  std::int64_t splits_per_tree_ = 0;  // split slots per tree (depth_, or 2^depth_ - 1 for Depthwise)
   DeviceBuffer<double> loss_part_;
   bool smem_set_ = false;
 };
@@ -1060,28 +1119,36 @@ class CudaTrainer {
 // double in tree order, from base (acc == nullptr) or from acc. D == 1 keeps
 // the accumulator in a register; otherwise acc (n x D) holds it. Then either
 // acc is left (staged) or out gets float(acc) or float(link(acc)).
+// The leaf of row x in the tree whose splits start at so (see GbdtModel).
+template <class T>
+__device__ __forceinline__ std::int64_t tree_leaf(const T* x, int dp, std::int64_t so,
+                                                  const std::int32_t* __restrict__ sfeat,
+                                                  const double* __restrict__ sborder, bool nan_max, bool depthwise) {
+  std::int64_t lf = 0;
+  for (int d = 0; d < dp; ++d) {
+    const std::int64_t s = so + gbdt::split_slot(depthwise, d, lf);
+    const int f = sfeat[s];
+    if (f < 0) continue;  // a Depthwise node that does not split: left
+    lf |= static_cast<std::int64_t>(gbdt::goes_right(static_cast<double>(x[f]), sborder[s], nan_max)) << d;
+  }
+  return lf;
+}
+
 template <class T>
 __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, std::int64_t t0, std::int64_t t1,
                                const std::int32_t* __restrict__ depth, const std::int64_t* __restrict__ soff,
                                const std::int64_t* __restrict__ loff, const std::int32_t* __restrict__ sfeat,
                                const double* __restrict__ sborder, const double* __restrict__ leaves,
-                               const double* __restrict__ base, int D, bool nan_max, GbdtLoss loss, bool start_from_acc,
+                               const double* __restrict__ base, int D, bool nan_max, bool depthwise, GbdtLoss loss,
+                               bool start_from_acc,
                                bool staged, int kind, double* __restrict__ acc, float* __restrict__ out) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const T* x = X + i * F;
     if (D == 1) {
       double a = start_from_acc ? acc[i] : base[0];
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const int dp = depth[t];
-        const std::int64_t so = soff[t];
-        std::int64_t lf = 0;
-        for (int d = 0; d < dp; ++d)
-          lf |= static_cast<std::int64_t>(
-                    gbdt::goes_right(static_cast<double>(x[sfeat[so + d]]), sborder[so + d], nan_max))
-                << d;
-        a = num::add(a, leaves[loff[t] + lf]);
-      }
+      for (std::int64_t t = t0; t < t1; ++t)
+        a = num::add(a, leaves[loff[t] + tree_leaf(x, depth[t], soff[t], sfeat, sborder, nan_max, depthwise)]);
       if (staged) {
         acc[i] = a;
       } else {
@@ -1095,13 +1162,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
     if (!start_from_acc)
       for (int k = 0; k < D; ++k) a[k] = base[k];
     for (std::int64_t t = t0; t < t1; ++t) {
-      const int dp = depth[t];
-      const std::int64_t so = soff[t];
-      std::int64_t lf = 0;
-      for (int d = 0; d < dp; ++d)
-        lf |= static_cast<std::int64_t>(
-                  gbdt::goes_right(static_cast<double>(x[sfeat[so + d]]), sborder[so + d], nan_max))
-              << d;
+      const std::int64_t lf = tree_leaf(x, depth[t], soff[t], sfeat, sborder, nan_max, depthwise);
       const double* v = leaves + loff[t] + lf * D;
       for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);
     }
@@ -1170,7 +1231,8 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   }
   predict_kernel<T><<<L.grid(n), kBlock, 0, L.stream>>>(
       xs.view.data, n, model.n_features, tree_begin, tree_end, d_depth.data(), d_so.data(), d_lo.data(), d_sf.data(),
-      d_sb.data(), d_leaves.data(), d_base.data(), D, model.nan_mode == GbdtNanMode::Max, model.loss, staged, staged,
+      d_sb.data(), d_leaves.data(), d_base.data(), D, model.nan_mode == GbdtNanMode::Max,
+      model.grow_policy == GbdtGrowPolicy::Depthwise, model.loss, staged, staged,
       static_cast<int>(kind), d_acc.data(), outp);
   TL_CUDA_CHECK_LAUNCH("predict_kernel");
   if (staged) download(acc, d_acc, static_cast<std::size_t>(n * D), L.stream);

@@ -44,8 +44,16 @@ void tree_offsets(const GbdtModel& m, std::vector<std::int64_t>* split_off, std:
 // compact layout.
 void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded, const std::vector<int>& counts);
 
-// split_border from split_feature / split_bin and the borders.
+// split_border from split_feature / split_bin and the borders (0 for a
+// Depthwise node that does not split).
 void fill_split_borders(GbdtModel& m);
+
+// Depthwise trees are grown to max_depth, a node that does not split sending
+// its rows left; this cuts each tree after its last level with a split (the
+// rows of leaf p of that level all reach leaf p below it, whose value is then
+// the same: the leaves at and above 2^depth hold no rows). The same model,
+// smaller. SymmetricTree models are left as they are.
+void trim_trees(GbdtModel& m);
 
 // The border counts tree t's split search may use: counts, with the features
 // outside gbdt_feature_subset (rsm < 1) set to 0. Drawn on the host, the same
@@ -95,6 +103,7 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
   GbdtModel model;
   model.loss = p.loss;
   model.nan_mode = p.nan_mode;
+  model.grow_policy = p.grow_policy;
   model.n_outputs = outputs_of(p);
   model.base_score = base_score(p, model.n_outputs, y, w, n, n_threads);
   tr.init(model.base_score);
@@ -147,6 +156,7 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
     if (stop) break;
   }
   tr.export_model(model, done);
+  trim_trees(model);
   fill_split_borders(model);
   return model;
 }

@@ -33,6 +33,8 @@ constexpr Named<GbdtMetric> kMetrics[] = {{GbdtMetric::Loss, "Loss"}, {GbdtMetri
                                           {GbdtMetric::MAE, "MAE"}};
 constexpr Named<GbdtNanMode> kNanModes[] = {
     {GbdtNanMode::Min, "Min"}, {GbdtNanMode::Max, "Max"}, {GbdtNanMode::Forbidden, "Forbidden"}};
+constexpr Named<GbdtGrowPolicy> kGrowPolicies[] = {{GbdtGrowPolicy::SymmetricTree, "SymmetricTree"},
+                                                   {GbdtGrowPolicy::Depthwise, "Depthwise"}};
 constexpr Named<GbdtBootstrap> kBootstraps[] = {
     {GbdtBootstrap::No, "No"}, {GbdtBootstrap::Bernoulli, "Bernoulli"}, {GbdtBootstrap::Bayesian, "Bayesian"}};
 
@@ -64,6 +66,8 @@ const char* to_string(GbdtNanMode m) { return name_in(kNanModes, m); }
 GbdtNanMode parse_gbdt_nan_mode(const std::string& s) { return parse_in(kNanModes, s, "nan_mode"); }
 const char* to_string(GbdtBootstrap b) { return name_in(kBootstraps, b); }
 GbdtBootstrap parse_gbdt_bootstrap(const std::string& s) { return parse_in(kBootstraps, s, "bootstrap_type"); }
+const char* to_string(GbdtGrowPolicy g) { return name_in(kGrowPolicies, g); }
+GbdtGrowPolicy parse_gbdt_grow_policy(const std::string& s) { return parse_in(kGrowPolicies, s, "grow_policy"); }
 
 namespace {
 // Allowed features (see gbdt_feature_subset) from per-feature border counts.
@@ -126,23 +130,32 @@ void GbdtModel::validate() const {
   }
   TL_REQUIRE(static_cast<std::int64_t>(borders.size()) == border_offsets[n_features], ValueError,
              "GBDT model: borders has ", borders.size(), " entries, offsets say ", border_offsets[n_features]);
+  const bool depthwise = grow_policy == GbdtGrowPolicy::Depthwise;
+  TL_REQUIRE(depthwise || grow_policy == GbdtGrowPolicy::SymmetricTree, ValueError,
+             "GBDT model: unknown grow_policy ", static_cast<int>(grow_policy));
   std::int64_t nsplit = 0, nleaf = 0;
   for (std::size_t t = 0; t < tree_depth.size(); ++t) {
     const int d = tree_depth[t];
     TL_REQUIRE(d >= 0 && d <= gbdt::kMaxDepth, ValueError, "GBDT model: tree ", t, " has depth ", d);
-    nsplit += d;
+    nsplit += gbdt_tree_splits(grow_policy, d);
     nleaf += (std::int64_t(1) << d) * n_outputs;
   }
   TL_REQUIRE(static_cast<std::int64_t>(split_feature.size()) == nsplit &&
                  static_cast<std::int64_t>(split_bin.size()) == nsplit &&
                  static_cast<std::int64_t>(split_border.size()) == nsplit,
-             ValueError, "GBDT model: split arrays must have ", nsplit, " entries (the sum of tree depths)");
+             ValueError, "GBDT model: split arrays must have ", nsplit, " entries (",
+             depthwise ? "2^depth - 1 per tree" : "the sum of tree depths", ")");
   TL_REQUIRE(split_gain.empty() || static_cast<std::int64_t>(split_gain.size()) == nsplit, ValueError,
              "GBDT model: split_gain must be empty or have ", nsplit, " entries");
   TL_REQUIRE(static_cast<std::int64_t>(leaf_values.size()) == nleaf, ValueError, "GBDT model: leaf_values has ",
              leaf_values.size(), " entries, expected ", nleaf);
   for (std::int64_t s = 0; s < nsplit; ++s) {
     const int f = split_feature[s];
+    if (depthwise && f == -1) {  // a node that does not split
+      TL_REQUIRE(split_bin[s] == -1 && split_border[s] == 0.0, ValueError, "GBDT model: split ", s,
+                 " does not split (feature -1) and needs split_bin -1 and split_border 0");
+      continue;
+    }
     TL_REQUIRE(f >= 0 && f < n_features, ValueError, "GBDT model: split ", s, " uses feature ", f);
     const int nb = border_offsets[f + 1] - border_offsets[f];
     TL_REQUIRE(split_bin[s] >= 0 && split_bin[s] < nb, ValueError, "GBDT model: split ", s, " uses border ",
@@ -229,7 +242,7 @@ void tree_offsets(const GbdtModel& m, std::vector<std::int64_t>* split_off, std:
   split_off->assign(static_cast<std::size_t>(T + 1), 0);
   leaf_off->assign(static_cast<std::size_t>(T + 1), 0);
   for (std::int64_t t = 0; t < T; ++t) {
-    (*split_off)[t + 1] = (*split_off)[t] + m.tree_depth[t];
+    (*split_off)[t + 1] = (*split_off)[t] + gbdt_tree_splits(m.grow_policy, m.tree_depth[t]);
     (*leaf_off)[t + 1] = (*leaf_off)[t] + (std::int64_t(1) << m.tree_depth[t]) * m.n_outputs;
   }
 }
@@ -244,10 +257,40 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
   }
 }
 
+void trim_trees(GbdtModel& m) {
+  if (m.grow_policy != GbdtGrowPolicy::Depthwise) return;
+  const std::int64_t D = m.n_outputs;
+  std::size_t so = 0, lo = 0, s_in = 0, l_in = 0;  // write and read offsets (write <= read: in place)
+  for (std::size_t t = 0; t < m.tree_depth.size(); ++t) {
+    const int depth = m.tree_depth[t];
+    int keep = 0;  // levels up to the last with a split
+    for (int l = 0; l < depth; ++l)
+      for (std::int64_t p = 0; p < (std::int64_t(1) << l); ++p)
+        if (m.split_feature[s_in + ((std::size_t(1) << l) - 1) + p] >= 0) keep = l + 1;
+    const std::size_t ns = (std::size_t(1) << keep) - 1, nl = (std::size_t(1) << keep) * D;
+    for (std::size_t j = 0; j < ns; ++j) {
+      m.split_feature[so + j] = m.split_feature[s_in + j];
+      m.split_bin[so + j] = m.split_bin[s_in + j];
+      if (!m.split_gain.empty()) m.split_gain[so + j] = m.split_gain[s_in + j];
+    }
+    for (std::size_t j = 0; j < nl; ++j) m.leaf_values[lo + j] = m.leaf_values[l_in + j];
+    s_in += (std::size_t(1) << depth) - 1;
+    l_in += (std::size_t(1) << depth) * D;
+    so += ns;
+    lo += nl;
+    m.tree_depth[t] = keep;
+  }
+  m.split_feature.resize(so);
+  m.split_bin.resize(so);
+  if (!m.split_gain.empty()) m.split_gain.resize(so);
+  m.leaf_values.resize(lo);
+}
+
 void fill_split_borders(GbdtModel& m) {
   m.split_border.resize(m.split_feature.size());
   for (std::size_t s = 0; s < m.split_feature.size(); ++s)
-    m.split_border[s] = m.borders[m.border_offsets[m.split_feature[s]] + m.split_bin[s]];
+    m.split_border[s] =
+        m.split_feature[s] < 0 ? 0.0 : m.borders[m.border_offsets[m.split_feature[s]] + m.split_bin[s]];
 }
 
 }  // namespace gbdt
