@@ -422,6 +422,18 @@ GBDT = register(Workload(
     mem_factor=3,
 ))
 
+# The same task with Depthwise trees (a node picks its own split, as in
+# scikit-learn's trees): scikit-learn's run is the gbdt workload's, measured once.
+register(replace(
+    GBDT,
+    name="gbdt_depthwise",
+    title="Gradient boosting, Depthwise trees, {rows} x {cols}, {rounds} rounds, depth {depth}",
+    estimator="ensemble.GradientBoosting",
+    twinlearn_params=lambda scale, data: _boosting_params(scale, grow_policy="Depthwise", border_count=254),
+    peers=(),
+    sweep=False,
+))
+
 # Fit time against tree depth (the full suite; depth 6 is the gbdt workload above).
 for _depth in (4, 8, 10):
     register(replace(

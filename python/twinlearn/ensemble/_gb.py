@@ -100,6 +100,23 @@ def _loss_name_or_none(loss):
         return _parse_loss(loss)[0]
     except ValueError:
         return None
+
+
+#: The grow policies the core fits and predicts (CatBoost's names).
+_GROW_POLICIES = ("SymmetricTree", "Depthwise")
+
+
+def _tree_split_counts(tree_depth, grow_policy):
+    """Split entries per tree (int64 array): the depth d for 'SymmetricTree'
+    (one split per level), 2**d - 1 for 'Depthwise' (one per node, level-major)."""
+    depth = np.asarray(tree_depth, dtype=np.int64)
+    if grow_policy == "Depthwise":
+        return (np.int64(1) << depth) - 1
+    if grow_policy == "SymmetricTree":
+        return depth.copy()
+    raise ValueError(f"grow_policy must be one of {', '.join(map(repr, _GROW_POLICIES))}, got {grow_policy!r}")
+
+
 _MODEL_KEYS = (
     "borders",
     "border_offsets",
@@ -231,6 +248,10 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
                 progress.close()
         for key in _MODEL_KEYS:
             setattr(self, key + "_", np.asarray(model[key]))
+        self.grow_policy_ = str(model.get("grow_policy", "SymmetricTree"))
+        if self.grow_policy_ != params.get("grow_policy", "SymmetricTree"):
+            raise RuntimeError(f"the core fitted grow_policy {self.grow_policy_!r}, not the "
+                               f"{params.get('grow_policy', 'SymmetricTree')!r} requested")
         self._loss_name = loss_name
         self._nan_mode = params["nan_mode"]
         self.n_outputs_ = int(model["n_outputs"])
@@ -287,10 +308,14 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             ew = np.ascontiguousarray(_check_sample_weight(ew, np.empty((eX.shape[0], 0)), dtype=np.float64))
         return eX, np.ascontiguousarray(ey), ew
 
+    def _fitted_grow_policy(self):
+        """The layout of the split arrays; models pickled before Depthwise existed are oblivious."""
+        return getattr(self, "grow_policy_", "SymmetricTree")
+
     def _truncate(self, n_trees):
         """Keeps the first n_trees trees."""
         depth = self.tree_depth_[:n_trees]
-        n_split = int(depth.sum())
+        n_split = int(_tree_split_counts(depth, self._fitted_grow_policy()).sum())
         n_leaf = int(((1 << depth.astype(np.int64)) * self.n_outputs_).sum())
         self.tree_depth_ = depth.copy()
         for key in ("split_feature_", "split_bin_", "split_border_", "split_gain_"):
@@ -302,6 +327,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return {
             "loss": self._loss_name,
             "nan_mode": self._nan_mode,
+            "grow_policy": self._fitted_grow_policy(),
             "n_features": int(len(self.border_offsets_) - 1),  # the encoded width with cat_features
             "n_outputs": int(self.n_outputs_),
             "borders": np.ascontiguousarray(self.borders_, dtype=np.float64),
@@ -414,10 +440,11 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         ----------
         importance_type : {'gain', 'split'}, default='gain'
             'gain': the total split gain of the feature's splits, normalized to
-            sum to 1 (``feature_importances_``); 'split': the number of tree
-            levels that split on the feature (an int array). With
-            ``cat_features`` an encoded column counts for the input column it
-            came from.
+            sum to 1 (``feature_importances_``); 'split': the number of splits
+            on the feature (an int array): tree levels of oblivious trees,
+            nodes of 'Depthwise' trees (nodes that do not split, feature -1,
+            are no splits and count for nothing). With ``cat_features`` an
+            encoded column counts for the input column it came from.
 
         Returns
         -------
@@ -427,13 +454,16 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         if importance_type not in ("gain", "split"):
             raise ValueError(f"importance_type must be 'gain' or 'split', got {importance_type!r}")
         feature = np.asarray(self.split_feature_, dtype=np.intp)
+        gain = np.asarray(self.split_gain_, dtype=np.float64)
+        real = feature >= 0  # Depthwise nodes that do not split hold -1
+        feature, gain = feature[real], gain[real]
         enc = getattr(self, "_cat_encoder", None)
         if enc is not None:  # an encoded column counts for the input column it came from
             feature = enc.sources()[feature]
         if importance_type == "split":
             return np.bincount(feature, minlength=self.n_features_in_).astype(np.int64)
         imp = np.zeros(self.n_features_in_, dtype=np.float64)
-        np.add.at(imp, feature, np.maximum(np.asarray(self.split_gain_, dtype=np.float64), 0.0))
+        np.add.at(imp, feature, np.maximum(gain, 0.0))
         total = imp.sum()
         return imp / total if total > 0 else imp
 
@@ -529,12 +559,21 @@ _COMMON_DOC_ATTRIBUTES = """
     borders_ : ndarray of float64
         Every feature's borders, increasing; feature j's are ``borders_[border_offsets_[j]:border_offsets_[j+1]]``.
     border_offsets_ : ndarray of int32, shape (n_features_in_ + 1,)
+    grow_policy_ : str
+        The layout of the trees: 'SymmetricTree' (oblivious) or 'Depthwise'.
     tree_depth_ : ndarray of int32, shape (n_estimators_,)
-    split_feature_, split_bin_, split_border_, split_gain_ : ndarrays, shape (sum of tree depths,)
-        The splits of each oblivious tree, level 0 first: a row goes right at a level when its value of
-        ``split_feature_`` exceeds ``split_border_`` (NaN: right only under nan_mode='Max').
+    split_feature_, split_bin_, split_border_, split_gain_ : ndarrays
+        The splits of the trees, tree after tree. A tree of depth d has d entries under
+        'SymmetricTree' (one split per level, shared by all the level's nodes, level 0 first) and
+        ``2**d - 1`` under 'Depthwise' (one per node, level-major: the node of level l whose leaf
+        prefix, bits 0 .. l-1 of the leaf index, is p is entry ``2**l - 1 + p``; its left child keeps
+        prefix p, its right child gets ``p + 2**l``). A row goes right at a split when its value of
+        ``split_feature_`` exceeds ``split_border_`` (NaN: right only under nan_mode='Max'). A
+        Depthwise node that does not split has feature and bin -1, border and gain 0: every row goes
+        left, so the leaves below its right side are empty (value 0).
     leaf_values_ : ndarray of float64
-        Tree t's ``2**depth * n_outputs_`` leaf values, leaf index = sum over levels of (went right) << level.
+        Tree t's ``2**depth * n_outputs_`` leaf values (both policies), leaf index = sum over levels
+        of (went right) << level.
     base_score_ : ndarray of float64, shape (n_outputs_,)
     feature_importances_ : ndarray of shape (n_features_in_,)
         Total split gain per feature, normalized.
@@ -547,14 +586,16 @@ def _has_classification_loss(est):
 
 class GradientBoosting(_BoostingCore):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
-    __doc__ = """Gradient-boosted oblivious decision trees, CatBoost-shaped.
+    __doc__ = """Gradient-boosted decision trees, CatBoost-shaped.
 
     Features are quantized into at most ``border_count + 1`` bins (borders
-    from quantiles of a sample of at most 200000 rows); each tree is
-    symmetric: one (feature, border) split per level, shared by all the
-    level's leaves, chosen to maximize the sum over leaves of the split gain
-    ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``; leaf values are the Newton
-    step ``-G/(H+l2_leaf_reg) * learning_rate``. Histograms are exact
+    from quantiles of a sample of at most 200000 rows). By default each tree
+    is symmetric (oblivious): one (feature, border) split per level, shared
+    by all the level's leaves, chosen to maximize the sum over leaves of the
+    split gain ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``;
+    ``grow_policy='Depthwise'`` lets every node of a level choose its own
+    split. Leaf values are the Newton step
+    ``-G/(H+l2_leaf_reg) * learning_rate``. Histograms are exact
     fixed-point sums, so every numeric mode delivers ``identical``: the same
     model on the CPU and on a GPU.
 
@@ -598,12 +639,25 @@ class GradientBoosting(_BoostingCore):
         L2 regularization of leaf values (>= 0).
     border_count : int, default=128
         Borders per feature (1 to 255): at most ``border_count + 1`` bins.
-    grow_policy : {'SymmetricTree'}, default='SymmetricTree'
-        Oblivious trees. 'Depthwise' and 'Lossguide' are not available yet
-        and raise a ValueError.
+    grow_policy : {'SymmetricTree', 'Depthwise'}, default='SymmetricTree'
+        'SymmetricTree': oblivious trees, one split per level shared by all
+        the level's nodes (the split whose gain summed over the nodes is
+        largest). 'Depthwise': trees grown level by level where each node
+        picks its own best (feature, border) by the same gain (summed over
+        the outputs; ties go to the lowest feature, then the lowest border).
+        A node splits only when its best gain is positive (so both children
+        hold rows), above ``min_split_gain`` (when given) and allowed by
+        ``min_child_weight``; a node that does not split sends all its rows
+        left. The tree stops at the first level where no node splits, so its
+        depth may be below ``max_depth``. The leaves keep the oblivious
+        numbering (``2**depth`` per tree, see ``split_feature_``), and CPU
+        and GPU fits give the same bits as for oblivious trees.
+        'Lossguide' is not supported yet and raises a ValueError.
     min_data_in_leaf : int, default=1
         As in CatBoost it applies to 'Depthwise' and 'Lossguide' only; a
-        value other than 1 with 'SymmetricTree' raises a ValueError.
+        value other than 1 with 'SymmetricTree' raises a ValueError. With
+        'Depthwise' only 1 is supported yet (the positive-gain rule already
+        keeps every child non-empty); other values raise a ValueError.
     nan_mode : {'Min', 'Max', 'Forbidden'}, default='Min'
         NaN feature values go to a dedicated bin below ('Min') or above
         ('Max') every value, or raise ('Forbidden').
@@ -666,14 +720,18 @@ class GradientBoosting(_BoostingCore):
         level's split (which keeps every leaf whole, with score 0) stays
         admissible; ``min_split_gain=0.0`` stops such levels. 0 means no
         constraint. For MAE and Quantile the hessian is the row weight, so
-        this is a minimum (weighted) row count.
+        this is a minimum (weighted) row count. With 'Depthwise' the rule
+        applies to each node's candidates: a node whose every candidate is
+        rejected does not split.
     min_split_gain : float >= 0 or None, default=None
         The tree stops growing at the first level whose best split score
         (the sum over the level's leaves of ``G_L^2/(H_L+l2) +
         G_R^2/(H_R+l2) - G^2/(H+l2)``, the value in ``split_gain_``) is not
         above this value. None: no constraint (a level always splits, even
         on a score <= 0, as CatBoost does); 0.0 keeps only splits of
-        positive score.
+        positive score. With 'Depthwise' it applies to each node's best
+        gain: a node splits only when its gain is positive and above this
+        value.
     eval_metric : {None, 'AUC', 'Accuracy', 'RMSE', 'MAE'} or str, default=None
         What the eval set is scored with each round: None or the loss itself
         (its string or its name) use the loss. 'AUC' (binary losses: the
@@ -862,14 +920,20 @@ class GradientBoosting(_BoostingCore):
 
     def _check_core_params(self):
         _parse_loss(self.loss)
-        if self.grow_policy != "SymmetricTree":
+        if self.grow_policy not in _GROW_POLICIES:
             raise ValueError(
-                f"grow_policy={self.grow_policy!r} is not supported yet; only 'SymmetricTree' (oblivious trees)"
+                f"grow_policy={self.grow_policy!r} is not supported yet; use 'SymmetricTree' (oblivious trees) "
+                "or 'Depthwise'"
             )
         if self.min_data_in_leaf != 1:
+            if self.grow_policy == "SymmetricTree":
+                raise ValueError(
+                    "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
+                    "with 'SymmetricTree' leave it at 1"
+                )
             raise ValueError(
-                "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
-                "with 'SymmetricTree' leave it at 1"
+                f"min_data_in_leaf={self.min_data_in_leaf!r} is not supported yet with grow_policy='Depthwise'; "
+                "leave it at 1 (a node splits only on a positive gain, so no leaf of a split is empty)"
             )
         if self.bootstrap_type == "MVS":
             raise ValueError("bootstrap_type='MVS' is not available yet; use 'No', 'Bernoulli' or 'Bayesian'")
@@ -891,6 +955,7 @@ class GradientBoosting(_BoostingCore):
             "learning_rate": float(self.learning_rate),
             "l2_leaf_reg": float(self.l2_leaf_reg),
             "border_count": int(self.border_count),
+            "grow_policy": self.grow_policy,
             "nan_mode": self.nan_mode,
             "boost_from_average": self.boost_from_average,
             "bootstrap_type": self.bootstrap_type,

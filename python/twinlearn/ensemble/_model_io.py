@@ -61,25 +61,28 @@ def _json_param(v):
 def to_dict(est) -> dict:
     """The JSON-ready description of a fitted estimator."""
     from .. import __version__
+    from ._gb import _tree_split_counts
 
+    grow_policy = est._fitted_grow_policy()
     depth = np.asarray(est.tree_depth_, dtype=np.int64)
+    counts = _tree_split_counts(depth, grow_policy)
     D = int(est.n_outputs_)
     trees = []
     s = l = 0
-    for d in depth:
-        d = int(d)
+    for d, c in zip(depth, counts):
+        d, c = int(d), int(c)
         nleaf = (1 << d) * D
         trees.append(
             {
                 "depth": d,
-                "split_features": [int(v) for v in est.split_feature_[s : s + d]],
-                "split_bins": [int(v) for v in est.split_bin_[s : s + d]],
-                "split_borders": _floats(est.split_border_[s : s + d]),
-                "split_gains": _floats(est.split_gain_[s : s + d]),
+                "split_features": [int(v) for v in est.split_feature_[s : s + c]],
+                "split_bins": [int(v) for v in est.split_bin_[s : s + c]],
+                "split_borders": _floats(est.split_border_[s : s + c]),
+                "split_gains": _floats(est.split_gain_[s : s + c]),
                 "leaf_values": _floats(est.leaf_values_[l : l + nleaf]),
             }
         )
-        s += d
+        s += c
         l += nleaf
     off = np.asarray(est.border_offsets_, dtype=np.int64)
     features = [{"borders": _floats(est.borders_[off[j] : off[j + 1]])} for j in range(len(off) - 1)]
@@ -94,7 +97,7 @@ def to_dict(est) -> dict:
         "params": params,
         "loss": est._loss_name,
         "nan_mode": est._nan_mode,
-        "grow_policy": "SymmetricTree",
+        "grow_policy": grow_policy,
         "n_features": len(features),
         "feature_names": None
         if not hasattr(est, "feature_names_in_")
@@ -131,8 +134,17 @@ def from_dict(est, doc: dict):
              f"{', '.join(map(str, FORMAT_VERSIONS))})")
     _require(doc.get("estimator") == type(est).__name__,
              f"the file holds a {doc.get('estimator')!r}, not a {type(est).__name__!r}")
-    _require(doc.get("grow_policy") == "SymmetricTree", "only grow_policy 'SymmetricTree' models can be loaded")
+    from ._gb import _GROW_POLICIES, _tree_split_counts
+
+    grow_policy = doc.get("grow_policy", "SymmetricTree")  # files of older versions: oblivious trees
+    _require(grow_policy in _GROW_POLICIES,
+             f"'grow_policy' must be one of {', '.join(map(repr, _GROW_POLICIES))}, got {grow_policy!r}")
     valid = est.get_params()
+    # The scikit-learn-shaped estimators grow oblivious trees only (and the accelerator's
+    # conversion to scikit-learn predictors relies on it).
+    _require(grow_policy == "SymmetricTree" or "grow_policy" in valid,
+             f"a {type(est).__name__!r} holds oblivious trees only ('grow_policy' 'SymmetricTree'), "
+             f"the file has {grow_policy!r}")
     params = {k: v for k, v in doc.get("params", {}).items() if k in valid and not (
         k == "random_state" and isinstance(v, str))}
     for k, v in params.items():
@@ -151,9 +163,13 @@ def from_dict(est, doc: dict):
     offsets[1:] = np.cumsum([len(f["borders"]) for f in features])
     depth, sf, sb, sbr, sg, lv = [], [], [], [], [], []
     for t in doc["trees"]:
-        d = int(t["depth"])
-        _require(all(len(t[k]) == d for k in ("split_features", "split_bins", "split_borders", "split_gains")),
-                 "each tree needs 'depth' splits")
+        d = t["depth"]
+        _require(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 16,
+                 f"a tree's 'depth' must be an int in [0, 16], got {d!r}")
+        c = int(_tree_split_counts([d], grow_policy)[0])
+        _require(all(len(t[k]) == c for k in ("split_features", "split_bins", "split_borders", "split_gains")),
+                 "each tree needs 'depth' splits" if grow_policy == "SymmetricTree"
+                 else "each tree needs 2**depth - 1 splits (grow_policy 'Depthwise')")
         _require(len(t["leaf_values"]) == (1 << d) * D, "each tree needs 2**depth * n_outputs leaf values")
         depth.append(d)
         sf += [int(v) for v in t["split_features"]]
@@ -179,6 +195,7 @@ def from_dict(est, doc: dict):
         est.classes_ = np.asarray(doc["classes"], dtype=np.dtype(doc["classes_dtype"]))
         est.n_classes_ = len(est.classes_)
     est._loss_name = str(doc["loss"])
+    est.grow_policy_ = grow_policy
     est._nan_mode = str(doc["nan_mode"])
     est.n_outputs_ = D
     est.borders_ = np.asarray(borders, dtype=np.float64)
