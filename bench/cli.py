@@ -102,7 +102,7 @@ def _publish(result: dict, json_path: Path, markdown: Path | None, plots: bool, 
         log(f"wrote {markdown}")
 
 
-def accel_overhead(device: str, repeats: int = 100, n_samples: int = 256, n_features: int = 8) -> dict:
+def accel_overhead(device: str, repeats: int = 50, n_samples: int = 256, n_features: int = 8) -> dict:
     """twinlearn.accel's per-call cost over the native estimators, or the reason
     it could not be measured."""
     record = {"device": device, "repeats": repeats, "n_samples": n_samples, "n_features": n_features}
@@ -218,7 +218,7 @@ def main(argv=None) -> int:
     if cfg.suite != "smoke" and any(w.kind == "accel" for w in chosen):
         log("bench: the accelerator's per-call overhead")
         t_over = time.perf_counter()
-        overhead = accel_overhead(device, repeats=50)
+        overhead = accel_overhead(device)
         overhead["wall_s"] = time.perf_counter() - t_over
     elapsed = time.perf_counter() - t0
     env = environment.collect(device, load_at_start)

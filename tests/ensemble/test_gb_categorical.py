@@ -8,11 +8,7 @@ import pytest
 
 from twinlearn import GradientBoosting
 from twinlearn.ensemble._categorical import TS_STREAM, CategoricalEncoder
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
+from gb_helpers import bits
 
 
 def categorical_data(n=3000, seed=0, n_cats=20):

@@ -14,33 +14,13 @@ from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, GradientBoostingClassifier
-
-MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
-               "split_gain_", "leaf_values_", "base_score_")
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
+from gb_helpers import MODEL_ATTRS, bits, higgs_like
+from gb_helpers import assert_same_model as assert_same_bits
 
 
 def assert_same_model(a, b):
-    for attr in MODEL_ATTRS:
-        assert bits(getattr(a, attr)) == bits(getattr(b, attr)), attr
+    assert_same_bits(a, b)
     assert a.grow_policy_ == b.grow_policy_
-
-
-def higgs_like(n=6000, d=12, seed=0):
-    """A nonlinear label of a few features plus noise; some NaN and ties."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)).astype(np.float32)
-    c = [j % d for j in range(5)]
-    X[:, c[3]] = np.round(X[:, c[3]] * 2)
-    s = (X[:, c[0]] * X[:, c[1]] + np.sin(2 * X[:, c[2]]) + 0.5 * X[:, c[3]] ** 2 - np.abs(X[:, c[4]])
-         + 0.7 * rng.standard_normal(n))
-    y = (s > np.median(s)).astype(int)
-    X[rng.random((n, d)) < 0.02] = np.nan
-    return X, y
 
 
 def branchy(n=4000, seed=0):

@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import twinlearn
 from threadpoolctl import threadpool_limits
 from twinlearn import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+from gb_helpers import assert_same_model, bits, higgs_like
 
 # Borders are quantiles of the (unweighted) rows, as in HistGradientBoosting:
 # repeating a row changes the quantiles, so weights are not equivalent to
@@ -23,32 +24,6 @@ WAIVED = {
     "check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows, "
     "so repeating rows is not the same as weighting them",
 }
-
-MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
-               "split_gain_", "leaf_values_", "base_score_")
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
-
-
-def assert_same_model(a, b):
-    for attr in MODEL_ATTRS:
-        assert bits(getattr(a, attr)) == bits(getattr(b, attr)), attr
-
-
-def higgs_like(n=6000, d=12, seed=0):
-    """A nonlinear label of a few features plus noise; some NaN and ties."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d)).astype(np.float32)
-    c = [j % d for j in range(5)]
-    X[:, c[3]] = np.round(X[:, c[3]] * 2)
-    s = (X[:, c[0]] * X[:, c[1]] + np.sin(2 * X[:, c[2]]) + 0.5 * X[:, c[3]] ** 2 - np.abs(X[:, c[4]])
-         + 0.7 * rng.standard_normal(n))
-    y = (s > np.median(s)).astype(int)
-    X[rng.random((n, d)) < 0.02] = np.nan
-    return X, y
 
 
 def split(X, y, seed=0):

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../test_util.hpp"
@@ -439,6 +440,26 @@ TEST(GbdtFit, RejectsBadParametersAndLabels) {
 // ---------------------------------------------------------------------------
 // CPU versus CUDA (rule: identical)
 // ---------------------------------------------------------------------------
+namespace {
+// Fits D (eval set E, weights w or nullptr) on the CPU and on `gpu` and
+// expects the same bits: models, per-round losses, and staged predictions
+// of trees [2, 5) on E. Returns (CPU model, GPU model).
+std::pair<GbdtModel, GbdtModel> expect_fits_identical(const tl::Context& gpu, const Data& D, const Data& E,
+                                                      const GbdtParams& p, const std::vector<double>* w) {
+  tl::GbdtFitInfo ic, ig;
+  GbdtModel a = fit(cpu(3), D, p, w, &E, &ic);
+  GbdtModel b = fit(gpu, D, p, w, &E, &ig);
+  expect_same_model(a, b);
+  EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
+  EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+  std::vector<double> acc_c(static_cast<std::size_t>(E.n * a.n_outputs), 0.5), acc_g = acc_c;
+  tl::gbdt_predict_stage<float>(cpu(2), a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_c.data());
+  tl::gbdt_predict_stage<float>(gpu, a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_g.data());
+  EXPECT_TRUE(same_bits_vec(acc_c, acc_g));
+  return {std::move(a), std::move(b)};
+}
+}  // namespace
+
 TEST(GbdtCuda, IdenticalToCpu) {
   TL_REQUIRE_GPU_OR_SKIP();
   tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
@@ -474,12 +495,7 @@ TEST(GbdtCuda, IdenticalToCpu) {
     GbdtParams p = params(c.loss, 8, c.depth);
     p.nan_mode = c.mode;
     p.border_count = c.depth == 10 ? 255 : 128;
-    tl::GbdtFitInfo ic, ig;
-    const GbdtModel a = fit(cpu(3), D, p, c.weighted ? &w : nullptr, &E, &ic);
-    const GbdtModel b = fit(gpu, D, p, c.weighted ? &w : nullptr, &E, &ig);
-    expect_same_model(a, b);
-    EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
-    EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+    const GbdtModel a = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr).first;
     const bool log_link = c.loss == GbdtLoss::Poisson || c.loss == GbdtLoss::Tweedie;
     const bool classifier = !log_link && c.loss != GbdtLoss::RMSE && c.loss != GbdtLoss::Huber &&
                             c.loss != GbdtLoss::MAE && c.loss != GbdtLoss::Quantile;
@@ -488,10 +504,6 @@ TEST(GbdtCuda, IdenticalToCpu) {
         continue;
       EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, kind), predict(gpu, a, E, kind)));
     }
-    std::vector<double> acc_c(static_cast<std::size_t>(E.n * a.n_outputs), 0.5), acc_g = acc_c;
-    tl::gbdt_predict_stage<float>(cpu(2), a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_c.data());
-    tl::gbdt_predict_stage<float>(gpu, a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_g.data());
-    EXPECT_TRUE(same_bits_vec(acc_c, acc_g));
   }
 }
 
@@ -1359,19 +1371,11 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
       std::sort(g.begin(), g.end());
       p.min_split_gain = g[g.size() * 3 / 10];
     }
-    tl::GbdtFitInfo ic, ig;
-    const GbdtModel a = fit(cpu(3), D, p, c.weighted ? &w : nullptr, &E, &ic);
-    const GbdtModel b = fit(gpu, D, p, c.weighted ? &w : nullptr, &E, &ig);
+    const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
     EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Depthwise);
-    if (c.gain_threshold || c.min_child_weight > 0.0)
+    if (c.gain_threshold || c.min_child_weight > 0.0) {
       EXPECT_NE(std::count(a.split_feature.begin(), a.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
-    expect_same_model(a, b);
-    EXPECT_TRUE(same_bits_vec(ic.train_loss, ig.train_loss));
-    EXPECT_TRUE(same_bits_vec(ic.eval_loss, ig.eval_loss));
+    }
     EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, a, E, tl::GbdtOutput::Raw)));
-    std::vector<double> acc_c(static_cast<std::size_t>(E.n * a.n_outputs), 0.5), acc_g = acc_c;
-    tl::gbdt_predict_stage<float>(cpu(2), a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_c.data());
-    tl::gbdt_predict_stage<float>(gpu, a, tl::MatrixView<const float>(E.X.data(), E.n, E.d), 2, 5, acc_g.data());
-    EXPECT_TRUE(same_bits_vec(acc_c, acc_g));
   }
 }

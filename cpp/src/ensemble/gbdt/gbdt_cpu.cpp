@@ -528,12 +528,13 @@ class CpuTrainer {
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     const std::int64_t L2 = std::int64_t(2) << d;
     std::vector<std::int64_t> part(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
+    const std::int32_t f0 = sf[0], b0 = sb[0];  // the level's split (SymmetricTree), read once
     pfor(ctx_, nb, n_, [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
-        const std::int32_t p = dw ? leaf_[i] : 0;
-        const std::int32_t f = sf[p];
-        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(bins_[static_cast<std::int64_t>(f) * n_ + i] > sb[p]) << d;
+        const std::int32_t f = dw ? sf[leaf_[i]] : f0;
+        const std::int32_t b = dw ? sb[leaf_[i]] : b0;
+        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(bins_[static_cast<std::int64_t>(f) * n_ + i] > b) << d;
         if (want_counts) part[blk * L2 + leaf_[i]] += 1;
       }
     });
