@@ -6,7 +6,8 @@ launched, with its total device time, beside the call's wall time.
 Workloads (float32, data on the device as PyTorch tensors): kmeans (1M x 64,
 k=256, 20 iterations from given centers), knn (1M x 64 index, 10k queries,
 k=10), linreg and ridge (2M x 256), logreg (1M x 100), pca and tsvd
-(2M x 256 -> 32), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6). The
+(2M x 256 -> 32), standard and minmax (scaler fit_transform,
+2M x 256), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6). The
 PyTorch profiler records the kernels of every library
 in the process, twinlearn's included. Wall time much above the summed device
 time means the host waits (synchronizations, copies, launch gaps).
@@ -72,8 +73,15 @@ def _workloads(dev):
         return lambda: twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1,
                                                             device=dev, numeric_mode=mode).fit(Xt, y)
 
+    def scaler(cls):
+        def make(mode):
+            Xt = torch.as_tensor(rng.normal(size=(2_000_000, 256)).astype(np.float32), device=dev)
+            return lambda: cls(numeric_mode=mode).fit_transform(Xt)
+        return make
+
     from twinlearn.decomposition import PCA, TruncatedSVD
     from twinlearn.linear_model import LinearRegression, Ridge
+    from twinlearn.preprocessing import MinMaxScaler, StandardScaler
 
     return {
         "kmeans": kmeans,
@@ -84,6 +92,8 @@ def _workloads(dev):
         "pca": decomposition(PCA),
         "tsvd": decomposition(TruncatedSVD),
         "gbdt": gbdt,
+        "standard": scaler(StandardScaler),
+        "minmax": scaler(MinMaxScaler),
     }
 
 

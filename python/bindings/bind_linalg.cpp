@@ -11,6 +11,7 @@
 
 #include "convert.hpp"
 #include "twinlearn/core/gram.hpp"
+#include "twinlearn/linalg/eigh.hpp"
 #include "twinlearn/linalg/matmul.hpp"
 #include "twinlearn/linalg/staging.hpp"
 
@@ -179,6 +180,26 @@ void init_linalg(nb::module_& m) {
         return nb::make_tuple(G, mode);
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none());
+
+  // linalg_sym_eigh(ctx, A, w, V): eigenvalues (ascending) into w and
+  // eigenvectors (columns) into V of the symmetric float64 NumPy matrix A, by
+  // cuSOLVER on ctx's GPU (tl::linalg::sym_eigh_device: fast mode only).
+  m.def(
+      "linalg_sym_eigh",
+      [](const tl::Context& ctx, Arr A, ArrW w, ArrW V) {
+        auto av = as_matrix<const double>(A, "A");
+        auto wv = as_vector<double>(w, "w");
+        auto vv = as_matrix<double>(V, "V");
+        TL_REQUIRE(av.on_host() && wv.on_host() && vv.on_host(), tl::ValueError, "sym_eigh: host (NumPy) arrays only");
+        TL_REQUIRE(av.rows == av.cols && av.is_c_contiguous(), tl::ValueError,
+                   "sym_eigh: A must be a square C-contiguous matrix");
+        TL_REQUIRE(wv.size == av.rows && wv.is_contiguous() && vv.rows == av.rows && vv.cols == av.rows &&
+                       vv.is_c_contiguous(),
+                   tl::ValueError, "sym_eigh: w and V must match A");
+        nb::gil_scoped_release release;
+        tl::linalg::sym_eigh_device(ctx, av.data, av.rows, wv.data, vv.data);
+      },
+      nb::arg("ctx"), nb::arg("A"), nb::arg("w"), nb::arg("V"));
 
   // linalg_to_device(ctx, X) -> a device copy of the C-contiguous 2-D host
   // array X on ctx's GPU, as a DLPack-capable array (for NumPy input to a

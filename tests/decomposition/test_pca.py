@@ -297,13 +297,20 @@ def test_identical_wide_randomized(device):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fast_mode_on_gpu(dtype):
+@pytest.mark.parametrize("n_components", [8, 0.99])
+def test_fast_mode_on_gpu(dtype, n_components):
+    # 8 of 64: the k largest eigenpairs; 0.99: all of them, then the
+    # selection (the covariance is diagonalized by cuSOLVER on the GPU in
+    # fast mode).
     X = spectrum_data(n=20000, d=64, dtype=dtype, offset=30.0)
-    fast = PCA(8, device="cuda:0", numeric_mode="fast").fit(X)
+    fast = PCA(n_components, device="cuda:0", numeric_mode="fast").fit(X)
     assert fast.numeric_mode_used() == "fast"
-    ref = reference(X, n_components=8)
+    ref = reference(X, n_components=n_components)
+    assert fast.n_components_ == ref.n_components_
     assert_close(fast.components_, ref.components_, tol_for(dtype), "components_")
     assert_close(fast.explained_variance_, ref.explained_variance_, tol_for(dtype), "explained_variance_")
+    assert_close(fast.explained_variance_ratio_, ref.explained_variance_ratio_, tol_for(dtype), "ratio")
+    assert_close(np.atleast_1d(fast.noise_variance_), np.atleast_1d(ref.noise_variance_), tol_for(dtype), "noise")
 
 
 @pytest.mark.gpu

@@ -4,11 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
-#include "../test_util.hpp"
 #include "../core/gram_test_util.hpp"
+#include "../test_util.hpp"
 #include "twinlearn/linear_model/linear_decision.hpp"
 
 namespace {
@@ -72,31 +73,39 @@ TEST(GramCuda, FastModeIsCloseAndSaysSo) {
 // The reference is summed in long double. Accumulating in float32 misses
 // this bound by about four orders of magnitude. 40 columns take one DGEMM,
 // 150 the three-block split.
+// The second pass cuts the rows into batches of 997, so the fast path's two
+// widening buffers are reused many times while the products run.
 TEST(GramCuda, FastModeFloat32IsAccurate) {
   TL_REQUIRE_GPU_OR_SKIP();
-  for (auto [n, d] : {std::pair<std::int64_t, std::int64_t>{100003, 40}, {20011, 150}}) {
-    auto f = tltest::gram_fixture<float>(n, d, 0, false, true, 71);
-    tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Fast, 0);
-    tl::NumericMode mode;
-    const auto G = run_gram(gpu, f, &mode);
-    EXPECT_EQ(mode, tl::NumericMode::Fast);
-    const long double gamma = static_cast<long double>(n - 1) * std::ldexp(1.0L, -53);
-    std::vector<double> z(static_cast<std::size_t>(n * d));
-    for (std::int64_t r = 0; r < n; ++r)
-      for (std::int64_t i = 0; i < d; ++i) z[r * d + i] = static_cast<double>(f.X[r * d + i] - f.off[i]);
-    for (std::int64_t i = 0; i < d; ++i)
-      for (std::int64_t j = i; j < d; ++j) {
-        ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
-        long double exact = 0, mag = 0;
-        for (std::int64_t r = 0; r < n; ++r) {
-          const long double t = static_cast<long double>(z[r * d + i] * z[r * d + j]);
-          exact += t;
-          mag += std::fabs(t);
+  for (const char* batch : {static_cast<const char*>(nullptr), "997"})
+    for (auto [n, d] : {std::pair<std::int64_t, std::int64_t>{100003, 40}, {20011, 150}}) {
+      if (batch)
+        setenv("TWINLEARN_GRAM_FAST_BATCH_ROWS", batch, 1);
+      else
+        unsetenv("TWINLEARN_GRAM_FAST_BATCH_ROWS");
+      auto f = tltest::gram_fixture<float>(n, d, 0, false, true, 71);
+      tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Fast, 0);
+      tl::NumericMode mode;
+      const auto G = run_gram(gpu, f, &mode);
+      EXPECT_EQ(mode, tl::NumericMode::Fast);
+      const long double gamma = static_cast<long double>(n - 1) * std::ldexp(1.0L, -53);
+      std::vector<double> z(static_cast<std::size_t>(n * d));
+      for (std::int64_t r = 0; r < n; ++r)
+        for (std::int64_t i = 0; i < d; ++i) z[r * d + i] = static_cast<double>(f.X[r * d + i] - f.off[i]);
+      for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = i; j < d; ++j) {
+          ASSERT_TRUE(tltest::same_bits(G[i * d + j], G[j * d + i]));
+          long double exact = 0, mag = 0;
+          for (std::int64_t r = 0; r < n; ++r) {
+            const long double t = static_cast<long double>(z[r * d + i] * z[r * d + j]);
+            exact += t;
+            mag += std::fabs(t);
+          }
+          ASSERT_LE(std::fabs(static_cast<long double>(G[i * d + j]) - exact), gamma * mag)
+              << "n=" << n << " d=" << d << " at " << i << "," << j << " batch " << (batch ? batch : "default");
         }
-        ASSERT_LE(std::fabs(static_cast<long double>(G[i * d + j]) - exact), gamma * mag)
-            << "n=" << n << " d=" << d << " at " << i << "," << j;
-      }
-  }
+    }
+  unsetenv("TWINLEARN_GRAM_FAST_BATCH_ROWS");
 }
 
 TEST(LinearDecisionCuda, IdenticalToCpu) {
@@ -113,7 +122,8 @@ TEST(LinearDecisionCuda, IdenticalToCpu) {
         tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
         tl::linear_decision<float>(cpu, f.xv(), coef.data(), icpt.data(), t, tl::MatrixView<float>(a.data(), n, t));
         tl::linear_decision<float>(gpu, f.xv(), coef.data(), icpt.data(), t, tl::MatrixView<float>(b.data(), n, t));
-        for (std::size_t i = 0; i < a.size(); ++i) ASSERT_TRUE(tltest::same_bits(a[i], b[i])) << n << " " << d << " " << t;
+        for (std::size_t i = 0; i < a.size(); ++i)
+          ASSERT_TRUE(tltest::same_bits(a[i], b[i])) << n << " " << d << " " << t;
       }
     }
   }

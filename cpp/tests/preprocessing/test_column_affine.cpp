@@ -82,15 +82,17 @@ TEST(ColumnAffine, RejectsShapeMismatchAndEmptyClip) {
                tl::ValueError);
 }
 
-TEST(ColumnAffineCuda, IdenticalToCpu) {
-  TL_REQUIRE_GPU_OR_SKIP();
-  const std::int64_t rows = 4099, cols = 5;
+// cols = 5 takes the kernel's one-column path; cols = 8 its packs of 16
+// bytes (4 floats, 2 doubles).
+template <class T>
+void expect_affine_identical(std::int64_t cols) {
+  const std::int64_t rows = 4099;
   auto base = tltest::hostile_column(rows * cols, 21);
-  std::vector<float> x(base.begin(), base.end());
-  x[3] = std::numeric_limits<float>::quiet_NaN();
-  const double a[5] = {0.1, -3, 1e7, 0, 2}, b[5] = {3, 0.7, 1e8, 1, 1e-3};
+  std::vector<T> x(base.begin(), base.end());
+  x[3] = std::numeric_limits<T>::quiet_NaN();
+  const double a[8] = {0.1, -3, 1e7, 0, 2, -0.5, 7, 1e-3}, b[8] = {3, 0.7, 1e8, 1, 1e-3, 11, 0.25, 3e5};
   tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 4; ++variant) {
     tl::ColumnAffine s;
     if (variant == 0) {
       s.sub = a;
@@ -101,17 +103,36 @@ TEST(ColumnAffineCuda, IdenticalToCpu) {
       s.clip = true;
       s.clip_lo = -1;
       s.clip_hi = 2;
-    } else {
+    } else if (variant == 2) {
       s.div = b;
       s.clip = true;
       s.clip_lo = -1;
       s.clip_hi = 1;
+    } else {
+      s.sub = a;
+      s.div = b;
+      s.mul = a;
+      s.add = b;
     }
-    std::vector<float> y1(x.size()), y2(x.size());
-    tl::column_affine_apply<float>(cpu(3), tl::MatrixView<const float>(x.data(), rows, cols), s,
-                                   tl::MatrixView<float>(y1.data(), rows, cols));
-    tl::column_affine_apply<float>(gpu, tl::MatrixView<const float>(x.data(), rows, cols), s,
-                                   tl::MatrixView<float>(y2.data(), rows, cols));
-    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(tltest::same_bits(y1[i], y2[i])) << variant << " " << i;
+    std::vector<T> y1(x.size()), y2(x.size()), y3(x);
+    tl::column_affine_apply<T>(cpu(3), tl::MatrixView<const T>(x.data(), rows, cols), s,
+                               tl::MatrixView<T>(y1.data(), rows, cols));
+    tl::column_affine_apply<T>(gpu, tl::MatrixView<const T>(x.data(), rows, cols), s,
+                               tl::MatrixView<T>(y2.data(), rows, cols));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(tltest::same_bits(y1[i], y2[i])) << "cols=" << cols << " variant " << variant << " " << i;
+    // In place (one host array as input and output): the same bits.
+    tl::column_affine_apply<T>(gpu, tl::MatrixView<const T>(y3.data(), rows, cols), s,
+                               tl::MatrixView<T>(y3.data(), rows, cols));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(tltest::same_bits(y1[i], y3[i])) << "in place, cols=" << cols << " variant " << variant << " " << i;
+  }
+}
+
+TEST(ColumnAffineCuda, IdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  for (std::int64_t cols : {5, 8}) {
+    expect_affine_identical<float>(cols);
+    expect_affine_identical<double>(cols);
   }
 }

@@ -295,7 +295,7 @@ class PCA(BasePCA):
         G = backend.gram(X, offset=mean)
         backend.record("gram", G)
         C = G / (n - 1)
-        lam, V = _solvers.eigh_desc(C, k)
+        lam, V = backend.eigh_desc(C, k)
         lam = np.where(lam < 0.0, 0.0, lam)
         total = lam.sum() if len(lam) == d else max(np.trace(C), 0.0)
         return lam, V.T.copy(), total

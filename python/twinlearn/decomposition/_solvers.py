@@ -111,6 +111,20 @@ class Backend:
         self._note(mode)
         return G
 
+    def eigh_desc(self, C, k=None):
+        """:func:`eigh_desc` of the symmetric float64 NumPy C. In fast mode on
+        a GPU, cuSOLVER's divide and conquer there (all eigenpairs, then the k
+        largest); in the other modes, and on the CPU, LAPACK on the host, the
+        same on both backends."""
+        d = C.shape[0]
+        if not (self.on_gpu and self.ctx.mode == "fast" and d > 1):
+            return eigh_desc(C, k)
+        w, V = np.empty(d), np.empty((d, d))
+        self.mod.linalg_sym_eigh(self.ctx, np.ascontiguousarray(C, dtype=np.float64), w, V)
+        self._note("fast")
+        keep = k if k is not None and 0 < k and 4 * k <= d else d  # as the host path
+        return w[::-1][:keep].copy(), V[:, ::-1][:, :keep].copy()
+
     def matmul(self, A, transpose_a, B, transpose_b, like=None):
         """op(A) @ op(B) in A's dtype; an array of like's kind (default: the
         device operand's, else NumPy). Host operands are float arrays of A's dtype."""

@@ -168,7 +168,7 @@ class TruncatedSVD(BaseProjection):
         if n >= d:
             G = backend.gram(X)
             backend.record("gram", G)
-            lam, V = _solvers.eigh_desc(G, k)
+            lam, V = backend.eigh_desc(G, k)
             lam = np.where(lam < 0.0, 0.0, lam)
             return V[:, :k].T.copy(), np.sqrt(lam[:k])
         from scipy import linalg

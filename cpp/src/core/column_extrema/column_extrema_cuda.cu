@@ -8,7 +8,8 @@ namespace {
 
 // One thread per (chunk, column): thread t handles column t % cols of chunk
 // t / cols, so a warp reads consecutive columns of the same rows (coalesced
-// for row-major X). Each thread walks its chunk's rows in order.
+// for row-major X). Each thread walks its chunk's rows, U rows' loads in
+// flight before they are pushed.
 template <class T>
 __global__ void extrema_partials_kernel(const T* __restrict__ X, std::int64_t rows, std::int64_t cols,
                                         std::int64_t nchunks, ColExtrema* __restrict__ partials) {
@@ -18,19 +19,37 @@ __global__ void extrema_partials_kernel(const T* __restrict__ X, std::int64_t ro
   const std::int64_t r0 = c * kColStatsChunk;
   const std::int64_t r1 = min(rows, r0 + kColStatsChunk);
   ColExtrema acc;
-  for (std::int64_t i = r0; i < r1; ++i) extrema_detail::push(acc, static_cast<double>(X[i * cols + j]));
+  constexpr int U = 8;
+  std::int64_t i = r0;
+  for (; i + U <= r1; i += U) {
+    T v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = X[(i + u) * cols + j];
+#pragma unroll
+    for (int u = 0; u < U; ++u) extrema_detail::push(acc, static_cast<double>(v[u]));
+  }
+  for (; i < r1; ++i) extrema_detail::push(acc, static_cast<double>(X[i * cols + j]));
   partials[j * nchunks + c] = acc;
 }
 
-// One thread per column: merges the column's chunk partials in chunk order.
-// The extrema rule is order-free, so no tree is needed for identity.
-__global__ void extrema_merge_kernel(const ColExtrema* __restrict__ partials, std::int64_t cols, std::int64_t nchunks,
-                                     ColExtrema* __restrict__ out) {
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (j >= cols) return;
+// One block per column: each thread merges a strided share of the column's
+// chunk partials, then the block halves its results in shared memory. The
+// extrema rule is order-free, so this order gives the bits of any other
+// (the CPU backend merges in chunk order).
+constexpr int kMergeThreads = 256;
+__global__ void __launch_bounds__(kMergeThreads)
+    extrema_merge_kernel(const ColExtrema* __restrict__ partials, std::int64_t nchunks, ColExtrema* __restrict__ out) {
+  __shared__ ColExtrema s[kMergeThreads];
+  const ColExtrema* p = partials + static_cast<std::int64_t>(blockIdx.x) * nchunks;
   ColExtrema acc;
-  for (std::int64_t c = 0; c < nchunks; ++c) acc = extrema_detail::merge(acc, partials[j * nchunks + c]);
-  out[j] = extrema_detail::finish(acc);
+  for (std::int64_t c = threadIdx.x; c < nchunks; c += kMergeThreads) acc = extrema_detail::merge(acc, p[c]);
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  for (int h = kMergeThreads / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) s[threadIdx.x] = extrema_detail::merge(s[threadIdx.x], s[threadIdx.x + h]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = extrema_detail::finish(s[0]);
 }
 
 }  // namespace
@@ -50,8 +69,7 @@ void column_extrema_cuda(const Context& ctx, MatrixView<const T> X, ColExtrema* 
   extrema_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
       xs.view.data, rows, cols, nchunks, partials.data());
   TL_CUDA_CHECK_LAUNCH("extrema_partials_kernel");
-  extrema_merge_kernel<<<static_cast<unsigned>((cols + block - 1) / block), block, 0, stream>>>(partials.data(), cols,
-                                                                                                nchunks, res.data());
+  extrema_merge_kernel<<<static_cast<unsigned>(cols), kMergeThreads, 0, stream>>>(partials.data(), nchunks, res.data());
   TL_CUDA_CHECK_LAUNCH("extrema_merge_kernel");
   TL_CUDA_CHECK(cudaMemcpyAsync(out, res.data(), sizeof(ColExtrema) * cols, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
