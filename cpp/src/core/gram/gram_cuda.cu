@@ -1,18 +1,19 @@
 // CUDA backend of the Gram product: the canonical split-K kernel, and cuBLAS
 // DGEMM for fast mode (order: twinlearn/core/gram.hpp).
+#include "core/cuda/blas.cuh"
+
 #include <algorithm>
 #include <cstdlib>
 #include <vector>
 
-#include "core/cuda/blas.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/gram/gram_common.hpp"
 
 namespace tl::detail {
 namespace {
 
-constexpr int kTile = 128;  // output tile edge
-constexpr int kStep = 8;    // rows staged per step
+constexpr int kTile = 128;   // output tile edge
+constexpr int kStep = 8;     // rows staged per step
 constexpr int kThreads = 256;
 
 // Zc[i, col] for a column of X or of Y (row-major, contiguous).
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-constexpr int kCrossRows = 256;      // rows staged per step by the cross kernel
+constexpr int kCrossRows = 256;     // rows staged per step by the cross kernel
 constexpr int kCrossMaxTargets = 8;  // targets handled by the cross kernel
 
 // Chunk partials of the target columns: entries (j, d + c) for j <= d + c,
@@ -158,10 +159,11 @@ constexpr int kCrossMaxTargets = 8;  // targets handled by the cross kernel
 // consecutive columns of one row). Every entry is one fma chain over the
 // chunk's rows in increasing order: the canonical chain.
 template <class T>
-__global__ void __launch_bounds__(kThreads)
-    gram_cross_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
-                      const T* __restrict__ w, const T* __restrict__ off, std::int64_t n, std::int64_t chunk,
-                      std::int64_t first_chunk, double* __restrict__ P) {
+__global__ void __launch_bounds__(kThreads) gram_cross_kernel(const T* __restrict__ X, std::int64_t d,
+                                                              const T* __restrict__ Y, std::int64_t t,
+                                                              const T* __restrict__ w, const T* __restrict__ off,
+                                                              std::int64_t n, std::int64_t chunk,
+                                                              std::int64_t first_chunk, double* __restrict__ P) {
   __shared__ double ys[kCrossRows][kCrossMaxTargets];
   __shared__ T ss[kCrossRows];
   const std::int64_t D = d + t;
@@ -232,28 +234,21 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
 
 // Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
 // row-major = column-major ldz x rows for cuBLAS; columns D..ldz-1 are
-// padding that no product reads). One warp per row (rows b = warp, warp +
-// warps, ...): its lanes read consecutive entries of the row of X (then of
-// Y) and write consecutive doubles of Z.
-constexpr int kCentreThreads = 256;
+// padding that no product reads). One thread per entry, entry e = b*D + col
+// of the batch (rows * D < 2^32): consecutive threads read consecutive
+// entries of X and write consecutive doubles of Z.
 template <class T>
-__global__ void __launch_bounds__(kCentreThreads)
-    centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
-                       const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0, std::int64_t rows,
-                       std::int64_t ldz, double* __restrict__ Z) {
-  const std::int64_t D = d + t;
-  const int lane = threadIdx.x % 32;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (kCentreThreads / 32);
+__global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
+                                   const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
+                                   unsigned rows, std::int64_t ldz, double* __restrict__ Z) {
+  const unsigned D = static_cast<unsigned>(d + t);
+  const unsigned e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= rows * D) return;
+  const unsigned b = e / D, col = e - b * D;
+  const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
-  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * (kCentreThreads / 32) + threadIdx.x / 32; b < rows;
-       b += warps) {
-    const std::int64_t i = r0 + b;
-    const T s = weighted ? num::sqrt(w[i]) : T(1);
-    double* z = Z + b * ldz;
-#pragma unroll 4
-    for (std::int64_t col = lane; col < D; col += 32)
-      z[col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
-  }
+  const T s = weighted ? num::sqrt(w[i]) : T(1);
+  Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
 // The column split of the fast product: the upper triangle of the D x D
@@ -266,29 +261,6 @@ std::int64_t fast_split(std::int64_t D) {
   return ((D + 1) / 2 + 7) / 8 * 8;
 }
 
-// A stream and events made for one call, destroyed with it.
-struct SideStream {
-  cudaStream_t stream = nullptr;
-  std::vector<cudaEvent_t> events;
-  explicit SideStream(int nevents) : events(static_cast<std::size_t>(nevents), nullptr) {
-    TL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    for (auto& e : events) TL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  }
-  ~SideStream() {  // waits for the stream's work first: the buffers it used are
-                   // released after
-    if (stream) cudaStreamSynchronize(stream);
-    for (auto e : events)
-      if (e) cudaEventDestroy(e);
-    if (stream) cudaStreamDestroy(stream);
-  }
-  SideStream(const SideStream&) = delete;
-  SideStream& operator=(const SideStream&) = delete;
-};
-
-// Fast mode: the batches of rows are widened into two buffers on a side
-// stream while cuBLAS multiplies the previous batch on the context's stream
-// (the widening is memory-bound, the DGEMMs compute-bound, so they overlap).
-// The DGEMMs accumulate the batches in row order on one stream.
 template <class T>
 void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::int64_t t, const T* w, const T* off,
                std::int64_t n, std::vector<double>& batches) {
@@ -297,16 +269,15 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const std::int64_t D = d + t;
   // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels.
   const std::int64_t ldz = (D + 7) / 8 * 8;
-  // Rows per batch: a widened copy of at most 1 GiB, two of them (smaller
-  // batches slowed cuBLAS more than they hid of the widening on the H200).
+  // Rows per batch: a widened copy of at most 1 GiB. (Widening the next
+  // batch on a side stream while cuBLAS multiplied this one was no faster on
+  // the H200: LinearRegression 2M x 256 took 13.5 ms against 12.7 ms, both
+  // kernels slower side by side.)
   // TWINLEARN_GRAM_FAST_BATCH_ROWS overrides it (to test many batches).
   std::int64_t cap = (std::int64_t(1) << 27) / ldz;
   if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_BATCH_ROWS")) cap = std::strtoll(env, nullptr, 10);
   const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, cap));
-  const std::int64_t nbatch = (n + batch_rows - 1) / batch_rows;
-  const int nbuf = nbatch > 1 ? 2 : 1;
-  DeviceBuffer<double> Z[2];
-  for (int k = 0; k < nbuf; ++k) Z[k] = DeviceBuffer<double>(static_cast<std::size_t>(batch_rows * ldz), dev);
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
   CublasLease blas(dev, stream);
   const std::int64_t h = fast_split(D);
@@ -321,31 +292,19 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
     blocks.push_back({0, h, h, D - h});
     blocks.push_back({h, D - h, h, D - h});
   }
-  // Events: 0 = the inputs are ready on `stream`; 1 + k = buffer k widened;
-  // 3 + k = the DGEMMs that read buffer k are done.
-  SideStream side(5);
-  TL_CUDA_CHECK(cudaEventRecord(side.events[0], stream));
-  TL_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.events[0], 0));
-  int sms = 0;
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  for (std::int64_t bi = 0; bi < nbatch; ++bi) {
-    const std::int64_t r0 = bi * batch_rows, rows = std::min(batch_rows, n - r0);
-    const int k = static_cast<int>(bi % nbuf);
-    if (bi >= nbuf) TL_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.events[3 + k], 0));
-    const std::int64_t grid = std::min<std::int64_t>((rows + 7) / 8, static_cast<std::int64_t>(sms) * 8);
-    centre_rows_kernel<T><<<static_cast<unsigned>(grid), kCentreThreads, 0, side.stream>>>(X, d, Y, t, w, off, r0, rows,
-                                                                                           ldz, Z[k].data());
+  for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
+    const std::int64_t rows = std::min(batch_rows, n - r0);
+    const std::int64_t entries = rows * D;
+    centre_rows_kernel<T><<<static_cast<unsigned>((entries + 255) / 256), 256, 0, stream>>>(
+        X, d, Y, t, w, off, r0, static_cast<unsigned>(rows), ldz, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
-    TL_CUDA_CHECK(cudaEventRecord(side.events[1 + k], side.stream));
-    TL_CUDA_CHECK(cudaStreamWaitEvent(stream, side.events[1 + k], 0));
     const double one = 1.0, beta = r0 == 0 ? 0.0 : 1.0;
     // Column-major: Z is ldz x rows, C is D x D with G[j, k] at C[j + k*D].
     for (const Block& bl : blocks)
       TL_CUBLAS_CHECK(cublasDgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(bl.na),
-                                  static_cast<int>(bl.nb), static_cast<int>(rows), &one, Z[k].data() + bl.a0,
-                                  static_cast<int>(ldz), Z[k].data() + bl.b0, static_cast<int>(ldz), &beta,
+                                  static_cast<int>(bl.nb), static_cast<int>(rows), &one, Z.data() + bl.a0,
+                                  static_cast<int>(ldz), Z.data() + bl.b0, static_cast<int>(ldz), &beta,
                                   C.data() + bl.a0 + bl.b0 * D, static_cast<int>(D)));
-    TL_CUDA_CHECK(cudaEventRecord(side.events[3 + k], stream));
   }
   std::vector<double> host(static_cast<std::size_t>(D * D));
   TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
@@ -366,8 +325,8 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t n = X.rows, d = X.cols, t = Y.cols, D = d + t, DD = D * D;
   auto xs = stage_to_device(ctx, X);
-  auto ys =
-      stage_to_device(ctx, MatrixView<const T>(Y.data, t > 0 ? Y.rows : 0, t, Y.row_stride, Y.col_stride, Y.device));
+  auto ys = stage_to_device(ctx, MatrixView<const T>(Y.data, t > 0 ? Y.rows : 0, t, Y.row_stride, Y.col_stride,
+                                                     Y.device));
   auto ws = stage_to_device(ctx, MatrixView<const T>(w.data, w.data ? w.size : 0, 1, w.device));
   const T* wp = w.data ? ws.view.data : nullptr;
   const T* yp = t > 0 ? ys.view.data : nullptr;
@@ -398,8 +357,8 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
     if (npairs > 0) {
       dim3 grid(static_cast<unsigned>(npairs), static_cast<unsigned>(nc));
-      gram_chunk_kernel<T>
-          <<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles, dt, P.data());
+      gram_chunk_kernel<T><<<grid, kThreads, 0, stream>>>(xs.view.data, d, yp, t, wp, offp, n, kGramChunk, c0, ntiles,
+                                                          dt, P.data());
       TL_CUDA_CHECK_LAUNCH("gram_chunk_kernel");
     }
     if (cross) {
@@ -407,7 +366,8 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
                                                                                kGramChunk, c0, P.data());
       TL_CUDA_CHECK_LAUNCH("gram_cross_kernel");
     }
-    gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc, R.data() + b * DD);
+    gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
+                                                                                    R.data() + b * DD);
     TL_CUDA_CHECK_LAUNCH("gram_tree_kernel");
   }
   batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
