@@ -249,24 +249,51 @@ void init_ensemble(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("tree_begin"), nb::arg("tree_end"), nb::arg("acc"));
 
-  // gbdt_link(loss, acc, kind) -> float32 array of acc's shape (host arithmetic of gbdt_predict).
+  // gbdt_link(loss, acc, kind, sklearn_shape=False, float64=False) -> the
+  // float32 values of gbdt_predict from the margins acc (host arithmetic of
+  // gbdt_predict), in acc's shape; with sklearn_shape, in scikit-learn's
+  // (the rule of _proba_from_core and _raw_to_decision, in float32
+  // arithmetic): one probability column p gives the two columns [1 - p, p];
+  // two raw columns give their difference r1 - r0; any other single column
+  // gives a vector. float64 gives the same float32 values as float64 (what
+  // the accelerator hands scikit-learn code, without a conversion per stage).
   m.def(
       "gbdt_link",
       [](const std::string& loss, nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> acc,
-         const std::string& kind) {
+         const std::string& kind, bool sklearn_shape, bool float64) -> nb::object {
         const tl::GbdtLoss l = tl::parse_gbdt_loss(loss);
         const tl::GbdtOutput k = parse_output(kind);
         const std::int64_t n = static_cast<std::int64_t>(acc.shape(0));
         const int D = static_cast<int>(acc.shape(1));
-        std::vector<float> out(static_cast<std::size_t>(n * D));
-        tl::gbdt_link(l, D, acc.data(), n, k, out.data());
-        auto* buf = new float[out.size() ? out.size() : 1];
-        if (!out.empty()) std::memcpy(buf, out.data(), out.size() * sizeof(float));
-        nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<float*>(p); });
-        return nb::ndarray<nb::numpy, float, nb::ndim<2>>(buf, {static_cast<std::size_t>(n), static_cast<std::size_t>(D)},
-                                                         owner);
+        std::vector<float> v(static_cast<std::size_t>(n * D));
+        tl::gbdt_link(l, D, acc.data(), n, k, v.data());
+        std::vector<std::size_t> shape = {static_cast<std::size_t>(n), static_cast<std::size_t>(D)};
+        std::vector<float> shaped;
+        if (sklearn_shape && D == 1 && k == tl::GbdtOutput::Probability) {
+          shaped.resize(static_cast<std::size_t>(2 * n));
+          for (std::int64_t i = 0; i < n; ++i) {
+            shaped[2 * i] = 1.0f - v[i];
+            shaped[2 * i + 1] = v[i];
+          }
+          shape = {static_cast<std::size_t>(n), 2};
+        } else if (sklearn_shape && D == 2 && k == tl::GbdtOutput::Raw) {
+          shaped.resize(static_cast<std::size_t>(n));
+          for (std::int64_t i = 0; i < n; ++i) shaped[i] = v[2 * i + 1] - v[2 * i];
+          shape = {static_cast<std::size_t>(n)};
+        } else if (sklearn_shape && D == 1) {
+          shape = {static_cast<std::size_t>(n)};
+        }
+        const std::vector<float>& out = shaped.empty() ? v : shaped;  // n == 0 leaves both empty
+        auto emit = [&](auto tag) -> nb::object {
+          using T = decltype(tag);
+          auto* buf = new T[out.size() ? out.size() : 1];
+          for (std::size_t i = 0; i < out.size(); ++i) buf[i] = static_cast<T>(out[i]);
+          nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+          return nb::cast(nb::ndarray<nb::numpy, T>(buf, shape.size(), shape.data(), owner));
+        };
+        return float64 ? emit(double{}) : emit(float{});
       },
-      nb::arg("loss"), nb::arg("acc"), nb::arg("kind"));
+      nb::arg("loss"), nb::arg("acc"), nb::arg("kind"), nb::arg("sklearn_shape") = false, nb::arg("float64") = false);
 
   // gbdt_validate(model): raises ValueError naming the first inconsistency.
   m.def("gbdt_validate", [](const nb::dict& model) { model_from_dict(model).validate(); }, nb::arg("model"));

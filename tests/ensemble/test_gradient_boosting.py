@@ -244,6 +244,36 @@ def test_staged_predictions_end_at_predict():
     assert bits(reg.predict(X, n_trees=3)) == bits(list(reg.staged_predict(X))[2])
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sklearn_shaped_stages_follow_the_python_rule(n_classes):
+    # The scikit-learn-shaped staged outputs are shaped in the core binding
+    # (gbdt_link's sklearn_shape); each stage must equal the float32 rule of
+    # _proba_from_core / _raw_to_decision applied to the plain stage, and the
+    # float64 outputs asked by twinlearn.accel must hold the same values.
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4, n_classes=n_classes,
+                               random_state=3)
+    clf = GradientBoostingClassifier(n_estimators=9, device="cpu").fit(X, y)
+    plain_p = list(clf._staged_core(X, "probability"))
+    plain_r = list(clf._staged_core(X, "raw"))
+    proba, dec = list(clf.staged_predict_proba(X)), list(clf.staged_decision_function(X))
+    assert len(proba) == len(dec) == 9
+    for p, r, sp_, sd in zip(plain_p, plain_r, proba, dec):
+        assert sp_.dtype == np.float32 and sd.dtype == np.float32
+        assert bits(sp_) == bits(clf._proba_from_core(p))
+        assert bits(sd) == bits(clf._raw_to_decision(r))
+    assert bits(proba[-1]) == bits(clf.predict_proba(X))
+    clf._tl_float64_output = True
+    for a, b in zip(clf.staged_predict_proba(X), proba):
+        assert a.dtype == np.float64 and bits(a) == bits(b.astype(np.float64))
+    for a, b in zip(clf.staged_decision_function(X), dec):
+        assert a.dtype == np.float64 and bits(a) == bits(b.astype(np.float64))
+    reg = GradientBoostingRegressor(n_estimators=5, device="cpu").fit(X, y.astype(float))
+    vals = list(reg.staged_predict(X))
+    assert vals[-1].dtype == np.float32 and vals[-1].shape == (600,) and bits(vals[-1]) == bits(reg.predict(X))
+    reg._tl_float64_output = True
+    assert all(bits(a) == bits(b.astype(np.float64)) for a, b in zip(reg.staged_predict(X), vals))
+
+
 def test_early_stopping_and_best_model():
     X, y = higgs_like(n=4000, d=8, seed=7)
     Xtr, Xte, ytr, yte = split(X, y)

@@ -95,21 +95,20 @@ _NEIGHBOR_KWARGS = ("n_neighbors", "return_distance", "mode", "radius", "sort_re
 _NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
 
 
-def _float64(method, out):
-    """twinlearn's float32 predictions as scikit-learn's float64."""
+def _hgb_configure(tl):
+    """The twinlearn estimator yields its staged predictions as float64 (the
+    float32 values): scikit-learn's dtype with no conversion per stage."""
+    tl._tl_float64_output = True
+
+
+def _hgb_output(method, out):
+    """twinlearn's float32 predictions as scikit-learn's float64; the staged
+    ones already are (_hgb_configure), so their generator is handed on as is."""
     if method.startswith("staged_"):
-        return _staged_float64(out)
+        return out
     if isinstance(out, np.ndarray) and out.dtype == np.float32:
         return out.astype(np.float64)
     return out
-
-
-def _staged_float64(stages):
-    """_float64 of each stage, with the per-stage work kept to the conversion
-    (a call per stage doubled the accelerator's time on staged predictions)."""
-    f32, f64 = np.dtype(np.float32), np.float64
-    for out in stages:
-        yield out.astype(f64) if isinstance(out, np.ndarray) and out.dtype == f32 else out
 
 
 def _hgb_translate(params):
@@ -644,7 +643,8 @@ ENTRIES = (
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
-        output=_float64,
+        output=_hgb_output,
+        configure=_hgb_configure,
         kwargs=("sample_weight",),
         allow_nan=True,
         min_rows=DEFAULT_MIN_ROWS,
@@ -668,7 +668,8 @@ ENTRIES = (
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
-        output=_float64,
+        output=_hgb_output,
+        configure=_hgb_configure,
         kwargs=("sample_weight",),
         allow_nan=True,
         min_rows=DEFAULT_MIN_ROWS,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import types
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -23,8 +24,8 @@ def _data(task, n, d, rng):
 
 
 def _consume(out):
-    """Run a generator (staged predictions) to its end."""
-    if isinstance(out, types.GeneratorType):
+    """Run an iterator (staged predictions) to its end."""
+    if isinstance(out, Iterator):
         for _ in out:
             pass
     return out

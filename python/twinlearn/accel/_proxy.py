@@ -233,6 +233,7 @@ def _make_method(rs, name, holder):
     has_device = "device" in rs.tl_param_names
     has_set_output = hasattr(rs.twinlearn_cls, "set_output")
     convert = rs.entry.output
+    configure = rs.entry.configure
 
     def fallback(self, kind, reason, args, kwargs):
         return _run_sklearn(self, base_fn, est_name, name, is_fit, kind, reason, args, kwargs)
@@ -302,6 +303,8 @@ def _make_method(rs, name, holder):
                     tl.set_params(**tl_params)
             else:
                 tl = rs.twinlearn_cls(**rs.translate(params))
+                if configure is not None:
+                    configure(tl)
                 if has_set_output:
                     # The output container follows this object's configuration (below).
                     tl.set_output(transform="default")

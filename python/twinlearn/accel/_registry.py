@@ -163,6 +163,10 @@ class Entry:
     output :
         ``(method, value) -> value`` applied to what a routed twinlearn call
         returns (for example float32 predictions given as scikit-learn's float64).
+    configure :
+        ``(twinlearn estimator) -> None`` called on each twinlearn estimator
+        the accelerator creates, before its fit (for example to ask for
+        outputs in scikit-learn's dtype).
     example : mapping
         Parameters (over the defaults) that twinlearn serves, for generated
         runs (overhead measurement, tests), when the defaults are not served.
@@ -190,6 +194,7 @@ class Entry:
     #: names ``derive`` may return as :class:`Lazy`
     lazy: tuple = ()
     output: Callable | None = None
+    configure: Callable | None = None
     example: Mapping = dataclasses.field(default_factory=dict)
     notes: str = ""
 

@@ -356,7 +356,11 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             return _array.from_numpy_like(orig, out)
         return out
 
-    def _staged_core(self, X, kind):
+    def _staged_core(self, X, kind, sklearn_shape=False):
+        """The predictions after each tree, NumPy: float32 (n, n_outputs), or
+        with sklearn_shape in scikit-learn's shape (gbdt_link). An estimator
+        whose ``_tl_float64_output`` is set (twinlearn.accel's, serving
+        scikit-learn code) yields the same values as float64."""
         check_is_fitted(self)
         device = self._tl_device(X)
         X, _ = self._check_X(X, device, reset=False)
@@ -365,9 +369,10 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         model = self._model_dict()
         acc = np.empty((X.shape[0], self.n_outputs_), dtype=np.float64)
         acc[:] = self.base_score_[None, :]
+        f64 = self.__dict__.get("_tl_float64_output", False)
         for t in range(len(self.tree_depth_)):
             mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
-            yield np.asarray(mod.gbdt_link(self._loss_name, acc, kind))
+            yield mod.gbdt_link(self._loss_name, acc, kind, sklearn_shape, f64)
 
     def _core_loss_param(self):
         return 0.0
@@ -1244,12 +1249,10 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
             yield self._labels_from_raw(raw)
 
     def staged_predict_proba(self, X):
-        for p in self._staged_core(X, "probability"):
-            yield self._proba_from_core(p)
+        return self._staged_core(X, "probability", sklearn_shape=True)
 
     def staged_decision_function(self, X):
-        for raw in self._staged_core(X, "raw"):
-            yield self._raw_to_decision(raw)
+        return self._staged_core(X, "raw", sklearn_shape=True)
 
 
 class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
@@ -1346,5 +1349,4 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         return self._predict_core(X, self._value_kind())[:, 0]
 
     def staged_predict(self, X):
-        for v in self._staged_core(X, self._value_kind()):
-            yield v[:, 0]
+        return self._staged_core(X, self._value_kind(), sklearn_shape=True)
