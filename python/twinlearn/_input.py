@@ -46,17 +46,23 @@ def check_n_features(est, d, *, reset):
         )
 
 
-def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
+def nan_message(name):
+    """scikit-learn's error for NaN in the X of estimator `name` (which rejects it)."""
+    return f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively."
+
+
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True, find_nan=True):
     X = _array.as_device_matrix(X, "X")
     name = type(est).__name__
     check_device_shape(X, name)
     check_n_features(est, X.shape[1], reset=reset)
     # With NaN allowed, a fit finds infinities in its own column reduction.
     want_inf = find_inf and (not allow_nan or not for_fit)
-    if not allow_nan or want_inf:
+    want_nan = find_nan and not allow_nan
+    if want_nan or want_inf:
         has_nan, has_inf = _array.device_nonfinite(X)
-        if not allow_nan and has_nan:
-            raise ValueError(f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively.")
+        if want_nan and has_nan:
+            raise ValueError(nan_message(name))
         if want_inf and has_inf:
             raise ValueError(INF_MESSAGE)
     if copy:
@@ -64,7 +70,8 @@ def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True):
     return X
 
 
-def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True):
+def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True,
+            device_nonfinite=True):
     """X as a C-contiguous float32/float64 array the backend for `device` accepts.
 
     Device arrays are kept on their device when `device` is a GPU and copied
@@ -73,6 +80,10 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
     reduction sees them anyway, which saves a pass over the data).
     With ``find_inf=False`` infinities are never looked for here: the caller's
     kernel counts them in the pass that does the work, and the caller raises.
+    With ``device_nonfinite=False`` a device array kept on its device is not
+    searched for NaN or infinities here either: the caller's first pass over
+    it (column statistics) counts both, and the caller raises
+    (``raise_nonfinite``).
     """
     if _array.is_device_array(X):
         if device == "cpu":
@@ -81,7 +92,8 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
                 find_inf=find_inf,
             )
         return _check_device_X(
-            est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan, find_inf=find_inf
+            est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
+            find_inf=find_inf and device_nonfinite, find_nan=device_nonfinite,
         )
     if not find_inf:
         finite = False if allow_nan else True
@@ -98,6 +110,17 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
         copy=copy,
         force_writeable=not for_fit,
     )
+
+
+def raise_nonfinite(name, n_rows, count, n_inf):
+    """scikit-learn's error (for estimator `name`) for the NaN or infinities
+    that column statistics of X found: per column, `count` values neither NaN nor infinite and
+    `n_inf` infinite ones, of `n_rows` (NaN is reported first, as scikit-learn does)."""
+    count, n_inf = np.asarray(count), np.asarray(n_inf)
+    if (count + n_inf < n_rows).any():
+        raise ValueError(nan_message(name))
+    if (n_inf > 0).any():
+        raise ValueError(INF_MESSAGE)
 
 
 def check_sample_weight(sample_weight, X):

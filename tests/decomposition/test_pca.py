@@ -331,3 +331,53 @@ def test_device_arrays_stay_on_device(lib):
     ref = PCA(5, device="cpu", numeric_mode="identical").fit(X)
     assert bits(p.components_) == bits(ref.components_)
     assert bits(host) == bits(ref.transform(X))
+
+
+def test_nonfinite_found_by_column_stats():
+    # Device input of PCA and TruncatedSVD is not searched for NaN and
+    # infinities before the fit: the first pass, column_stats, counts them.
+    from twinlearn import _backend
+    from twinlearn._input import raise_nonfinite
+    from twinlearn.decomposition._solvers import Backend
+
+    core = _backend.core()
+    backend = Backend(core, core.Context("cpu", 1, "identical"), "PCA")
+    X = spectrum_data(n=40, d=5)
+    n, _, _ = backend.column_stats(X, require_finite=True)
+    assert (n == 40).all()
+    for bad, msg in ((np.nan, "Input X contains NaN.\nPCA does not accept"), (np.inf, "infinity"),
+                     (-np.inf, "infinity")):
+        Xb = X.copy()
+        Xb[7, 2] = bad
+        with pytest.raises(ValueError, match=msg):
+            backend.column_stats(Xb, require_finite=True)
+        backend.column_stats(Xb)  # asked for nothing: no error
+    # NaN is reported before infinities, as scikit-learn does.
+    with pytest.raises(ValueError, match="NaN"):
+        raise_nonfinite("PCA", 5, np.array([4, 5]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="infinity"):
+        raise_nonfinite("PCA", 5, np.array([5, 4]), np.array([0, 1]))
+    raise_nonfinite("PCA", 5, np.array([5, 5]), np.array([0, 0]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+@pytest.mark.parametrize("name", ["PCA", "TruncatedSVD"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_device_nonfinite_input_raises_as_scikit_learn(lib, name, bad):
+    from twinlearn.decomposition import TruncatedSVD
+
+    mod = pytest.importorskip(lib)
+    X = spectrum_data(n=300, d=8, dtype=np.float32)
+    X[17, 3] = bad
+    if lib == "torch":
+        if not mod.cuda.is_available():
+            pytest.skip("PyTorch without CUDA")
+        Xd = mod.as_tensor(X, device="cuda")
+    else:
+        Xd = mod.asarray(X)
+    cls = PCA if name == "PCA" else TruncatedSVD
+    msg = f"Input X contains NaN.\n{name} does not accept" if np.isnan(bad) else "Input X contains infinity"
+    for mode in ("fast", "identical"):
+        with pytest.raises(ValueError, match=msg):
+            cls(2, device="cuda:0", numeric_mode=mode).fit(Xd)

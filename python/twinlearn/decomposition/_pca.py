@@ -199,7 +199,7 @@ class PCA(BasePCA):
         return as_caller_type(orig, self._transform_checked(backend, Xc), backend)
 
     def _fit(self, X):
-        X, backend, device = fit_input(self, X)
+        X, backend, device = fit_input(self, X, finite_by_stats=True)
         n, d = X.shape
         n_components = self.n_components
         if n_components is None:
@@ -208,7 +208,7 @@ class PCA(BasePCA):
         self._fit_svd_solver = solver
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
 
-        count, mean64, m2 = backend.column_stats(X)
+        count, mean64, m2 = backend.column_stats(X, require_finite=True)
         mean = mean64.astype(dtype)
         backend.record("mean_", mean)
         if solver in ("full", "covariance_eigh"):

@@ -20,6 +20,7 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from .. import _array, _backend, identity
+from .._input import raise_nonfinite
 from ..linalg._linalg import gram_matrix
 
 #: Philox stream of the random projections (docs/NUMERICS.md, rule 5).
@@ -98,9 +99,13 @@ class Backend:
         if identity.enabled():
             identity.record(f"{self.tag}.{stage}", self.host(a))
 
-    def column_stats(self, X):
-        """(count, mean, m2) per column, float64 NumPy (canonical order)."""
+    def column_stats(self, X, require_finite=False):
+        """(count, mean, m2) per column, float64 NumPy (canonical order).
+        require_finite: scikit-learn's error when X holds NaN or infinities
+        (the counts show them)."""
         w, mean, m2, n, ninf = np.asarray(self.mod.column_stats(self.ctx, X, None))
+        if require_finite:
+            raise_nonfinite(self.tag, X.shape[0], n, ninf)
         return n, mean, m2
 
     def gram(self, X, offset=None):

@@ -134,8 +134,9 @@ class TruncatedSVD(BaseProjection):
         X_new : array of shape (n_samples, n_components), the caller's array type
         """
         orig = X
-        X, backend, device = fit_input(self, X, min_features=2)
+        X, backend, device = fit_input(self, X, min_features=2, finite_by_stats=True)
         n, d = X.shape
+        _, _, m2 = backend.column_stats(X, require_finite=True)
         k = self.n_components
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
         if self.algorithm == "arpack":
@@ -153,7 +154,6 @@ class TruncatedSVD(BaseProjection):
         X_new = project(backend, X, self.components_)
         backend.record("transform", X_new)
         _, _, m2_new = backend.column_stats(X_new)
-        _, _, m2 = backend.column_stats(X)
         with np.errstate(divide="ignore", invalid="ignore"):
             exp_var = m2_new / n
             full_var = (m2 / n).sum()
