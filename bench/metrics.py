@@ -8,6 +8,7 @@ dataset and shared by all contenders.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -29,12 +30,43 @@ def _sample(n: int) -> slice:
     return slice(0, n, max(1, -(-n // QUALITY_ROWS)))
 
 
+class HostOutputs(Mapping):
+    """A contender's outputs (step method -> output, wherever it lives) read
+    as NumPy: each is copied to the host on first use; ``rows(key, sl)``
+    copies only the rows `sl` of one (a metric that samples rows of a large
+    device output moves the sample, not the whole matrix)."""
+
+    def __init__(self, raw: Mapping):
+        self._raw = raw
+        self._host: dict = {}
+
+    def __getitem__(self, key):
+        if key not in self._host:
+            self._host[key] = to_host(self._raw[key])
+        return self._host[key]
+
+    def rows(self, key, sl: slice) -> np.ndarray:
+        if key in self._host:
+            return self._host[key][sl]
+        return to_host(self._raw[key][sl])
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self):
+        return len(self._raw)
+
+
 @dataclass
 class Evaluation:
     data: Any  # the host Dataset
-    outputs: dict  # step method -> host output (NumPy array or tuple of arrays)
+    outputs: Mapping  # step method -> output; read as NumPy (wrapped in HostOutputs)
     model: Any  # the fitted estimator of the last run
     call: Callable[..., Any]  # call("predict", "X_test") -> host output, untimed
+
+    def __post_init__(self):
+        if not isinstance(self.outputs, HostOutputs):
+            self.outputs = HostOutputs(self.outputs)
 
     def attr(self, name: str) -> np.ndarray:
         return np.asarray(to_host(getattr(self.model, name)), dtype=np.float64)
@@ -102,7 +134,7 @@ def _max_abs_error(ev: Evaluation, key: str | None, reference=None, rowwise=None
         shift, div = ev.data.reference(key, lambda: reference(X))  # statistics of all rows
         rowwise = lambda x: (x - shift) / div  # noqa: E731
     rows = _sample(X.shape[0])
-    X, out = X[rows], ev.outputs["fit_transform"][rows]
+    X, out = X[rows], ev.outputs.rows("fit_transform", rows)
     err = 0.0
     for b in _blocks(X.shape[0]):
         ref = rowwise(X[b].astype(np.float64))

@@ -44,7 +44,8 @@ class RunConfig:
 
 
 class _Inputs:
-    """The host dataset converted, on first use, to one contender's input kind."""
+    """The host dataset converted, on first use, to one input kind (shared by
+    the contenders of that kind in a workload)."""
 
     def __init__(self, data, kind: str, device: str):
         self._data, self._kind, self._device = data, kind, device
@@ -87,8 +88,10 @@ def _warm_up(contender: Contender, inst: Instance | None, cfg: RunConfig, sync) 
         pass
 
 
-def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality: bool) -> dict:
-    inputs = _Inputs(inst.data, contender.input, cfg.device)
+def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality: bool,
+             inputs: _Inputs | None = None) -> dict:
+    if inputs is None:
+        inputs = _Inputs(inst.data, contender.input, cfg.device)
     for step in inst.workload.steps:  # move data before the memory probes start
         for key in step.args:
             inputs[key]
@@ -131,15 +134,18 @@ def _quality(inst: Instance, est, outputs: dict, inputs: _Inputs) -> dict:
     def call(method, *keys):
         return to_host(getattr(est, method)(*[inputs[k] for k in keys]))
 
-    ev = metrics.Evaluation(inst.data, {k: to_host(v) for k, v in outputs.items()}, est, call)
+    ev = metrics.Evaluation(inst.data, metrics.HostOutputs(outputs), est, call)
     try:
         return {"quality": inst.workload.quality.fn(ev)}
     except Exception as exc:
         return {"quality": {}, "quality_error": f"{type(exc).__name__}: {exc}"}
 
 
-def measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality=True) -> dict:
-    """The record of one contender on one workload instance; never raises."""
+def measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_quality=True,
+            inputs: _Inputs | None = None) -> dict:
+    """The record of one contender on one workload instance; never raises.
+    inputs: the instance's data already converted to the contender's input
+    kind (shared by the contenders of one kind), else converted here."""
     rec = contender.describe()
     if not contender.ready:
         return rec
@@ -147,7 +153,7 @@ def measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_qua
         warnings.simplefilter("always")
         try:
             with contender.context() if contender.context else nullcontext():
-                rec.update(_measure(contender, inst, cfg, sync, with_quality))
+                rec.update(_measure(contender, inst, cfg, sync, with_quality, inputs))
             rec["status"] = OK
         except Exception as exc:
             rec["status"] = ERROR
@@ -267,20 +273,27 @@ class Runner:
             if inst is not None:
                 rec["params"] = _params_record(inst)
                 small = _instance(wl, scale.with_rows(min(scale.rows, WARMUP_ROWS)), self.cfg, {})
+        # The data converted once per input kind (a device copy), shared by
+        # the contenders of that kind (every run already reuses its inputs).
+        shared: dict[str, _Inputs] = {}
         for c in contenders:
             self.progress.update(f"{wl.name}: {c.name}")
             if inst is None and c.ready:
                 r = c.describe()
                 r.update(status=ERROR, reason=f"no data: {rec.get('data_error')}")
             else:
-                r = self._measure_once(c, inst, small, wl.name)
+                if inst is not None and c.input not in shared:
+                    shared[c.input] = _Inputs(inst.data, c.input, self.cfg.device)
+                r = self._measure_once(c, inst, small, wl.name, shared.get(c.input))
             rec["contenders"].append(r)
+        shared.clear()
+        release_device_memory(self.cfg.device)
         add_speedups(rec["contenders"])
         # Everything the workload cost: data, warm-ups, transfers, timed runs, quality.
         rec["wall_s"] = time.perf_counter() - t0
         return rec
 
-    def _measure_once(self, c: Contender, inst: Instance | None, small, workload: str) -> dict:
+    def _measure_once(self, c: Contender, inst: Instance | None, small, workload: str, inputs=None) -> dict:
         """measure(), or the record of the same measurement made earlier in
         this run (marked ``same_as``)."""
         key = c.same(inst) if c.same is not None and c.ready and inst is not None else None
@@ -292,8 +305,8 @@ class Runner:
             return r
         t0 = time.perf_counter()
         _warm_up(c, small, self.cfg, self.sync)
-        r = measure(c, inst, self.cfg, self.sync)
-        r["wall_s"] = time.perf_counter() - t0  # warm-up, input transfer, runs and quality
+        r = measure(c, inst, self.cfg, self.sync, inputs=inputs)
+        r["wall_s"] = time.perf_counter() - t0  # warm-up, input transfer (first of its kind), runs and quality
         if key is not None and r["status"] == OK:
             self._measured[key] = (workload, r)
         return r

@@ -490,3 +490,54 @@ def test_categorical_dataset_holds_category_codes():
     scale = wl.scales["cuda"]
     assert wl.resolve_params(scale, None, "twinlearn")["cat_features"] == [17, 18, 19]
     assert wl.resolve_params(scale, None, "sklearn")["categorical_features"] == [17, 18, 19]
+
+
+class _FakeDeviceArray:
+    """Stands for a device array: to_host() copies it through get(); records
+    the rows each copy moved."""
+
+    __module__ = "cupy._fake"
+    copied: list = []
+
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, key):
+        return _FakeDeviceArray(self.a[key])
+
+    def get(self):
+        _FakeDeviceArray.copied.append(self.a.shape[0])
+        return self.a
+
+
+def test_quality_moves_only_the_sampled_rows_of_a_device_output():
+    n = 3 * metrics.QUALITY_ROWS + 5
+    out = np.arange(2 * n, dtype=np.float64).reshape(n, 2)
+    _FakeDeviceArray.copied = []
+    host = metrics.HostOutputs({"fit_transform": _FakeDeviceArray(out), "other": out[:3]})
+    sl = metrics._sample(n)
+    assert np.array_equal(host.rows("fit_transform", sl), out[sl])
+    assert _FakeDeviceArray.copied == [out[sl].shape[0]] and out[sl].shape[0] <= metrics.QUALITY_ROWS
+    assert np.array_equal(host["fit_transform"], out)  # the whole output, once, when a metric asks
+    assert _FakeDeviceArray.copied[-1] == n
+    host.rows("fit_transform", sl)
+    assert len(_FakeDeviceArray.copied) == 2  # later rows come from the host copy
+    assert set(host) == {"fit_transform", "other"} and len(host) == 2
+
+
+def test_contenders_of_one_input_kind_share_the_converted_data(monkeypatch, tmp_path):
+    # Each key of the workload's data is converted once per input kind, not
+    # once per contender (the warm-ups on the small slice convert their own).
+    calls = []
+    real = runner.to_input
+
+    def counting(a, kind, device):
+        if isinstance(a, np.ndarray) and a.shape[0] > runner.WARMUP_ROWS:
+            calls.append(kind)
+        return real(a, kind, device)
+
+    monkeypatch.setattr(runner, "to_input", counting)
+    result, _, _ = run_bench(tmp_path, "--only", "standard_scaler", "--sizes", "cpu", "--repeats", "1")
+    recs = [r for r in result["workloads"][0]["contenders"] if r["status"] == "ok"]
+    kinds = {r["input"] for r in recs}
+    assert len(recs) > len(kinds) and calls.count("numpy") == 1 and len(calls) == len(kinds)
