@@ -313,17 +313,21 @@ def test_fast_mode_on_gpu(dtype, n_components):
     assert_close(np.atleast_1d(fast.noise_variance_), np.atleast_1d(ref.noise_variance_), tol_for(dtype), "noise")
 
 
+def on_device(mod, lib, X):
+    """X as a CuPy array or a PyTorch CUDA tensor (skips without CUDA PyTorch)."""
+    if lib == "torch":
+        if not mod.cuda.is_available():
+            pytest.skip("PyTorch without CUDA")
+        return mod.as_tensor(X, device="cuda")
+    return mod.asarray(X)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 def test_device_arrays_stay_on_device(lib):
     mod = pytest.importorskip(lib)
     X = spectrum_data(n=2000, d=20, dtype=np.float32)
-    if lib == "torch":
-        if not mod.cuda.is_available():
-            pytest.skip("PyTorch without CUDA")
-        Xd = mod.as_tensor(X, device="cuda")
-    else:
-        Xd = mod.asarray(X)
+    Xd = on_device(mod, lib, X)
     p = PCA(5, numeric_mode="identical").fit(Xd)
     assert p.device_used() == "cuda:0"
     out = p.transform(Xd)
@@ -370,12 +374,7 @@ def test_device_nonfinite_input_raises_as_scikit_learn(lib, name, bad):
     mod = pytest.importorskip(lib)
     X = spectrum_data(n=300, d=8, dtype=np.float32)
     X[17, 3] = bad
-    if lib == "torch":
-        if not mod.cuda.is_available():
-            pytest.skip("PyTorch without CUDA")
-        Xd = mod.as_tensor(X, device="cuda")
-    else:
-        Xd = mod.asarray(X)
+    Xd = on_device(mod, lib, X)
     cls = PCA if name == "PCA" else TruncatedSVD
     msg = f"Input X contains NaN.\n{name} does not accept" if np.isnan(bad) else "Input X contains infinity"
     for mode in ("fast", "identical"):

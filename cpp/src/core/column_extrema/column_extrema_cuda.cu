@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "core/column_extrema/column_extrema_impl.hpp"
+#include "core/column_stats/chunk_rows.cuh"
 #include "core/cuda/memory.cuh"
 
 namespace tl::detail {
@@ -19,16 +20,7 @@ __global__ void extrema_partials_kernel(const T* __restrict__ X, std::int64_t ro
   const std::int64_t r0 = c * kColStatsChunk;
   const std::int64_t r1 = min(rows, r0 + kColStatsChunk);
   ColExtrema acc;
-  constexpr int U = 8;
-  std::int64_t i = r0;
-  for (; i + U <= r1; i += U) {
-    T v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = X[(i + u) * cols + j];
-#pragma unroll
-    for (int u = 0; u < U; ++u) extrema_detail::push(acc, static_cast<double>(v[u]));
-  }
-  for (; i < r1; ++i) extrema_detail::push(acc, static_cast<double>(X[i * cols + j]));
+  for_chunk_rows<8>(X, cols, j, r0, r1, [&](std::int64_t, T x) { extrema_detail::push(acc, static_cast<double>(x)); });
   partials[j * nchunks + c] = acc;
 }
 

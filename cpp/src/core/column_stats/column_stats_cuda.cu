@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/column_stats/chunk_rows.cuh"
 #include "core/column_stats/column_stats_impl.hpp"
 #include "core/cuda/memory.cuh"
 #include "twinlearn/core/tree.hpp"
@@ -22,20 +23,10 @@ __global__ void chunk_partials_kernel(const T* __restrict__ X, const T* __restri
   const std::int64_t r0 = c * kColStatsChunk;
   const std::int64_t r1 = min(rows, r0 + kColStatsChunk);
   ChunkAcc acc;
-  constexpr int U = 8;  // loads in flight per thread before they are accumulated (in row order)
-  std::int64_t i = r0;
-  for (; i + U <= r1; i += U) {
-    T v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = X[(i + u) * cols + j];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      colstats_detail::push(acc, static_cast<double>(v[u]), w ? static_cast<double>(w[i + u]) : 1.0);
-  }
-  for (; i < r1; ++i) {
-    const double wi = w ? static_cast<double>(w[i]) : 1.0;
-    colstats_detail::push(acc, static_cast<double>(X[i * cols + j]), wi);
-  }
+  // 8 loads in flight per thread before they are accumulated (in row order).
+  for_chunk_rows<8>(X, cols, j, r0, r1, [&](std::int64_t i, T x) {
+    colstats_detail::push(acc, static_cast<double>(x), w ? static_cast<double>(w[i]) : 1.0);
+  });
   partials[j * nchunks + c] = colstats_detail::finish(acc);
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/cuda/check.cuh"
+#include "core/cuda/device_slot.cuh"
 
 namespace tl::detail {
 
@@ -13,28 +14,8 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
   throw CudaError(msg);
 }
 
-namespace {
-
-struct DeviceHandle {
-  std::mutex mu;
-  cublasHandle_t h = nullptr;
-};
-
-DeviceHandle& device_handle(int device) {
-  static std::mutex mu;
-  static auto* handles = new std::vector<DeviceHandle*>();  // never destroyed: handles outlive static teardown
-  std::lock_guard<std::mutex> lock(mu);
-  TL_REQUIRE(device >= 0, ValueError, "device ordinal ", device, " is out of range");
-  if (device >= static_cast<int>(handles->size())) handles->resize(device + 1, nullptr);
-  DeviceHandle*& d = (*handles)[device];
-  if (!d) d = new DeviceHandle();
-  return *d;
-}
-
-}  // namespace
-
 CublasLease::CublasLease(int device, cudaStream_t stream) {
-  DeviceHandle& d = device_handle(device);
+  DeviceSlot<cublasHandle_t>& d = device_slot<cublasHandle_t>(device);
   lock_ = std::unique_lock<std::mutex>(d.mu);
   if (!d.h) {
     TL_CUBLAS_CHECK(cublasCreate(&d.h));

@@ -9,9 +9,7 @@ void sym_eigh_device(const Context& ctx, const double* A, std::int64_t d, double
   TL_REQUIRE((A && w && V) || d == 0, ValueError, "sym_eigh: no data");
   if (d == 0) return;
   ctx.dispatch(
-      [&] {
-        throw NotAvailable("sym_eigh_device needs a CUDA context: the CPU backend diagonalizes with LAPACK");
-      },
+      [&] { throw NotAvailable("sym_eigh_device needs a CUDA context: the CPU backend diagonalizes with LAPACK"); },
       [&] { detail::sym_eigh_cuda(ctx, A, d, w, V); });
 }
 

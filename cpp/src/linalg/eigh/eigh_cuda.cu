@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/cuda/device_slot.cuh"
 #include "core/cuda/memory.cuh"
 #include "linalg/eigh/eigh_impl.hpp"
 
@@ -18,21 +19,6 @@ void check_solver(cusolverStatus_t st, const char* call) {
   throw CudaError(msg);
 }
 
-struct SolverHandle {
-  std::mutex mu;
-  cusolverDnHandle_t h = nullptr;
-};
-
-SolverHandle& solver_handle(int device) {
-  static std::mutex mu;
-  static auto* handles = new std::vector<SolverHandle*>();  // never destroyed: handles outlive static teardown
-  std::lock_guard<std::mutex> lock(mu);
-  if (device >= static_cast<int>(handles->size())) handles->resize(device + 1, nullptr);
-  SolverHandle*& s = (*handles)[device];
-  if (!s) s = new SolverHandle();
-  return *s;
-}
-
 }  // namespace
 
 void sym_eigh_cuda(const Context& ctx, const double* A, std::int64_t d, double* w, double* V) {
@@ -40,7 +26,7 @@ void sym_eigh_cuda(const Context& ctx, const double* A, std::int64_t d, double* 
   const int dev = ctx.device().id;
   tl::detail::DeviceGuard guard(dev);
   cudaStream_t stream = ::tl_stream(ctx);
-  SolverHandle& sh = solver_handle(dev);
+  auto& sh = tl::detail::device_slot<cusolverDnHandle_t>(dev);
   std::lock_guard<std::mutex> lock(sh.mu);
   if (!sh.h) check_solver(cusolverDnCreate(&sh.h), "cusolverDnCreate");
   check_solver(cusolverDnSetStream(sh.h, stream), "cusolverDnSetStream");
