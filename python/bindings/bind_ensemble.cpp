@@ -135,6 +135,7 @@ void init_ensemble(nb::module_& m) {
         p.max_depth = nb::cast<int>(params["max_depth"]);
         if (params.contains("grow_policy"))
           p.grow_policy = tl::parse_gbdt_grow_policy(nb::cast<std::string>(params["grow_policy"]));
+        if (params.contains("max_leaves")) p.max_leaves = nb::cast<int>(params["max_leaves"]);
         p.learning_rate = nb::cast<double>(params["learning_rate"]);
         p.l2_leaf_reg = nb::cast<double>(params["l2_leaf_reg"]);
         p.border_count = nb::cast<int>(params["border_count"]);

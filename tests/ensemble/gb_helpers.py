@@ -1,5 +1,6 @@
 """Helpers shared by the gradient-boosting tests: bit-exact comparison of
-arrays and fitted models, and the HIGGS-like fixture."""
+arrays and fitted models, the HIGGS-like fixture, and a plain walk of the
+per-node tree layout (Depthwise, Lossguide)."""
 
 import numpy as np
 
@@ -29,3 +30,35 @@ def higgs_like(n=6000, d=12, seed=0):
     X[rng.random((n, d)) < 0.02] = np.nan
     return X, y
 
+
+def trees(est):
+    """Per tree: (depth, its split-entry slice, its leaf-value slice)."""
+    out = []
+    s = l = 0
+    for d in est.tree_depth_.astype(np.int64):
+        d = int(d)
+        c, nl = (1 << d) - 1, (1 << d) * est.n_outputs_
+        out.append((d, slice(s, s + c), slice(l, l + nl)))
+        s, l = s + c, l + nl
+    return out
+
+
+def numpy_raw(est, X):
+    """The raw margins by a plain walk of the Depthwise layout (docs/GBDT_MODEL_FORMAT.md):
+    node (l, p) at entry 2**l - 1 + p, -1 sends left, NaN right only under nan_mode='Max';
+    accumulated in double in tree order, then float32."""
+    X = np.asarray(X, dtype=np.float64)
+    n, D = X.shape[0], est.n_outputs_
+    acc = np.tile(est.base_score_, (n, 1)).astype(np.float64)
+    nan_right = est.nan_mode == "Max"
+    for d, ss, ls in trees(est):
+        feat, border = est.split_feature_[ss], est.split_border_[ss]
+        leaf = np.zeros(n, dtype=np.int64)
+        for level in range(d):
+            slot = (1 << level) - 1 + leaf
+            f = feat[slot]
+            v = X[np.arange(n), np.maximum(f, 0)]
+            right = np.where(np.isnan(v), nan_right, v > border[slot]) & (f >= 0)
+            leaf |= right.astype(np.int64) << level
+        acc = acc + est.leaf_values_[ls].reshape(-1, D)[leaf]
+    return acc.astype(np.float32)

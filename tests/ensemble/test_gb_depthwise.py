@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, GradientBoostingClassifier
-from gb_helpers import MODEL_ATTRS, bits, higgs_like
+from gb_helpers import MODEL_ATTRS, bits, higgs_like, numpy_raw, trees
 from gb_helpers import assert_same_model as assert_same_bits
 
 
@@ -42,39 +42,6 @@ def depthwise(**kw):
 
 def split_counts(est):
     return (1 << est.tree_depth_.astype(np.int64)) - 1
-
-
-def trees(est):
-    """Per tree: (depth, its split-entry slice, its leaf-value slice)."""
-    out = []
-    s = l = 0
-    for d in est.tree_depth_.astype(np.int64):
-        d = int(d)
-        c, nl = (1 << d) - 1, (1 << d) * est.n_outputs_
-        out.append((d, slice(s, s + c), slice(l, l + nl)))
-        s, l = s + c, l + nl
-    return out
-
-
-def numpy_raw(est, X):
-    """The raw margins by a plain walk of the Depthwise layout (docs/GBDT_MODEL_FORMAT.md):
-    node (l, p) at entry 2**l - 1 + p, -1 sends left, NaN right only under nan_mode='Max';
-    accumulated in double in tree order, then float32."""
-    X = np.asarray(X, dtype=np.float64)
-    n, D = X.shape[0], est.n_outputs_
-    acc = np.tile(est.base_score_, (n, 1)).astype(np.float64)
-    nan_right = est.nan_mode == "Max"
-    for d, ss, ls in trees(est):
-        feat, border = est.split_feature_[ss], est.split_border_[ss]
-        leaf = np.zeros(n, dtype=np.int64)
-        for level in range(d):
-            slot = (1 << level) - 1 + leaf
-            f = feat[slot]
-            v = X[np.arange(n), np.maximum(f, 0)]
-            right = np.where(np.isnan(v), nan_right, v > border[slot]) & (f >= 0)
-            leaf |= right.astype(np.int64) << level
-        acc = acc + est.leaf_values_[ls].reshape(-1, D)[leaf]
-    return acc.astype(np.float32)
 
 
 def reachable_nodes(est, ss, d):
@@ -265,7 +232,7 @@ def test_bad_depthwise_files_are_refused(tmp_path):
         (lambda d: d["trees"][deep]["split_bins"].pop(), "splits"),
         (lambda d: d["trees"][deep]["split_borders"].pop(), "splits"),
         (relabel, "splits"),
-        (lambda d: d.update(grow_policy="Lossguide"), "grow_policy"),
+        (lambda d: d.update(grow_policy="Leafwise"), "grow_policy"),
         (lambda d: d["trees"][deep].update(depth=40), "depth"),
         (lambda d: d["trees"][deep]["split_features"].__setitem__(0, 99), "feature"),
     ]:
@@ -372,9 +339,11 @@ def test_feature_importances_with_categorical_features():
 # Parameters
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kw,match", [
-    (dict(grow_policy="Lossguide"), r"grow_policy='Lossguide' is not supported yet"),
     (dict(grow_policy="Depthwise", min_data_in_leaf=5), r"min_data_in_leaf=5 is not supported yet.*Depthwise"),
-    (dict(grow_policy="Lossguide", min_data_in_leaf=5), r"grow_policy='Lossguide'"),
+    (dict(grow_policy="Lossguide", min_data_in_leaf=5), r"min_data_in_leaf=5 is not supported yet.*Lossguide"),
+    (dict(grow_policy="Depthwise", max_leaves=8), r"max_leaves applies to grow_policy='Lossguide' only"),
+    (dict(max_leaves=8), r"max_leaves applies to grow_policy='Lossguide' only"),
+    (dict(grow_policy="Lossguide", max_leaves=1), r"max_leaves"),
     (dict(min_data_in_leaf=5), r"min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only"),
     (dict(grow_policy="Leafwise"), "grow_policy"),
 ])

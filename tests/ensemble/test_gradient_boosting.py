@@ -518,7 +518,7 @@ def test_wrong_feature_count_and_bad_X(device):
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"l2_leaf_reg": -1.0}, "l2_leaf_reg"),
         ({"loss": "Huber"}, "loss"),
-        ({"grow_policy": "Lossguide"}, "grow_policy"),
+        ({"grow_policy": "Leafwise"}, "grow_policy"),
         ({"min_data_in_leaf": 5}, "min_data_in_leaf"),
         ({"nan_mode": "Middle"}, "nan_mode"),
         ({"device": "gpu"}, "device"),

@@ -1379,3 +1379,33 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, a, E, tl::GbdtOutput::Raw)));
   }
 }
+
+// Lossguide's choice on a grown depth-3 tree. Slots: 0 the root; 1, 2 level 1
+// (prefix 0, 1); 3..6 level 2 (prefix 0..3): node (1, p)'s children are
+// (2, p) and (2, p + 2). Node 4 does not split.
+TEST(GbdtLossguide, KeepsTheBestFirstSplits) {
+  const std::int32_t sf[7] = {0, 1, 1, 2, -1, 2, 0};
+  const double sg[7] = {10, 3, 5, 1, 0, 4, 4};
+  std::vector<std::uint8_t> keep;
+  std::vector<std::int64_t> map;
+  // Root (10), then node 2 (5), then node 6 (4, above node 1's 3).
+  tl::gbdt_lossguide_keep(sf, sg, 3, 4, keep, map);
+  EXPECT_EQ(keep, (std::vector<std::uint8_t>{1, 0, 1, 0, 0, 0, 1}));
+  // Leaf j (bit l: right at level l) stops at its first node without a kept split.
+  EXPECT_EQ(map, (std::vector<std::int64_t>{0, 1, 0, 3, 0, 1, 0, 7}));
+  tl::gbdt_lossguide_keep(sf, sg, 3, 5, keep, map);
+  EXPECT_EQ(keep, (std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 1}));
+  // No limit: every node reachable through splits that can split; never node 4.
+  tl::gbdt_lossguide_keep(sf, sg, 3, 0, keep, map);
+  EXPECT_EQ(keep, (std::vector<std::uint8_t>{1, 1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(map, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 1, 6, 7}));
+  // Equal gains: the lower slot first.
+  const double tie[7] = {10, 5, 5, 1, 0, 4, 4};
+  tl::gbdt_lossguide_keep(sf, tie, 3, 3, keep, map);
+  EXPECT_EQ(keep, (std::vector<std::uint8_t>{1, 1, 0, 0, 0, 0, 0}));
+  // A root that cannot split: one leaf.
+  const std::int32_t none[3] = {-1, 0, 0};
+  tl::gbdt_lossguide_keep(none, sg, 2, 8, keep, map);
+  EXPECT_EQ(keep, (std::vector<std::uint8_t>{0, 0, 0}));
+  EXPECT_EQ(map, (std::vector<std::int64_t>{0, 0, 0, 0}));
+}

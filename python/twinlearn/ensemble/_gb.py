@@ -103,14 +103,19 @@ def _loss_name_or_none(loss):
 
 
 #: The grow policies the core fits and predicts (CatBoost's names).
-_GROW_POLICIES = ("SymmetricTree", "Depthwise")
+_GROW_POLICIES = ("SymmetricTree", "Depthwise", "Lossguide")
+#: The policies with one split entry per node.
+_PER_NODE = ("Depthwise", "Lossguide")
+#: Leaves of a Lossguide tree when max_leaves is None (CatBoost's default).
+_DEFAULT_MAX_LEAVES = 31
 
 
 def _tree_split_counts(tree_depth, grow_policy):
     """Split entries per tree (int64 array): the depth d for 'SymmetricTree'
-    (one split per level), 2**d - 1 for 'Depthwise' (one per node, level-major)."""
+    (one split per level), 2**d - 1 for 'Depthwise' and 'Lossguide' (one per
+    node, level-major)."""
     depth = np.asarray(tree_depth, dtype=np.int64)
-    if grow_policy == "Depthwise":
+    if grow_policy in _PER_NODE:
         return (np.int64(1) << depth) - 1
     if grow_policy == "SymmetricTree":
         return depth.copy()
@@ -203,6 +208,11 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         self._tl_validate_params()
         self._check_core_params()
         device = self._tl_device(X)
+        if device != "cpu" and getattr(self, "grow_policy", None) == "Lossguide":
+            raise ValueError(
+                "grow_policy='Lossguide' is fitted on the CPU backend only in this version; use device='cpu' "
+                "(the fitted model predicts on a GPU too)"
+            )
         X, y = self._check_X(X, device, reset=True, y=y)
         y = np.asarray(y)
         if self._is_classifier():
@@ -447,8 +457,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             'gain': the total split gain of the feature's splits, normalized to
             sum to 1 (``feature_importances_``); 'split': the number of splits
             on the feature (an int array): tree levels of oblivious trees,
-            nodes of 'Depthwise' trees (nodes that do not split, feature -1,
-            are no splits and count for nothing). With ``cat_features`` an
+            nodes of 'Depthwise' and 'Lossguide' trees (nodes that do not
+            split, feature -1, are no splits and count for nothing). With ``cat_features`` an
             encoded column counts for the input column it came from.
 
         Returns
@@ -565,12 +575,13 @@ _COMMON_DOC_ATTRIBUTES = """
         Every feature's borders, increasing; feature j's are ``borders_[border_offsets_[j]:border_offsets_[j+1]]``.
     border_offsets_ : ndarray of int32, shape (n_features_in_ + 1,)
     grow_policy_ : str
-        The layout of the trees: 'SymmetricTree' (oblivious) or 'Depthwise'.
+        How the trees grew: 'SymmetricTree' (oblivious), 'Depthwise' or
+        'Lossguide' (the last two share the per-node layout).
     tree_depth_ : ndarray of int32, shape (n_estimators_,)
     split_feature_, split_bin_, split_border_, split_gain_ : ndarrays
         The splits of the trees, tree after tree. A tree of depth d has d entries under
         'SymmetricTree' (one split per level, shared by all the level's nodes, level 0 first) and
-        ``2**d - 1`` under 'Depthwise' (one per node, level-major: the node of level l whose leaf
+        ``2**d - 1`` under 'Depthwise' and 'Lossguide' (one per node, level-major: the node of level l whose leaf
         prefix, bits 0 .. l-1 of the leaf index, is p is entry ``2**l - 1 + p``; its left child keeps
         prefix p, its right child gets ``p + 2**l``). A row goes right at a split when its value of
         ``split_feature_`` exceeds ``split_border_`` (NaN: right only under nan_mode='Max'). A
@@ -599,7 +610,9 @@ class GradientBoosting(_BoostingCore):
     by all the level's leaves, chosen to maximize the sum over leaves of the
     split gain ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``;
     ``grow_policy='Depthwise'`` lets every node of a level choose its own
-    split. Leaf values are the Newton step
+    split, and ``grow_policy='Lossguide'`` grows the trees best-first (the
+    leaf whose split gains most splits next, up to ``max_leaves`` leaves).
+    Leaf values are the Newton step
     ``-G/(H+l2_leaf_reg) * learning_rate``. Histograms are exact
     fixed-point sums, so every numeric mode delivers ``identical``: the same
     model on the CPU and on a GPU.
@@ -644,7 +657,7 @@ class GradientBoosting(_BoostingCore):
         L2 regularization of leaf values (>= 0).
     border_count : int, default=128
         Borders per feature (1 to 255): at most ``border_count + 1`` bins.
-    grow_policy : {'SymmetricTree', 'Depthwise'}, default='SymmetricTree'
+    grow_policy : {'SymmetricTree', 'Depthwise', 'Lossguide'}, default='SymmetricTree'
         'SymmetricTree': oblivious trees, one split per level shared by all
         the level's nodes (the split whose gain summed over the nodes is
         largest). 'Depthwise': trees grown level by level where each node
@@ -657,7 +670,17 @@ class GradientBoosting(_BoostingCore):
         depth may be below ``max_depth``. The leaves keep the oblivious
         numbering (``2**depth`` per tree, see ``split_feature_``), and CPU
         and GPU fits give the same bits as for oblivious trees.
-        'Lossguide' is not supported yet and raises a ValueError.
+        'Lossguide': best-first growth within ``max_depth``, as LightGBM's
+        leaf-wise trees: among the leaves so far, the one whose best split
+        (the same gain and rules as 'Depthwise') gains most splits next
+        (the lowest node in level order on ties), until the tree has
+        ``max_leaves`` leaves or no leaf can split. Fitted on the CPU
+        backend only in this version (a GPU fit raises a ValueError); its
+        models use the 'Depthwise' layout and predict on both backends.
+    max_leaves : int or None, default=None
+        'Lossguide' only (as in CatBoost): the most leaves a tree may have,
+        at least 2; None means 31, CatBoost's default. Given with another
+        grow_policy it raises a ValueError.
     min_data_in_leaf : int, default=1
         As in CatBoost it applies to 'Depthwise' and 'Lossguide' only; a
         value other than 1 with 'SymmetricTree' raises a ValueError. With
@@ -807,6 +830,7 @@ class GradientBoosting(_BoostingCore):
         "l2_leaf_reg": [Interval(numbers.Real, 0, None, closed="left")],
         "border_count": [Interval(numbers.Integral, 1, 255, closed="both")],
         "grow_policy": [StrOptions({"SymmetricTree", "Depthwise", "Lossguide"})],
+        "max_leaves": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "min_data_in_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "nan_mode": [StrOptions({"Min", "Max", "Forbidden"})],
         "boost_from_average": ["boolean", None],
@@ -834,6 +858,7 @@ class GradientBoosting(_BoostingCore):
         l2_leaf_reg=3.0,
         border_count=128,
         grow_policy="SymmetricTree",
+        max_leaves=None,
         min_data_in_leaf=1,
         nan_mode="Min",
         boost_from_average=None,
@@ -858,6 +883,7 @@ class GradientBoosting(_BoostingCore):
         self.l2_leaf_reg = l2_leaf_reg
         self.border_count = border_count
         self.grow_policy = grow_policy
+        self.max_leaves = max_leaves
         self.min_data_in_leaf = min_data_in_leaf
         self.nan_mode = nan_mode
         self.boost_from_average = boost_from_average
@@ -927,8 +953,13 @@ class GradientBoosting(_BoostingCore):
         _parse_loss(self.loss)
         if self.grow_policy not in _GROW_POLICIES:
             raise ValueError(
-                f"grow_policy={self.grow_policy!r} is not supported yet; use 'SymmetricTree' (oblivious trees) "
-                "or 'Depthwise'"
+                f"grow_policy={self.grow_policy!r} is not supported; use 'SymmetricTree' (oblivious trees), "
+                "'Depthwise' or 'Lossguide'"
+            )
+        if self.max_leaves is not None and self.grow_policy != "Lossguide":
+            raise ValueError(
+                f"max_leaves applies to grow_policy='Lossguide' only (as in CatBoost); with "
+                f"grow_policy={self.grow_policy!r} leave it at None"
             )
         if self.min_data_in_leaf != 1:
             if self.grow_policy == "SymmetricTree":
@@ -937,8 +968,9 @@ class GradientBoosting(_BoostingCore):
                     "with 'SymmetricTree' leave it at 1"
                 )
             raise ValueError(
-                f"min_data_in_leaf={self.min_data_in_leaf!r} is not supported yet with grow_policy='Depthwise'; "
-                "leave it at 1 (a node splits only on a positive gain, so no leaf of a split is empty)"
+                f"min_data_in_leaf={self.min_data_in_leaf!r} is not supported yet with "
+                f"grow_policy={self.grow_policy!r}; leave it at 1 (a node splits only on a positive gain, so no "
+                "leaf of a split is empty)"
             )
         if self.bootstrap_type == "MVS":
             raise ValueError("bootstrap_type='MVS' is not available yet; use 'No', 'Bernoulli' or 'Bayesian'")
@@ -961,6 +993,7 @@ class GradientBoosting(_BoostingCore):
             "l2_leaf_reg": float(self.l2_leaf_reg),
             "border_count": int(self.border_count),
             "grow_policy": self.grow_policy,
+            "max_leaves": _DEFAULT_MAX_LEAVES if self.max_leaves is None else int(self.max_leaves),
             "nan_mode": self.nan_mode,
             "boost_from_average": self.boost_from_average,
             "bootstrap_type": self.bootstrap_type,

@@ -169,7 +169,7 @@ def from_dict(est, doc: dict):
         c = int(_tree_split_counts([d], grow_policy)[0])
         _require(all(len(t[k]) == c for k in ("split_features", "split_bins", "split_borders", "split_gains")),
                  "each tree needs 'depth' splits" if grow_policy == "SymmetricTree"
-                 else "each tree needs 2**depth - 1 splits (grow_policy 'Depthwise')")
+                 else f"each tree needs 2**depth - 1 splits (grow_policy {grow_policy!r})")
         _require(len(t["leaf_values"]) == (1 << d) * D, "each tree needs 2**depth * n_outputs leaf values")
         depth.append(d)
         sf += [int(v) for v in t["split_features"]]

@@ -82,8 +82,16 @@ enum class GbdtMetric : int { Loss = 0, AUC = 1, Accuracy = 2, RMSE = 3, MAE = 4
 //     its own gain; a node splits only when that gain is > 0 (so both
 //     children have rows) and passes the split constraints, else its rows
 //     all go left. The tree stops at the first level where no node splits.
-// Both keep the oblivious leaf numbering (see GbdtModel).
-enum class GbdtGrowPolicy : int { SymmetricTree = 0, Depthwise = 1 };
+//   Lossguide: best-first growth within max_depth: from the root, the node
+//     whose best split has the largest gain (lowest node slot on ties) among
+//     the leaves so far splits next, until the tree has max_leaves leaves or
+//     no leaf can split. Each node's best split depends on its rows alone,
+//     so the tree is the Depthwise tree with the splits that best-first
+//     growth never reaches removed (gbdt_lossguide_keep); a removed node's
+//     rows all go left, as a Depthwise node that does not split.
+// All keep the oblivious leaf numbering (see GbdtModel); Depthwise and
+// Lossguide share the per-node layout.
+enum class GbdtGrowPolicy : int { SymmetricTree = 0, Depthwise = 1, Lossguide = 2 };
 
 const char* to_string(GbdtLoss l);
 GbdtLoss parse_gbdt_loss(const std::string& s);
@@ -96,11 +104,23 @@ GbdtMetric parse_gbdt_metric(const std::string& s);
 const char* to_string(GbdtGrowPolicy g);
 GbdtGrowPolicy parse_gbdt_grow_policy(const std::string& s);
 
+// One split entry per node (Depthwise, Lossguide) rather than per level.
+inline bool gbdt_per_node(GbdtGrowPolicy g) { return g != GbdtGrowPolicy::SymmetricTree; }
+
 // Split entries of a tree of `depth` levels: one per level (SymmetricTree)
-// or one per node, 2^depth - 1 (Depthwise).
+// or one per node, 2^depth - 1 (Depthwise, Lossguide).
 inline std::int64_t gbdt_tree_splits(GbdtGrowPolicy g, int depth) {
-  return g == GbdtGrowPolicy::Depthwise ? (std::int64_t(1) << depth) - 1 : depth;
+  return gbdt_per_node(g) ? (std::int64_t(1) << depth) - 1 : depth;
 }
+
+// Lossguide's choice on a grown per-node tree of `depth` levels: split_feature
+// and split_gain of its 2^depth - 1 slots (feature -1: the node does not
+// split). keep[s] = 1 for the splits best-first growth makes with at most
+// max_leaves leaves (max_leaves <= 0: no limit), else 0. leaf_map[j] (2^depth
+// entries): the leaf that the rows of leaf j of the grown tree reach once the
+// other splits are removed. Host code, the same for every backend.
+void gbdt_lossguide_keep(const std::int32_t* split_feature, const double* split_gain, int depth, int max_leaves,
+                         std::vector<std::uint8_t>& keep, std::vector<std::int64_t>& leaf_map);
 inline bool gbdt_metric_higher_is_better(GbdtMetric m) { return m == GbdtMetric::AUC || m == GbdtMetric::Accuracy; }
 
 struct GbdtParams {
@@ -108,6 +128,7 @@ struct GbdtParams {
   int n_estimators = 1000;      // boosting rounds (trees; MultiClass trees carry n_classes outputs per leaf)
   GbdtGrowPolicy grow_policy = GbdtGrowPolicy::SymmetricTree;
   int max_depth = 6;            // levels of each tree, 1..16
+  int max_leaves = 31;          // Lossguide: leaves per tree, >= 2 (0 = 2^max_depth)
   double learning_rate = 0.03;  // > 0
   double l2_leaf_reg = 3.0;     // >= 0, lambda in the leaf value -G / (H + lambda)
   int border_count = 128;       // borders per feature, 1..255 (at most border_count + 1 bins)
@@ -149,9 +170,9 @@ struct GbdtParams {
 // leaf_offset(t). The leaf of a row is sum over levels l of
 // goes_right(level l) << l, where at level l the row, whose leaf prefix
 // (bits 0..l-1) is p, uses the split entry l (SymmetricTree) or
-// (2^l - 1) + p (Depthwise: level-major, nodes in prefix order), and goes
+// (2^l - 1) + p (Depthwise, Lossguide: level-major, nodes in prefix order), and goes
 // right when its value of split_feature exceeds split_border (NaN: right
-// iff nan_mode == Max). A Depthwise node that does not split has
+// iff nan_mode == Max). A per-node tree's node that does not split has
 // split_feature = split_bin = -1, split_border = split_gain = 0, and sends
 // every row left. Raw prediction = base_score + sum over trees of the leaf
 // values, accumulated in double in tree order.

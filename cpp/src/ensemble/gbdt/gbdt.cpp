@@ -10,8 +10,11 @@ void check_params(const GbdtParams& p) {
   TL_REQUIRE(p.n_estimators >= 1, ValueError, "n_estimators must be >= 1, got ", p.n_estimators);
   TL_REQUIRE(p.max_depth >= 1 && p.max_depth <= gbdt::kMaxDepth, ValueError, "max_depth must be in [1, ",
              gbdt::kMaxDepth, "], got ", p.max_depth);
-  TL_REQUIRE(p.grow_policy == GbdtGrowPolicy::SymmetricTree || p.grow_policy == GbdtGrowPolicy::Depthwise,
-             ValueError, "grow_policy must be 'SymmetricTree' or 'Depthwise'");
+  TL_REQUIRE(p.grow_policy == GbdtGrowPolicy::SymmetricTree || p.grow_policy == GbdtGrowPolicy::Depthwise ||
+                 p.grow_policy == GbdtGrowPolicy::Lossguide,
+             ValueError, "grow_policy must be 'SymmetricTree', 'Depthwise' or 'Lossguide'");
+  TL_REQUIRE(p.max_leaves == 0 || p.max_leaves >= 2, ValueError, "max_leaves must be >= 2 (or 0: 2^max_depth), got ",
+             p.max_leaves);
   TL_REQUIRE(std::isfinite(p.learning_rate) && p.learning_rate > 0.0, ValueError,
              "learning_rate must be a finite number > 0, got ", p.learning_rate);
   TL_REQUIRE(std::isfinite(p.l2_leaf_reg) && p.l2_leaf_reg >= 0.0, ValueError,
@@ -126,6 +129,9 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
     check_weights(eval.weight, eval.X.rows, "eval_set sample_weight");
     if (params.eval_metric == GbdtMetric::AUC) check_auc_labels(eval.y, eval.weight, eval.X.rows);
   }
+  TL_REQUIRE(!(ctx.is_cuda() && params.grow_policy == GbdtGrowPolicy::Lossguide), NotAvailable,
+             "grow_policy 'Lossguide' is fitted by the CPU backend only in this version (its models predict on "
+             "both backends)");
   return ctx.dispatch(
       [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); },
       [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); });

@@ -182,7 +182,7 @@ class CpuTrainer {
     gradients(gbdt::row_sampler(p_, t));
     const int depth = depth_;
     const std::int64_t nleaves = std::int64_t(1) << depth;
-    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
+    const bool dw = gbdt_per_node(p_.grow_policy);
     const std::int64_t nsplit = gbdt_tree_splits(p_.grow_policy, depth);
     std::vector<std::int32_t> sf(static_cast<std::size_t>(nsplit)), sb(static_cast<std::size_t>(nsplit));
     std::vector<double> sg(static_cast<std::size_t>(nsplit));
@@ -234,7 +234,10 @@ class CpuTrainer {
       total_values(std::int64_t(1) << grown, values);
     } else if (depth > 0) {
       const std::int64_t o = gbdt::split_slot(dw, depth - 1, 0);
-      leaf_values(depth, sf.data() + o, sb.data() + o, dw, values);
+      std::vector<std::int64_t> tot;
+      leaf_totals(depth, sf.data() + o, sb.data() + o, dw, tot);
+      if (p_.grow_policy == GbdtGrowPolicy::Lossguide) keep_best_first(depth, sf, sb, sg, tot);
+      values_from_totals(tot, values);
     }
     apply_tree(values);
     if (has_eval_) apply_tree_eval(grown, sf, sb, values);
@@ -524,7 +527,7 @@ class CpuTrainer {
   // sb[p] for the leaf with prefix p (Depthwise; feature -1: no split).
   void update_leaves(int d, const std::int32_t* sf, const std::int32_t* sb, std::vector<std::int64_t>& counts,
                      bool want_counts) {
-    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
+    const bool dw = gbdt_per_node(p_.grow_policy);
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     const std::int64_t L2 = std::int64_t(2) << d;
     std::vector<std::int64_t> part(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
@@ -544,11 +547,14 @@ class CpuTrainer {
       for (std::int64_t l = 0; l < L2; ++l) counts[l] += part[blk * L2 + l];
   }
 
-  // Leaf values of the final leaves from the last level's histograms, leaf
-  // p's split at (sf[0], sb[0]) (SymmetricTree) or (sf[p], sb[p])
-  // (Depthwise; feature -1: every row left, the totals from feature 0).
-  void leaf_values(int depth, const std::int32_t* sf, const std::int32_t* sb, bool dw, std::vector<double>& values) {
+  // Fixed-point gradient and hessian totals (tot[2 * (j * D + k)], + 1) of
+  // the final leaves j from the last level's histograms, leaf p's split at
+  // (sf[0], sb[0]) (SymmetricTree) or (sf[p], sb[p]) (per node; feature -1:
+  // every row left, the totals from feature 0).
+  void leaf_totals(int depth, const std::int32_t* sf, const std::int32_t* sb, bool dw,
+                   std::vector<std::int64_t>& tot) {
     const std::int64_t L = std::int64_t(1) << (depth - 1);
+    tot.assign(static_cast<std::size_t>(4 * L * D_), 0);
     for (std::int64_t j = 0; j < 2 * L; ++j) {
       const std::int64_t p = j % L;
       const bool right = j >= L;
@@ -567,11 +573,43 @@ class CpuTrainer {
             HL += h;
           }
         }
-        const std::int64_t G = right ? Gt - GL : GL, H = right ? Ht - HL : HL;
-        values[j * D_ + k] = gbdt::leaf_value(gbdt::dequantize(G, isg_), gbdt::dequantize(H, ish_), p_.l2_leaf_reg,
-                                              p_.learning_rate);
+        tot[2 * (j * D_ + k)] = right ? Gt - GL : GL;
+        tot[2 * (j * D_ + k) + 1] = right ? Ht - HL : HL;
       }
     }
+  }
+
+  // Leaf values from fixed-point totals.
+  void values_from_totals(const std::vector<std::int64_t>& tot, std::vector<double>& values) const {
+    for (std::size_t e = 0; e < values.size(); ++e)
+      values[e] = gbdt::leaf_value(gbdt::dequantize(tot[2 * e], isg_), gbdt::dequantize(tot[2 * e + 1], ish_),
+                                   p_.l2_leaf_reg, p_.learning_rate);
+  }
+
+  // Lossguide: removes the splits best-first growth does not make
+  // (gbdt_lossguide_keep), moves each row to its leaf in the cut tree and
+  // sums the grown leaves' totals into the leaves that receive their rows
+  // (integers: exact in any order).
+  void keep_best_first(int depth, std::vector<std::int32_t>& sf, std::vector<std::int32_t>& sb,
+                       std::vector<double>& sg, std::vector<std::int64_t>& tot) {
+    std::vector<std::uint8_t> keep;
+    std::vector<std::int64_t> map;
+    gbdt_lossguide_keep(sf.data(), sg.data(), depth, p_.max_leaves, keep, map);
+    for (std::size_t s = 0; s < keep.size(); ++s)
+      if (!keep[s]) {
+        sf[s] = -1;
+        sb[s] = -1;
+        sg[s] = 0.0;
+      }
+    pfor(ctx_, ceil_div(n_, kRowBlock), n_, [&](std::int64_t blk) {
+      const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
+      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) leaf_[i] = static_cast<std::int32_t>(map[leaf_[i]]);
+    });
+    std::vector<std::int64_t> cut(tot.size(), 0);
+    const std::size_t per = static_cast<std::size_t>(2 * D_);
+    for (std::size_t j = 0; j < map.size(); ++j)
+      for (std::size_t e = 0; e < per; ++e) cut[map[j] * per + e] += tot[j * per + e];
+    tot.swap(cut);
   }
 
   // Values of the L leaves of the current level from their totals (feature
@@ -600,7 +638,7 @@ class CpuTrainer {
 
   void apply_tree_eval(int depth, const std::vector<std::int32_t>& sf, const std::vector<std::int32_t>& sb,
                        const std::vector<double>& values) {
-    const bool dw = p_.grow_policy == GbdtGrowPolicy::Depthwise;
+    const bool dw = gbdt_per_node(p_.grow_policy);
     pfor(ctx_, ceil_div(m_, kRowBlock), m_ * (depth + D_), [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(m_, (blk + 1) * kRowBlock);
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
@@ -676,7 +714,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
   gbdt::tree_offsets(model, &so, &lo);
   const int D = model.n_outputs;
   const bool nan_max = model.nan_mode == GbdtNanMode::Max;
-  const bool depthwise = model.grow_policy == GbdtGrowPolicy::Depthwise;
+  const bool depthwise = gbdt_per_node(model.grow_policy);
   const std::int64_t n = X.rows;
   pfor(ctx, ceil_div(n, kRowBlock), n * (tree_end - tree_begin) * 4, [&](std::int64_t blk) {
     std::vector<double> a(static_cast<std::size_t>(D)), pr(static_cast<std::size_t>(D));

@@ -1232,7 +1232,7 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   predict_kernel<T><<<L.grid(n), kBlock, 0, L.stream>>>(
       xs.view.data, n, model.n_features, tree_begin, tree_end, d_depth.data(), d_so.data(), d_lo.data(), d_sf.data(),
       d_sb.data(), d_leaves.data(), d_base.data(), D, model.nan_mode == GbdtNanMode::Max,
-      model.grow_policy == GbdtGrowPolicy::Depthwise, model.loss, staged, staged,
+      gbdt_per_node(model.grow_policy), model.loss, staged, staged,
       static_cast<int>(kind), d_acc.data(), outp);
   TL_CUDA_CHECK_LAUNCH("predict_kernel");
   if (staged) download(acc, d_acc, static_cast<std::size_t>(n * D), L.stream);

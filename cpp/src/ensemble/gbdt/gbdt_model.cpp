@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,7 +35,8 @@ constexpr Named<GbdtMetric> kMetrics[] = {{GbdtMetric::Loss, "Loss"}, {GbdtMetri
 constexpr Named<GbdtNanMode> kNanModes[] = {
     {GbdtNanMode::Min, "Min"}, {GbdtNanMode::Max, "Max"}, {GbdtNanMode::Forbidden, "Forbidden"}};
 constexpr Named<GbdtGrowPolicy> kGrowPolicies[] = {{GbdtGrowPolicy::SymmetricTree, "SymmetricTree"},
-                                                   {GbdtGrowPolicy::Depthwise, "Depthwise"}};
+                                                   {GbdtGrowPolicy::Depthwise, "Depthwise"},
+                                                   {GbdtGrowPolicy::Lossguide, "Lossguide"}};
 constexpr Named<GbdtBootstrap> kBootstraps[] = {
     {GbdtBootstrap::No, "No"}, {GbdtBootstrap::Bernoulli, "Bernoulli"}, {GbdtBootstrap::Bayesian, "Bayesian"}};
 
@@ -130,9 +132,10 @@ void GbdtModel::validate() const {
   }
   TL_REQUIRE(static_cast<std::int64_t>(borders.size()) == border_offsets[n_features], ValueError,
              "GBDT model: borders has ", borders.size(), " entries, offsets say ", border_offsets[n_features]);
-  const bool depthwise = grow_policy == GbdtGrowPolicy::Depthwise;
-  TL_REQUIRE(depthwise || grow_policy == GbdtGrowPolicy::SymmetricTree, ValueError,
-             "GBDT model: unknown grow_policy ", static_cast<int>(grow_policy));
+  TL_REQUIRE(grow_policy == GbdtGrowPolicy::SymmetricTree || grow_policy == GbdtGrowPolicy::Depthwise ||
+                 grow_policy == GbdtGrowPolicy::Lossguide,
+             ValueError, "GBDT model: unknown grow_policy ", static_cast<int>(grow_policy));
+  const bool depthwise = gbdt_per_node(grow_policy);
   std::int64_t nsplit = 0, nleaf = 0;
   for (std::size_t t = 0; t < tree_depth.size(); ++t) {
     const int d = tree_depth[t];
@@ -258,7 +261,7 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 }
 
 void trim_trees(GbdtModel& m) {
-  if (m.grow_policy != GbdtGrowPolicy::Depthwise) return;
+  if (!gbdt_per_node(m.grow_policy)) return;
   const std::int64_t D = m.n_outputs;
   std::size_t so = 0, lo = 0, s_in = 0, l_in = 0;  // write and read offsets (write <= read: in place)
   for (std::size_t t = 0; t < m.tree_depth.size(); ++t) {
@@ -294,6 +297,48 @@ void fill_split_borders(GbdtModel& m) {
 }
 
 }  // namespace gbdt
+
+void gbdt_lossguide_keep(const std::int32_t* split_feature, const double* split_gain, int depth, int max_leaves,
+                         std::vector<std::uint8_t>& keep, std::vector<std::int64_t>& leaf_map) {
+  const std::int64_t nslot = (std::int64_t(1) << depth) - 1, nleaf = std::int64_t(1) << depth;
+  keep.assign(static_cast<std::size_t>(nslot), 0);
+  // The leaves that may split next, ordered by (gain descending, slot ascending).
+  auto before = [&](std::int64_t a, std::int64_t b) {
+    return split_gain[a] > split_gain[b] || (split_gain[a] == split_gain[b] && a < b);
+  };
+  std::set<std::int64_t, decltype(before)> open(before);
+  if (nslot > 0 && split_feature[0] >= 0) open.insert(0);
+  std::int64_t leaves = 1;
+  while (!open.empty() && (max_leaves <= 0 || leaves < max_leaves)) {
+    const std::int64_t s = *open.begin();
+    open.erase(open.begin());
+    keep[s] = 1;
+    ++leaves;
+    // Node s = (level l, position p): children (l + 1, p) and (l + 1, p + 2^l).
+    int l = 0;
+    while ((std::int64_t(2) << l) - 1 <= s) ++l;
+    const std::int64_t p = s - ((std::int64_t(1) << l) - 1);
+    if (l + 1 < depth) {
+      const std::int64_t base = (std::int64_t(2) << l) - 1;
+      for (const std::int64_t c : {base + p, base + p + (std::int64_t(1) << l)})
+        if (split_feature[c] >= 0) open.insert(c);
+    }
+  }
+  // Leaf j of the grown tree: its rows stop at the first node on their path
+  // whose split is not kept and go left from there on.
+  leaf_map.assign(static_cast<std::size_t>(nleaf), 0);
+  for (std::int64_t j = 0; j < nleaf; ++j) {
+    std::int64_t to = j;
+    for (int l = 0; l < depth; ++l) {
+      const std::int64_t p = j & ((std::int64_t(1) << l) - 1);
+      if (!keep[((std::int64_t(1) << l) - 1) + p]) {
+        to = p;
+        break;
+      }
+    }
+    leaf_map[j] = to;
+  }
+}
 
 namespace {
 
