@@ -178,12 +178,20 @@ def test_check_estimator():
 
 
 @pytest.mark.gpu
-def test_gpu_fit_is_refused_and_models_predict_on_the_gpu():
-    X, y = higgs_like(n=3000, d=6, seed=8)
-    with pytest.raises(ValueError, match="Lossguide.*CPU backend only"):
-        lossguide(device="cuda:0").fit(X, y)
-    m = lossguide(max_depth=5, max_leaves=7).fit(X, y)
-    cpu = m.predict_proba(X)
-    m.set_params(device="cuda:0")
-    assert bits(m.predict_proba(X)) == bits(cpu)
-    assert bits(m.predict_raw(X)) == bits(m.set_params(device="cpu").predict_raw(X))
+@pytest.mark.parametrize("mode", ["identical", "fast"])
+@pytest.mark.parametrize("loss,max_leaves", [("Logloss", 13), ("MultiClass", 5), ("RMSE", 31)])
+def test_cpu_and_gpu_give_identical_bits(mode, loss, max_leaves):
+    X, y = higgs_like(n=20000, d=8, seed=8)
+    if loss == "MultiClass":
+        y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5)
+    if loss == "RMSE":
+        y = np.nan_to_num(X[:, 0]) * 2.0 + (np.nan_to_num(X[:, 2]) > 0)
+    kw = dict(loss=loss, n_estimators=12, max_depth=6, max_leaves=max_leaves, numeric_mode=mode)
+    Xe, ye = X[:3000], y[:3000]
+    cpu = lossguide(**kw).fit(X, y, eval_set=(Xe, ye))
+    gpu = lossguide(device="cuda:0", **kw).fit(X, y, eval_set=(Xe, ye))
+    assert gpu.numeric_mode_used() == "identical" and gpu.grow_policy_ == "Lossguide"
+    assert_same_model(cpu, gpu)
+    assert bits(np.asarray(cpu.evals_result_["validation"][loss])) == bits(
+        np.asarray(gpu.evals_result_["validation"][loss]))
+    assert bits(gpu.predict_raw(X)) == bits(cpu.predict_raw(X))

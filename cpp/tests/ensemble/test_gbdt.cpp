@@ -1409,3 +1409,43 @@ TEST(GbdtLossguide, KeepsTheBestFirstSplits) {
   EXPECT_EQ(keep, (std::vector<std::uint8_t>{0, 0, 0}));
   EXPECT_EQ(map, (std::vector<std::int64_t>{0, 0, 0, 0}));
 }
+
+// Lossguide fits on both backends: the same cut trees (splits, gains, leaf
+// values), predictions and eval losses, bit for bit. Evaluated on every
+// tree: the fit moves rows by the host's leaf map on both backends.
+TEST(GbdtCuda, LossguideIdenticalToCpu) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
+  struct Case {
+    GbdtLoss loss;
+    std::int64_t n;
+    int depth, max_leaves;
+    bool weighted;
+  };
+  for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 31, false}, Case{GbdtLoss::MultiClass, 5000, 5, 6, true},
+                        Case{GbdtLoss::RMSE, 70001, 8, 12, true}, Case{GbdtLoss::Logloss, 3000, 10, 2, false}}) {
+    SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
+                 std::to_string(c.depth) + " max_leaves=" + std::to_string(c.max_leaves));
+    const Data D = make_data(c.n, 6, c.loss, true, 500 + c.n);
+    const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 600 + c.n);
+    std::vector<double> w(static_cast<std::size_t>(c.n));
+    for (std::int64_t i = 0; i < c.n; ++i) w[i] = 0.25 + (i % 5) * 0.5;
+    GbdtParams p = params(c.loss, 8, c.depth);
+    p.grow_policy = tl::GbdtGrowPolicy::Lossguide;
+    p.max_leaves = c.max_leaves;
+    const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
+    EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Lossguide);
+    // Every tree at most max_leaves leaves, and the limit binds.
+    std::vector<std::int64_t> so, lo;
+    tl::gbdt::tree_offsets(a, &so, &lo);
+    bool binds = false;
+    for (std::int64_t t = 0; t < a.n_trees(); ++t) {
+      std::int64_t splits = 0;
+      for (std::int64_t k = so[t]; k < so[t + 1]; ++k) splits += a.split_feature[k] >= 0;
+      EXPECT_LE(splits + 1, c.max_leaves);
+      binds = binds || splits + 1 == c.max_leaves;
+    }
+    EXPECT_TRUE(binds);
+    EXPECT_TRUE(same_bits_vec(predict(cpu(2), a, E, tl::GbdtOutput::Raw), predict(gpu, a, E, tl::GbdtOutput::Raw)));
+  }
+}

@@ -208,11 +208,6 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         self._tl_validate_params()
         self._check_core_params()
         device = self._tl_device(X)
-        if device != "cpu" and getattr(self, "grow_policy", None) == "Lossguide":
-            raise ValueError(
-                "grow_policy='Lossguide' is fitted on the CPU backend only in this version; use device='cpu' "
-                "(the fitted model predicts on a GPU too)"
-            )
         X, y = self._check_X(X, device, reset=True, y=y)
         y = np.asarray(y)
         if self._is_classifier():
@@ -674,9 +669,8 @@ class GradientBoosting(_BoostingCore):
         leaf-wise trees: among the leaves so far, the one whose best split
         (the same gain and rules as 'Depthwise') gains most splits next
         (the lowest node in level order on ties), until the tree has
-        ``max_leaves`` leaves or no leaf can split. Fitted on the CPU
-        backend only in this version (a GPU fit raises a ValueError); its
-        models use the 'Depthwise' layout and predict on both backends.
+        ``max_leaves`` leaves or no leaf can split. The models use the
+        'Depthwise' layout; CPU and GPU fits give the same bits.
     max_leaves : int or None, default=None
         'Lossguide' only (as in CatBoost): the most leaves a tree may have,
         at least 2; None means 31, CatBoost's default. Given with another

@@ -129,9 +129,6 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
     check_weights(eval.weight, eval.X.rows, "eval_set sample_weight");
     if (params.eval_metric == GbdtMetric::AUC) check_auc_labels(eval.y, eval.weight, eval.X.rows);
   }
-  TL_REQUIRE(!(ctx.is_cuda() && params.grow_policy == GbdtGrowPolicy::Lossguide), NotAvailable,
-             "grow_policy 'Lossguide' is fitted by the CPU backend only in this version (its models predict on "
-             "both backends)");
   return ctx.dispatch(
       [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); },
       [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); });

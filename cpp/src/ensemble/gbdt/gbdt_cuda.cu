@@ -632,18 +632,16 @@ __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::i
   }
 }
 
-// Thread per (final leaf j, output k): the leaf's (G, H) from the last
-// level's histogram of its parent split at (f, b), then its value.
-// The split of parent p is sfeat[0], sbin[0] (SymmetricTree) or sfeat[p],
-// sbin[p] (Depthwise; feature -1: every row left, totals from feature 0).
-__global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
-                                   const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
-                                   bool depthwise, const int* __restrict__ nbor, const ull* __restrict__ maxbits,
-                                   double lambda, double lr, double* __restrict__ values) {
+// The fixed-point (G, H) of final leaf j, output k, from the last level's
+// histogram of its parent split at (f, b). The split of parent p is
+// sfeat[0], sbin[0] (SymmetricTree) or sfeat[p], sbin[p] (per node; feature
+// -1: every row left, totals from feature 0).
+__device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict__ hist, int F, int Bp, int D,
+                                                  int depth, const std::int32_t* __restrict__ sfeat,
+                                                  const std::int32_t* __restrict__ sbin, bool depthwise,
+                                                  const int* __restrict__ nbor, std::int64_t j, std::int64_t k,
+                                                  std::int64_t& G, std::int64_t& H) {
   const std::int64_t L = std::int64_t(1) << (depth - 1);
-  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= 2 * L * D) return;
-  const std::int64_t j = t / D, k = t % D;
   const std::int64_t p = j % L;
   const bool right = j >= L;
   const std::int64_t f0 = sfeat[depthwise ? p : 0];
@@ -661,9 +659,40 @@ __global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F,
       HL += h;
     }
   }
-  const std::int64_t G = right ? Gt - GL : GL, H = right ? Ht - HL : HL;
+  G = right ? Gt - GL : GL;
+  H = right ? Ht - HL : HL;
+}
+
+// Thread per (final leaf j, output k): the leaf's (G, H), then its value.
+__global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
+                                   const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
+                                   bool depthwise, const int* __restrict__ nbor, const ull* __restrict__ maxbits,
+                                   double lambda, double lr, double* __restrict__ values) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= (std::int64_t(2) << (depth - 1)) * D) return;
+  const std::int64_t j = t / D, k = t % D;
+  std::int64_t G, H;
+  final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, depthwise, nbor, j, k, G, H);
   values[j * D + k] = gbdt::leaf_value(gbdt::dequantize(G, inv_scale_of(maxbits[0])),
                                        gbdt::dequantize(H, inv_scale_of(maxbits[1])), lambda, lr);
+}
+
+// The same (G, H) as integers (tot[2 * (j * D + k)], + 1), for Lossguide's
+// sums on the host.
+__global__ void leaf_totals_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
+                                   const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
+                                   const int* __restrict__ nbor, std::int64_t* __restrict__ tot) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= (std::int64_t(2) << (depth - 1)) * D) return;
+  const std::int64_t j = t / D, k = t % D;
+  final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, true, nbor, j, k, tot[2 * t], tot[2 * t + 1]);
+}
+
+// Grid-stride over rows: each row's leaf through Lossguide's leaf map.
+__global__ void remap_leaf_kernel(std::int64_t n, const std::int32_t* __restrict__ map, std::int32_t* __restrict__ leaf) {
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    leaf[i] = map[leaf[i]];
 }
 
 // A tree the split constraints stopped at a level of L leaves: thread per
@@ -824,7 +853,8 @@ class CudaTrainer {
     tot_ = DeviceBuffer<ull>(static_cast<std::size_t>(2 * D_), dev);
     if (p.rsm < 1.0) nb_ = DeviceBuffer<int>(static_cast<std::size_t>(F_), dev);
     const std::size_t n_trees = static_cast<std::size_t>(p.n_estimators);
-    depthwise_ = p.grow_policy == GbdtGrowPolicy::Depthwise;
+    depthwise_ = gbdt_per_node(p.grow_policy);
+    lossguide_ = p.grow_policy == GbdtGrowPolicy::Lossguide;
     splits_per_tree_ = gbdt_tree_splits(p.grow_policy, depth_);
     const std::size_t nsplit = std::max<std::size_t>(1, n_trees * static_cast<std::size_t>(splits_per_tree_));
     sfeat_ = DeviceBuffer<std::int32_t>(nsplit, dev);
@@ -952,10 +982,14 @@ class CudaTrainer {
       const std::int64_t sidx =
           static_cast<std::int64_t>(t) * splits_per_tree_ + gbdt::split_slot(depthwise_, depth - 1, 0);
       const std::int64_t nthreads = (std::int64_t(1) << depth) * D_;
-      leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_, B_.d_count.data(),
-          maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate, values);
-      TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
+      if (lossguide_) {
+        keep_best_first(t, depth, sidx, nthreads, values);
+      } else {
+        leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
+            cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_,
+            B_.d_count.data(), maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate, values);
+        TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
+      }
     }
     apply_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, leaf_.data(), values, approx_.data());
     TL_CUDA_CHECK_LAUNCH("apply_kernel");
@@ -966,6 +1000,69 @@ class CudaTrainer {
       TL_CUDA_CHECK_LAUNCH("apply_eval_kernel");
     }
     tree_depth_.push_back(grown);
+  }
+
+  // Lossguide (as the CPU's keep_best_first): the grown tree's splits and
+  // final leaf totals to the host, tl::gbdt_lossguide_keep there, the cut
+  // splits and the leaf values (from the summed totals, by the CPU's formula
+  // and scales) back, and every row moved to its leaf in the cut tree. One
+  // host round trip per tree. sidx: the last level's first split slot.
+  void keep_best_first(int t, int depth, std::int64_t sidx, std::int64_t nthreads, double* values) {
+    cudaStream_t s = L_.stream;
+    const std::int64_t nslot = (std::int64_t(1) << depth) - 1, nleaf = std::int64_t(1) << depth;
+    const std::int64_t s0 = static_cast<std::int64_t>(t) * splits_per_tree_;
+    if (lg_tot_.size() < static_cast<std::size_t>(2 * nleaf * D_)) {
+      lg_tot_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(2 * nleaf * D_), L_.dev);
+      lg_map_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(nleaf), L_.dev);
+    }
+    leaf_totals_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
+        cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, B_.d_count.data(),
+        lg_tot_.data());
+    TL_CUDA_CHECK_LAUNCH("leaf_totals_kernel");
+    std::vector<std::int32_t> sf(static_cast<std::size_t>(nslot)), sb(sf.size());
+    std::vector<double> sg(sf.size());
+    std::vector<std::int64_t> tot(static_cast<std::size_t>(2 * nleaf * D_));
+    ull mb[2] = {0, 0};
+    TL_CUDA_CHECK(cudaMemcpyAsync(sf.data(), sfeat_.data() + s0, sizeof(std::int32_t) * nslot,
+                                  cudaMemcpyDeviceToHost, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(sb.data(), sbin_.data() + s0, sizeof(std::int32_t) * nslot,
+                                  cudaMemcpyDeviceToHost, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(sg.data(), sgain_.data() + s0, sizeof(double) * nslot, cudaMemcpyDeviceToHost, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(tot.data(), lg_tot_.data(), sizeof(std::int64_t) * tot.size(),
+                                  cudaMemcpyDeviceToHost, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(mb, maxbits_.data(), sizeof(mb), cudaMemcpyDeviceToHost, s));
+    TL_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<std::uint8_t> keep;
+    std::vector<std::int64_t> map;
+    gbdt_lossguide_keep(sf.data(), sg.data(), depth, p_.max_leaves, keep, map);
+    for (std::int64_t k = 0; k < nslot; ++k)
+      if (!keep[k]) {
+        sf[k] = -1;
+        sb[k] = -1;
+        sg[k] = 0.0;
+      }
+    const std::size_t per = static_cast<std::size_t>(2 * D_);
+    std::vector<std::int64_t> cut(tot.size(), 0);
+    for (std::size_t j = 0; j < map.size(); ++j)
+      for (std::size_t e = 0; e < per; ++e) cut[map[j] * per + e] += tot[j * per + e];
+    const double isg = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[0])));
+    const double ish = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[1])));
+    std::vector<double> vals(static_cast<std::size_t>(nleaf * D_));
+    for (std::size_t e = 0; e < vals.size(); ++e)
+      vals[e] = gbdt::leaf_value(gbdt::dequantize(cut[2 * e], isg), gbdt::dequantize(cut[2 * e + 1], ish),
+                                 p_.l2_leaf_reg, p_.learning_rate);
+    std::vector<std::int32_t> map32(map.begin(), map.end());
+    TL_CUDA_CHECK(cudaMemcpyAsync(sfeat_.data() + s0, sf.data(), sizeof(std::int32_t) * nslot,
+                                  cudaMemcpyHostToDevice, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(sbin_.data() + s0, sb.data(), sizeof(std::int32_t) * nslot,
+                                  cudaMemcpyHostToDevice, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(sgain_.data() + s0, sg.data(), sizeof(double) * nslot, cudaMemcpyHostToDevice, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(values, vals.data(), sizeof(double) * vals.size(), cudaMemcpyHostToDevice, s));
+    TL_CUDA_CHECK(cudaMemcpyAsync(lg_map_.data(), map32.data(), sizeof(std::int32_t) * map32.size(),
+                                  cudaMemcpyHostToDevice, s));
+    remap_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, lg_map_.data(), leaf_.data());
+    TL_CUDA_CHECK_LAUNCH("remap_leaf_kernel");
+    TL_CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors above are the copies' sources
   }
 
   double loss(bool eval) {
@@ -1104,8 +1201,11 @@ class CudaTrainer {
   DeviceBuffer<std::int32_t> sfeat_, sbin_;
   DeviceBuffer<double> sgain_, values_;
   std::int64_t leaves_per_tree_ = 1;
-  bool depthwise_ = false;
-  std::int64_t splits_per_tree_ = 0;  // split slots per tree (depth_, or 2^depth_ - 1 for Depthwise)
+  bool depthwise_ = false;            // one split per node (Depthwise, Lossguide)
+  bool lossguide_ = false;
+  DeviceBuffer<std::int64_t> lg_tot_;  // Lossguide: the grown tree's final leaf totals
+  DeviceBuffer<std::int32_t> lg_map_;  // Lossguide: grown leaf -> leaf of the cut tree
+  std::int64_t splits_per_tree_ = 0;  // split slots per tree (depth_, or 2^depth_ - 1 per node)
   DeviceBuffer<double> loss_part_;
   bool smem_set_ = false;
 };
