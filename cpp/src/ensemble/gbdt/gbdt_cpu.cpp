@@ -237,7 +237,7 @@ class CpuTrainer {
       std::vector<std::int64_t> tot;
       leaf_totals(depth, sf.data() + o, sb.data() + o, dw, tot);
       if (p_.grow_policy == GbdtGrowPolicy::Lossguide) keep_best_first(depth, sf, sb, sg, tot);
-      values_from_totals(tot, values);
+      gbdt::values_from_totals(tot, isg_, ish_, p_.l2_leaf_reg, p_.learning_rate, values.data(), values.size());
     }
     apply_tree(values);
     if (has_eval_) apply_tree_eval(grown, sf, sb, values);
@@ -579,37 +579,15 @@ class CpuTrainer {
     }
   }
 
-  // Leaf values from fixed-point totals.
-  void values_from_totals(const std::vector<std::int64_t>& tot, std::vector<double>& values) const {
-    for (std::size_t e = 0; e < values.size(); ++e)
-      values[e] = gbdt::leaf_value(gbdt::dequantize(tot[2 * e], isg_), gbdt::dequantize(tot[2 * e + 1], ish_),
-                                   p_.l2_leaf_reg, p_.learning_rate);
-  }
-
-  // Lossguide: removes the splits best-first growth does not make
-  // (gbdt_lossguide_keep), moves each row to its leaf in the cut tree and
-  // sums the grown leaves' totals into the leaves that receive their rows
-  // (integers: exact in any order).
+  // Lossguide: the cut tree (gbdt::lossguide_cut), each row moved to its leaf in it.
   void keep_best_first(int depth, std::vector<std::int32_t>& sf, std::vector<std::int32_t>& sb,
                        std::vector<double>& sg, std::vector<std::int64_t>& tot) {
-    std::vector<std::uint8_t> keep;
-    std::vector<std::int64_t> map;
-    gbdt_lossguide_keep(sf.data(), sg.data(), depth, p_.max_leaves, keep, map);
-    for (std::size_t s = 0; s < keep.size(); ++s)
-      if (!keep[s]) {
-        sf[s] = -1;
-        sb[s] = -1;
-        sg[s] = 0.0;
-      }
+    const std::vector<std::int64_t> map =
+        gbdt::lossguide_cut(depth, p_.max_leaves, D_, sf.data(), sb.data(), sg.data(), tot);
     pfor(ctx_, ceil_div(n_, kRowBlock), n_, [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) leaf_[i] = static_cast<std::int32_t>(map[leaf_[i]]);
     });
-    std::vector<std::int64_t> cut(tot.size(), 0);
-    const std::size_t per = static_cast<std::size_t>(2 * D_);
-    for (std::size_t j = 0; j < map.size(); ++j)
-      for (std::size_t e = 0; e < per; ++e) cut[map[j] * per + e] += tot[j * per + e];
-    tot.swap(cut);
   }
 
   // Values of the L leaves of the current level from their totals (feature

@@ -1003,7 +1003,7 @@ class CudaTrainer {
   }
 
   // Lossguide (as the CPU's keep_best_first): the grown tree's splits and
-  // final leaf totals to the host, tl::gbdt_lossguide_keep there, the cut
+  // final leaf totals to the host, gbdt::lossguide_cut there, the cut
   // splits and the leaf values (from the summed totals, by the CPU's formula
   // and scales) back, and every row moved to its leaf in the cut tree. One
   // host round trip per tree. sidx: the last level's first split slot.
@@ -1032,25 +1032,12 @@ class CudaTrainer {
                                   cudaMemcpyDeviceToHost, s));
     TL_CUDA_CHECK(cudaMemcpyAsync(mb, maxbits_.data(), sizeof(mb), cudaMemcpyDeviceToHost, s));
     TL_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::vector<std::uint8_t> keep;
-    std::vector<std::int64_t> map;
-    gbdt_lossguide_keep(sf.data(), sg.data(), depth, p_.max_leaves, keep, map);
-    for (std::int64_t k = 0; k < nslot; ++k)
-      if (!keep[k]) {
-        sf[k] = -1;
-        sb[k] = -1;
-        sg[k] = 0.0;
-      }
-    const std::size_t per = static_cast<std::size_t>(2 * D_);
-    std::vector<std::int64_t> cut(tot.size(), 0);
-    for (std::size_t j = 0; j < map.size(); ++j)
-      for (std::size_t e = 0; e < per; ++e) cut[map[j] * per + e] += tot[j * per + e];
+    const std::vector<std::int64_t> map =
+        gbdt::lossguide_cut(depth, p_.max_leaves, D_, sf.data(), sb.data(), sg.data(), tot);
     const double isg = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[0])));
     const double ish = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[1])));
     std::vector<double> vals(static_cast<std::size_t>(nleaf * D_));
-    for (std::size_t e = 0; e < vals.size(); ++e)
-      vals[e] = gbdt::leaf_value(gbdt::dequantize(cut[2 * e], isg), gbdt::dequantize(cut[2 * e + 1], ish),
-                                 p_.l2_leaf_reg, p_.learning_rate);
+    gbdt::values_from_totals(tot, isg, ish, p_.l2_leaf_reg, p_.learning_rate, vals.data(), vals.size());
     std::vector<std::int32_t> map32(map.begin(), map.end());
     TL_CUDA_CHECK(cudaMemcpyAsync(sfeat_.data() + s0, sf.data(), sizeof(std::int32_t) * nslot,
                                   cudaMemcpyHostToDevice, s));

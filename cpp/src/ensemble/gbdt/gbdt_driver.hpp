@@ -55,6 +55,20 @@ void fill_split_borders(GbdtModel& m);
 // smaller. SymmetricTree models are left as they are.
 void trim_trees(GbdtModel& m);
 
+// Lossguide on a grown per-node tree of `depth` levels (sf, sb, sg: its
+// 2^depth - 1 split slots; tot: its final leaves' fixed-point gradient and
+// hessian sums, 2 per leaf and output): removes the splits best-first growth
+// does not make (gbdt_lossguide_keep; feature and bin -1, gain 0) and sums
+// tot into the leaves of the cut tree (integers: exact). Returns the leaf map
+// (grown leaf -> leaf of the cut tree) for moving the rows.
+std::vector<std::int64_t> lossguide_cut(int depth, int max_leaves, int n_outputs, std::int32_t* sf, std::int32_t* sb,
+                                        double* sg, std::vector<std::int64_t>& tot);
+
+// values[e] = the leaf value of the fixed-point sums tot[2e], tot[2e + 1]
+// (inverse quantization scales isg, ish), for e < count.
+void values_from_totals(const std::vector<std::int64_t>& tot, double isg, double ish, double l2_leaf_reg,
+                        double learning_rate, double* values, std::size_t count);
+
 // The border counts tree t's split search may use: counts, with the features
 // outside gbdt_feature_subset (rsm < 1) set to 0. Drawn on the host, the same
 // for every backend.

@@ -289,6 +289,31 @@ void trim_trees(GbdtModel& m) {
   m.leaf_values.resize(lo);
 }
 
+std::vector<std::int64_t> lossguide_cut(int depth, int max_leaves, int n_outputs, std::int32_t* sf, std::int32_t* sb,
+                                        double* sg, std::vector<std::int64_t>& tot) {
+  std::vector<std::uint8_t> keep;
+  std::vector<std::int64_t> map;
+  gbdt_lossguide_keep(sf, sg, depth, max_leaves, keep, map);
+  for (std::size_t k = 0; k < keep.size(); ++k)
+    if (!keep[k]) {
+      sf[k] = -1;
+      sb[k] = -1;
+      sg[k] = 0.0;
+    }
+  const std::size_t per = static_cast<std::size_t>(2 * n_outputs);
+  std::vector<std::int64_t> cut(tot.size(), 0);
+  for (std::size_t j = 0; j < map.size(); ++j)
+    for (std::size_t e = 0; e < per; ++e) cut[map[j] * per + e] += tot[j * per + e];
+  tot.swap(cut);
+  return map;
+}
+
+void values_from_totals(const std::vector<std::int64_t>& tot, double isg, double ish, double l2_leaf_reg,
+                        double learning_rate, double* values, std::size_t count) {
+  for (std::size_t e = 0; e < count; ++e)
+    values[e] = leaf_value(dequantize(tot[2 * e], isg), dequantize(tot[2 * e + 1], ish), l2_leaf_reg, learning_rate);
+}
+
 void fill_split_borders(GbdtModel& m) {
   m.split_border.resize(m.split_feature.size());
   for (std::size_t s = 0; s < m.split_feature.size(); ++s)
