@@ -41,11 +41,26 @@ TL_HD T maxval(T a, T b) {
   return a < b ? b : a;
 }
 
+#if defined(__CUDACC__)
+// The device's pow of the Lp steps as a call, not inlined: the tile kernels
+// unroll 64 steps per feature, and 64 inlined copies of pow per kernel made
+// the Lp kernels the longest part of the build. (The project compiles with
+// --fmad=false, so inlining or not gives the same bits.)
+template <class T>
+__device__ __noinline__ T lp_pow_device(T x, T p) {
+  return num::pow(x, p);
+}
+#endif
+
 // x^p for x >= 0 (Minkowski with p other than 1, 2, inf): the project's pow
 // (core/math.hpp), the same bits on both backends.
 template <class T>
 TL_HD T lp_pow(T x, T p) {
+#if defined(__CUDA_ARCH__)
+  return lp_pow_device(x, p);
+#else
   return num::pow(x, p);
+#endif
 }
 
 // One accumulation step of feature p: acc <- step(x[p], y[p], acc).

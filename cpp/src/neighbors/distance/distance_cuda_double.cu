@@ -1,4 +1,4 @@
-// CUDA distances and nearest neighbours for double (templates: distance_cuda_impl.cuh).
+// CUDA pairwise distances for double (templates: distance_cuda_impl.cuh).
 #include "neighbors/distance/distance_cuda_impl.cuh"
 
-TL_DISTANCE_CUDA_INST(double)
+TL_DISTANCE_CUDA_INST_PAIRWISE(double)

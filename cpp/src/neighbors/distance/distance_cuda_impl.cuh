@@ -1,7 +1,8 @@
 // CUDA backend of pairwise distances and brute-force nearest neighbours: the
-// templates, instantiated once per dtype by distance_cuda_float.cu and
-// distance_cuda_double.cu (two translation units that compile in parallel;
-// one held every kernel variant and was the longest step of the build).
+// templates, instantiated per dtype and per part (the k-nearest search, the
+// rest) by distance_cuda_{float,double}{,_knn}.cu: translation units that
+// compile in parallel (one held every kernel variant and was the longest
+// step of the build).
 #pragma once
 #include <algorithm>
 #include <type_traits>
@@ -57,6 +58,46 @@ __global__ void __launch_bounds__(tile::kThreads)
   }
 }
 
+}  // namespace
+
+// Launches pairwise_kernel<T, F> (arguments as the kernel's, grid blocks of
+// tile::kThreads threads). Each (T, F) is defined, with its kernel, in one of
+// the distance_cuda_pairwise_*.cu files (TL_DISTANCE_CUDA_PAIRWISE below), so
+// that the kernels of the families compile in parallel.
+template <class T, Family F>
+void launch_pairwise_kernel(unsigned grid, cudaStream_t stream, const T* X, const T* xn, std::int64_t m, const T* Y,
+                            const T* yn, std::int64_t n, std::int64_t d, MetricKind kind, T p, std::int64_t ncol_tiles,
+                            T* out, std::int64_t ldo);
+// Launches knn_split_kernel<T, F> (arguments as the kernel's), and the
+// number of its blocks resident per SM, defined with it.
+template <class T, Family F>
+void launch_knn_split_kernel(dim3 grid, cudaStream_t stream, const T* Q, const T* qn, std::int64_t m, const T* Y,
+                             const T* yn, std::int64_t n, std::int64_t d, Metric metric, std::int64_t k,
+                             std::int64_t tiles_per_split, int nsplit, T* lv, std::int64_t* li);
+template <class T, Family F>
+int knn_split_occupancy();
+#define TL_DISTANCE_PAIRWISE_DECLARE(T, F)                                                                    \
+  template <>                                                                                                 \
+  void launch_pairwise_kernel<T, F>(unsigned, cudaStream_t, const T*, const T*, std::int64_t, const T*,       \
+                                    const T*, std::int64_t, std::int64_t, MetricKind, T, std::int64_t, T*,    \
+                                    std::int64_t);                                                            \
+  template <>                                                                                                 \
+  void launch_knn_split_kernel<T, F>(dim3, cudaStream_t, const T*, const T*, std::int64_t, const T*,          \
+                                     const T*, std::int64_t, std::int64_t, Metric, std::int64_t,              \
+                                     std::int64_t, int, T*, std::int64_t*);                                   \
+  template <>                                                                                                 \
+  int knn_split_occupancy<T, F>();
+#define TL_DISTANCE_PAIRWISE_DECLARE_ALL(T)              \
+  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Dot)     \
+  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::L2)      \
+  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::L1)      \
+  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Linf)    \
+  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Lp)
+TL_DISTANCE_PAIRWISE_DECLARE_ALL(float)
+TL_DISTANCE_PAIRWISE_DECLARE_ALL(double)
+
+namespace {
+
 // Calls fn(std::integral_constant<Family, F>{}) for the metric's family F:
 // one switch for every kernel templated on the family. Only the Dot family
 // reads the rows' squared norms.
@@ -83,8 +124,8 @@ void launch_pairwise(const T* X, const T* xn, std::int64_t m, const T* Y, const 
   with_family(metric, [&](auto fam) {
     constexpr Family F = decltype(fam)::value;
     const bool dot = F == Family::Dot;
-    pairwise_kernel<T, F><<<grid, tile::kThreads, 0, stream>>>(X, dot ? xn : nullptr, m, Y, dot ? yn : nullptr, n, d,
-                                                               metric.kind, p, ct, out, ldo);
+    launch_pairwise_kernel<T, F>(grid, stream, X, dot ? xn : nullptr, m, Y, dot ? yn : nullptr, n, d, metric.kind, p,
+                                 ct, out, ldo);
   });
   TL_CUDA_CHECK_LAUNCH("pairwise_kernel");
 }
@@ -278,33 +319,9 @@ std::size_t knn_smem_bytes() {
   return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN;
 }
 
-// Blocks of knn_split_kernel resident per SM for this metric's instantiation.
-template <class T, Family F>
-int knn_occupancy() {
-  const std::size_t bytes = knn_smem_bytes<T>();
-  TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(bytes)));
-  int blocks = 0;
-  TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, knn_split_kernel<T, F>, tile::kThreads, bytes));
-  return blocks > 0 ? blocks : 1;
-}
-
 template <class T>
 int knn_blocks_per_sm(const Metric& metric) {
-  return with_family(metric, [](auto fam) { return knn_occupancy<T, decltype(fam)::value>(); });
-}
-
-template <class T, Family F>
-void launch_knn_split(dim3 grid, cudaStream_t stream, const T* Q, const T* qn, std::int64_t m, const T* Y,
-                      const T* yn, std::int64_t n, std::int64_t d, Metric metric, std::int64_t k,
-                      std::int64_t tiles_per_split, int nsplit, T* lv, std::int64_t* li) {
-  const std::size_t bytes = knn_smem_bytes<T>();
-  TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(bytes)));
-  knn_split_kernel<T, F><<<grid, tile::kThreads, bytes, stream>>>(Q, qn, m, Y, yn, n, d, metric.kind,
-                                                                  static_cast<T>(metric.p), k, tiles_per_split,
-                                                                  nsplit, lv, li);
-  TL_CUDA_CHECK_LAUNCH("knn_split_kernel");
+  return with_family(metric, [](auto fam) { return knn_split_occupancy<T, decltype(fam)::value>(); });
 }
 
 }  // namespace
@@ -402,8 +419,8 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     with_family(metric, [&](auto fam) {
       constexpr Family F = decltype(fam)::value;
       const bool dot = F == Family::Dot;
-      launch_knn_split<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n, d, metric,
-                             k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+      launch_knn_split_kernel<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n, d,
+                                    metric, k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
     });
     merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
         lv.data(), li.data(), rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv.data(),
@@ -419,13 +436,55 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
 
 }  // namespace tl::detail
 
-// The entry points of distance_impl.hpp for one dtype.
-#define TL_DISTANCE_CUDA_INST(T)                                                                                  \
+// The entry points of distance_impl.hpp for one dtype, in two parts that
+// separate translation units compile in parallel: the k-nearest search (its
+// top-k kernels are most of the build time) and the rest.
+#define TL_DISTANCE_CUDA_INST_KNN(T)                                                                              \
+  namespace tl::detail {                                                                                          \
+  template void knn_search_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric, std::int64_t,  \
+                                   T*, std::int64_t*);                                                            \
+  }
+#define TL_DISTANCE_CUDA_INST_PAIRWISE(T)                                                                         \
   namespace tl::detail {                                                                                          \
   template void pairwise_distances_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,        \
                                            MatrixView<T>);                                                        \
-  template void knn_search_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric, std::int64_t,  \
-                                   T*, std::int64_t*);                                                            \
   template void distance_blocks_cuda<T>(const Context&, MatrixView<const T>, MatrixView<const T>, Metric,           \
                                         DistanceBlockSink<T>, void*);                                             \
+  }
+
+// One family's kernels for one dtype, defined in the including file: the
+// launchers of pairwise_kernel<T, F> and knn_split_kernel<T, F>, and the
+// latter's occupancy.
+#define TL_DISTANCE_CUDA_FAMILY(T, F)                                                                            \
+  namespace tl::detail {                                                                                         \
+  template <>                                                                                                    \
+  void launch_pairwise_kernel<T, F>(unsigned grid, cudaStream_t stream, const T* X, const T* xn, std::int64_t m,  \
+                                    const T* Y, const T* yn, std::int64_t n, std::int64_t d, MetricKind kind, T p, \
+                                    std::int64_t ncol_tiles, T* out, std::int64_t ldo) {                         \
+    pairwise_kernel<T, F><<<grid, tile::kThreads, 0, stream>>>(X, xn, m, Y, yn, n, d, kind, p, ncol_tiles, out,   \
+                                                               ldo);                                             \
+  }                                                                                                              \
+  template <>                                                                                                    \
+  void launch_knn_split_kernel<T, F>(dim3 grid, cudaStream_t stream, const T* Q, const T* qn, std::int64_t m,     \
+                                     const T* Y, const T* yn, std::int64_t n, std::int64_t d, Metric metric,      \
+                                     std::int64_t k, std::int64_t tiles_per_split, int nsplit, T* lv,             \
+                                     std::int64_t* li) {                                                         \
+    const std::size_t bytes = knn_smem_bytes<T>();                                                               \
+    TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,      \
+                                       static_cast<int>(bytes)));                                                \
+    knn_split_kernel<T, F><<<grid, tile::kThreads, bytes, stream>>>(Q, qn, m, Y, yn, n, d, metric.kind,           \
+                                                                    static_cast<T>(metric.p), k, tiles_per_split, \
+                                                                    nsplit, lv, li);                             \
+    TL_CUDA_CHECK_LAUNCH("knn_split_kernel");                                                                    \
+  }                                                                                                              \
+  template <>                                                                                                    \
+  int knn_split_occupancy<T, F>() {                                                                              \
+    const std::size_t bytes = knn_smem_bytes<T>();                                                               \
+    TL_CUDA_CHECK(cudaFuncSetAttribute(knn_split_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize,      \
+                                       static_cast<int>(bytes)));                                                \
+    int blocks = 0;                                                                                              \
+    TL_CUDA_CHECK(                                                                                               \
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, knn_split_kernel<T, F>, tile::kThreads, bytes));  \
+    return blocks > 0 ? blocks : 1;                                                                              \
+  }                                                                                                              \
   }

@@ -1,0 +1,4 @@
+// CUDA nearest neighbours for double (templates: distance_cuda_impl.cuh).
+#include "neighbors/distance/distance_cuda_impl.cuh"
+
+TL_DISTANCE_CUDA_INST_KNN(double)
