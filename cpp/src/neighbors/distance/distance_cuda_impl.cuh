@@ -1,8 +1,10 @@
 // CUDA backend of pairwise distances and brute-force nearest neighbours: the
-// templates, instantiated per dtype and per part (the k-nearest search, the
-// rest) by distance_cuda_{float,double}{,_knn}.cu: translation units that
-// compile in parallel (one held every kernel variant and was the longest
-// step of the build).
+// templates. Translation units that compile in parallel instantiate them:
+// distance_cuda_<dtype>.cu (pairwise distances, distance blocks) and
+// distance_cuda_<dtype>_knn.cu (the k-nearest search) the entry points, and
+// distance_cuda_<dtype>_<family>.cu the kernels of one metric family
+// (TL_DISTANCE_CUDA_FAMILY). One file held every kernel variant and was the
+// longest step of the build.
 #pragma once
 #include <algorithm>
 #include <type_traits>
