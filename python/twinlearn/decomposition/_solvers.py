@@ -127,7 +127,7 @@ class Backend:
         w, V = np.empty(d), np.empty((d, d))
         self.mod.linalg_sym_eigh(self.ctx, np.ascontiguousarray(C, dtype=np.float64), w, V)
         self._note("fast")
-        keep = k if k is not None and 0 < k and 4 * k <= d else d  # as the host path
+        keep = _subset_k(k, d) or d  # as the host path
         return w[::-1][:keep].copy(), V[:, ::-1][:, :keep].copy()
 
     def matmul(self, A, transpose_a, B, transpose_b, like=None):
@@ -221,13 +221,20 @@ def _blas_threads(d):
     return _blas_controller.limit(limits=1, user_api="blas")
 
 
+def _subset_k(k, d):
+    """The k largest eigenpairs only (LAPACK's syevr on a subset) when k is
+    given and small enough to save work; None: all of them."""
+    return k if k is not None and 0 < k and 4 * k <= d else None
+
+
 def eigh_desc(C, k=None):
     """Eigenvalues (descending) and eigenvectors (columns) of the symmetric C,
     float64. With k, only the k largest (LAPACK's syevr on a subset) when that
     saves work; otherwise all of them."""
     d = C.shape[0]
     with _blas_threads(d):
-        if k is not None and 0 < k and 4 * k <= d:
+        k = _subset_k(k, d)
+        if k is not None:
             w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
         else:
             w, V = np.linalg.eigh(C)

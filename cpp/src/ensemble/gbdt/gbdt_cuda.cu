@@ -309,7 +309,7 @@ __global__ void gradient_kernel(GbdtLoss loss, int D, double param, std::int64_t
   }
 }
 
-__device__ __forceinline__ double inv_scale_of(ull maxbits) {
+__host__ __device__ __forceinline__ double inv_scale_of(ull maxbits) {
   return gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(maxbits)));
 }
 
@@ -669,7 +669,7 @@ __global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F,
                                    bool depthwise, const int* __restrict__ nbor, const ull* __restrict__ maxbits,
                                    double lambda, double lr, double* __restrict__ values) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= (std::int64_t(2) << (depth - 1)) * D) return;
+  if (t >= (std::int64_t(1) << depth) * D) return;
   const std::int64_t j = t / D, k = t % D;
   std::int64_t G, H;
   final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, depthwise, nbor, j, k, G, H);
@@ -683,7 +683,7 @@ __global__ void leaf_totals_kernel(const std::int64_t* __restrict__ hist, int F,
                                    const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
                                    const int* __restrict__ nbor, std::int64_t* __restrict__ tot) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= (std::int64_t(2) << (depth - 1)) * D) return;
+  if (t >= (std::int64_t(1) << depth) * D) return;
   const std::int64_t j = t / D, k = t % D;
   final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, true, nbor, j, k, tot[2 * t], tot[2 * t + 1]);
 }
@@ -1034,10 +1034,9 @@ class CudaTrainer {
     TL_CUDA_CHECK(cudaStreamSynchronize(s));
     const std::vector<std::int64_t> map =
         gbdt::lossguide_cut(depth, p_.max_leaves, D_, sf.data(), sb.data(), sg.data(), tot);
-    const double isg = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[0])));
-    const double ish = gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(mb[1])));
     std::vector<double> vals(static_cast<std::size_t>(nleaf * D_));
-    gbdt::values_from_totals(tot, isg, ish, p_.l2_leaf_reg, p_.learning_rate, vals.data(), vals.size());
+    gbdt::values_from_totals(tot, inv_scale_of(mb[0]), inv_scale_of(mb[1]), p_.l2_leaf_reg, p_.learning_rate,
+                             vals.data(), vals.size());
     std::vector<std::int32_t> map32(map.begin(), map.end());
     TL_CUDA_CHECK(cudaMemcpyAsync(sfeat_.data() + s0, sf.data(), sizeof(std::int32_t) * nslot,
                                   cudaMemcpyHostToDevice, s));

@@ -78,7 +78,7 @@ void launch_knn_split_kernel(dim3 grid, cudaStream_t stream, const T* Q, const T
                              std::int64_t tiles_per_split, int nsplit, T* lv, std::int64_t* li);
 template <class T, Family F>
 int knn_split_occupancy();
-#define TL_DISTANCE_PAIRWISE_DECLARE(T, F)                                                                    \
+#define TL_DISTANCE_FAMILY_DECLARE(T, F)                                                                    \
   template <>                                                                                                 \
   void launch_pairwise_kernel<T, F>(unsigned, cudaStream_t, const T*, const T*, std::int64_t, const T*,       \
                                     const T*, std::int64_t, std::int64_t, MetricKind, T, std::int64_t, T*,    \
@@ -89,14 +89,14 @@ int knn_split_occupancy();
                                      std::int64_t, int, T*, std::int64_t*);                                   \
   template <>                                                                                                 \
   int knn_split_occupancy<T, F>();
-#define TL_DISTANCE_PAIRWISE_DECLARE_ALL(T)              \
-  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Dot)     \
-  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::L2)      \
-  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::L1)      \
-  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Linf)    \
-  TL_DISTANCE_PAIRWISE_DECLARE(T, dist::Family::Lp)
-TL_DISTANCE_PAIRWISE_DECLARE_ALL(float)
-TL_DISTANCE_PAIRWISE_DECLARE_ALL(double)
+#define TL_DISTANCE_FAMILY_DECLARE_ALL(T)              \
+  TL_DISTANCE_FAMILY_DECLARE(T, dist::Family::Dot)     \
+  TL_DISTANCE_FAMILY_DECLARE(T, dist::Family::L2)      \
+  TL_DISTANCE_FAMILY_DECLARE(T, dist::Family::L1)      \
+  TL_DISTANCE_FAMILY_DECLARE(T, dist::Family::Linf)    \
+  TL_DISTANCE_FAMILY_DECLARE(T, dist::Family::Lp)
+TL_DISTANCE_FAMILY_DECLARE_ALL(float)
+TL_DISTANCE_FAMILY_DECLARE_ALL(double)
 
 namespace {
 
