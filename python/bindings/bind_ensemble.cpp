@@ -53,6 +53,7 @@ tl::GbdtModel model_from_dict(const nb::dict& d) {
   m.leaf_values = from_dict<double>(d, "leaf_values");
   m.base_score = from_dict<double>(d, "base_score");
   if (d.contains("split_gain")) m.split_gain = from_dict<double>(d, "split_gain");
+  if (d.contains("split_nan_right")) m.split_nan_right = from_dict<std::uint8_t>(d, "split_nan_right");
   return m;
 }
 
@@ -70,6 +71,7 @@ nb::dict model_to_dict(const tl::GbdtModel& m) {
   d["split_bin"] = to_numpy(m.split_bin);
   d["split_border"] = to_numpy(m.split_border);
   d["split_gain"] = to_numpy(m.split_gain);
+  d["split_nan_right"] = to_numpy(m.split_nan_right);
   d["leaf_values"] = to_numpy(m.leaf_values);
   d["base_score"] = to_numpy(m.base_score);
   return d;

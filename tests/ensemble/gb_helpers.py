@@ -5,7 +5,7 @@ per-node tree layout (Depthwise, Lossguide)."""
 import numpy as np
 
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
-               "split_gain_", "leaf_values_", "base_score_")
+               "split_gain_", "split_nan_right_", "leaf_values_", "base_score_")
 
 
 def bits(a):
@@ -45,20 +45,21 @@ def trees(est):
 
 def numpy_raw(est, X):
     """The raw margins by a plain walk of the Depthwise layout (docs/GBDT_MODEL_FORMAT.md):
-    node (l, p) at entry 2**l - 1 + p, -1 sends left, NaN right only under nan_mode='Max';
-    accumulated in double in tree order, then float32."""
+    node (l, p) at entry 2**l - 1 + p, -1 sends left, NaN right under nan_mode='Max' or, under
+    'Learned', where split_nan_right_ is 1; accumulated in double in tree order, then float32."""
     X = np.asarray(X, dtype=np.float64)
     n, D = X.shape[0], est.n_outputs_
     acc = np.tile(est.base_score_, (n, 1)).astype(np.float64)
-    nan_right = est.nan_mode == "Max"
+    learned = est.nan_mode == "Learned"
     for d, ss, ls in trees(est):
         feat, border = est.split_feature_[ss], est.split_border_[ss]
+        nan_right = est.split_nan_right_[ss].astype(bool) if learned else np.full(len(feat), est.nan_mode == "Max")
         leaf = np.zeros(n, dtype=np.int64)
         for level in range(d):
             slot = (1 << level) - 1 + leaf
             f = feat[slot]
             v = X[np.arange(n), np.maximum(f, 0)]
-            right = np.where(np.isnan(v), nan_right, v > border[slot]) & (f >= 0)
+            right = np.where(np.isnan(v), nan_right[slot], v > border[slot]) & (f >= 0)
             leaf |= right.astype(np.int64) << level
         acc = acc + est.leaf_values_[ls].reshape(-1, D)[leaf]
     return acc.astype(np.float32)

@@ -97,6 +97,7 @@ void expect_same_model(const GbdtModel& a, const GbdtModel& b) {
   EXPECT_EQ(a.split_bin, b.split_bin);
   EXPECT_TRUE(same_bits_vec(a.split_border, b.split_border));
   EXPECT_TRUE(same_bits_vec(a.split_gain, b.split_gain));
+  EXPECT_EQ(a.split_nan_right, b.split_nan_right);
   EXPECT_TRUE(same_bits_vec(a.leaf_values, b.leaf_values));
   EXPECT_TRUE(same_bits_vec(a.base_score, b.base_score));
 }
@@ -1242,7 +1243,9 @@ std::vector<double> walk(const GbdtModel& m, const Data& D) {
       for (int l = 0; l < depth; ++l) {
         const int f = m.split_feature[so + node];
         const double x = D.X[i * D.d + (f < 0 ? 0 : f)];
-        const bool right = f >= 0 && (std::isnan(x) ? m.nan_mode == tl::GbdtNanMode::Max : x > m.split_border[so + node]);
+        const bool nan_right = m.nan_mode == tl::GbdtNanMode::Learned ? m.split_nan_right[so + node] != 0
+                                                                      : m.nan_mode == tl::GbdtNanMode::Max;
+        const bool right = f >= 0 && (std::isnan(x) ? nan_right : x > m.split_border[so + node]);
         if (right) leaf += std::int64_t(1) << l;
         node = ((std::int64_t(2) << l) - 1) + leaf;  // the next level's node of this prefix
       }
@@ -1276,7 +1279,7 @@ TEST(GbdtDepthwise, NodesChooseTheirOwnSplits) {
 
 TEST(GbdtDepthwise, PredictionWalksTheNodes) {
   for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass}) {
-    for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Max}) {
+    for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Max, tl::GbdtNanMode::Learned}) {
       SCOPED_TRACE(std::string(tl::to_string(loss)) + " " + tl::to_string(mode));
       const Data D = make_data(5000, 6, loss, true, 73);
       GbdtParams p = depthwise(params(loss, 8, 5));
@@ -1284,6 +1287,10 @@ TEST(GbdtDepthwise, PredictionWalksTheNodes) {
       p.min_child_weight = 15.0;  // nodes that do not split
       const GbdtModel m = fit(cpu(2), D, p);
       EXPECT_NE(std::count(m.split_feature.begin(), m.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
+      if (mode == tl::GbdtNanMode::Learned) {
+        EXPECT_NE(std::count(m.split_nan_right.begin(), m.split_nan_right.end(), 1), 0) << "no NaN sent right";
+        EXPECT_NE(std::count(m.split_nan_right.begin(), m.split_nan_right.end(), 0), 0);
+      }
       const std::vector<double> ref = walk(m, D);
       std::vector<double> acc(static_cast<std::size_t>(D.n * m.n_outputs));
       for (std::int64_t i = 0; i < D.n; ++i)
@@ -1298,10 +1305,13 @@ TEST(GbdtDepthwise, PredictionWalksTheNodes) {
 // Trees are grown to max_depth and cut after their last split: the cut
 // model predicts, to the bit, what the fit applied to the eval set.
 TEST(GbdtDepthwise, CutTreesPredictWhatTheFitApplied) {
+  for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Learned}) {
+  SCOPED_TRACE(tl::to_string(mode));
   const Data D = make_data(6000, 5, GbdtLoss::RMSE, true, 75);
   const Data E = make_data(1500, 5, GbdtLoss::RMSE, true, 76);
   GbdtParams p = depthwise(params(GbdtLoss::RMSE, 12, 7));
   p.min_split_gain = 2.0e5;
+  p.nan_mode = mode;
   Recorder r;
   tl::GbdtEvalSet<float> ev;
   ev.X = tl::MatrixView<const float>(E.X.data(), E.n, E.d);
@@ -1314,15 +1324,22 @@ TEST(GbdtDepthwise, CutTreesPredictWhatTheFitApplied) {
   for (int t = 0; t < 12; ++t) EXPECT_TRUE(same_bits_vec(r.raw[t], staged_raw(m, E, t + 1))) << t;
   for (std::size_t s = 0; s < m.split_feature.size(); ++s)
     EXPECT_TRUE(m.split_feature[s] < 0 || m.split_gain[s] > p.min_split_gain) << s;
+  if (mode == tl::GbdtNanMode::Learned)  // the fit's bins and the prediction's values agree on NaN sent right
+    EXPECT_NE(std::count(m.split_nan_right.begin(), m.split_nan_right.end(), 1), 0);
+  }
 }
 
 TEST(GbdtDepthwise, BitsDoNotDependOnThreadCount) {
   for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass}) {
-    const Data D = make_data(70000, 5, loss, true, 77);
-    const GbdtModel ref = fit(cpu(1), D, depthwise(params(loss, 5, 6)));
-    for (int t : {2, 7}) {
-      SCOPED_TRACE(t);
-      expect_same_model(ref, fit(cpu(t), D, depthwise(params(loss, 5, 6))));
+    for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Learned}) {
+      const Data D = make_data(70000, 5, loss, true, 77);
+      GbdtParams p = depthwise(params(loss, 5, 6));
+      p.nan_mode = mode;
+      const GbdtModel ref = fit(cpu(1), D, p);
+      for (int t : {2, 7}) {
+        SCOPED_TRACE(std::to_string(t) + " " + tl::to_string(mode));
+        expect_same_model(ref, fit(cpu(t), D, p));
+      }
     }
   }
 }
@@ -1340,6 +1357,86 @@ TEST(GbdtDepthwise, ModelValidationKnowsTheLayout) {
   EXPECT_THROW(bad.validate(), tl::ValueError);
 }
 
+// nan_mode Learned. Feature 0 carries the label (y = x0 > 0) and is NaN on
+// 30% of the rows, whose labels follow nan_label (1: NaN rows act like high
+// values, 0: like low ones). A stump must send NaN where its rows belong:
+// right for 1 (Min cannot), left for 0 (Max cannot), which Learned does.
+Data nan_stump_data(std::int64_t n, double nan_label, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd;
+  Data D{n, 2, std::vector<float>(static_cast<std::size_t>(n * 2)), std::vector<double>(static_cast<std::size_t>(n))};
+  for (std::int64_t i = 0; i < n; ++i) {
+    D.X[i * 2] = static_cast<float>(nd(rng));
+    D.X[i * 2 + 1] = static_cast<float>(nd(rng));
+    D.y[i] = D.X[i * 2] > 0 ? 1.0 : 0.0;
+    if (rng() % 10 < 3) {
+      D.X[i * 2] = std::numeric_limits<float>::quiet_NaN();
+      D.y[i] = rng() % 20 == 0 ? 1.0 - nan_label : nan_label;
+    }
+  }
+  return D;
+}
+
+TEST(GbdtNanLearned, EachSplitSendsNanWhereItsRowsBelong) {
+  for (double nan_label : {1.0, 0.0}) {
+    SCOPED_TRACE(nan_label);
+    const Data D = nan_stump_data(20000, nan_label, 81);
+    GbdtParams p = depthwise(params(GbdtLoss::Logloss, 3, 1));
+    p.learning_rate = 0.5;
+    double loss[4] = {0, 0, 0, 0};
+    GbdtModel learned;
+    for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Max, tl::GbdtNanMode::Learned}) {
+      p.nan_mode = mode;
+      tl::GbdtFitInfo info;
+      GbdtModel m = fit(cpu(2), D, p, nullptr, nullptr, &info);
+      m.validate();
+      loss[static_cast<int>(mode)] = info.train_loss.back();
+      if (mode == tl::GbdtNanMode::Learned) learned = std::move(m);
+      else
+        EXPECT_TRUE(m.split_nan_right.empty());
+    }
+    ASSERT_EQ(learned.split_nan_right.size(), learned.split_feature.size());
+    EXPECT_EQ(learned.split_feature[0], 0);
+    EXPECT_EQ(learned.split_nan_right[0], nan_label == 1.0 ? 1 : 0);
+    // The learned direction is as good as the right fixed one, and better than the wrong one.
+    const double right = loss[static_cast<int>(nan_label == 1.0 ? tl::GbdtNanMode::Max : tl::GbdtNanMode::Min)];
+    const double wrong = loss[static_cast<int>(nan_label == 1.0 ? tl::GbdtNanMode::Min : tl::GbdtNanMode::Max)];
+    const double got = loss[static_cast<int>(tl::GbdtNanMode::Learned)];
+    EXPECT_LE(got, right * (1 + 1e-12));
+    EXPECT_LT(got, 0.8 * wrong);
+    // Prediction sends NaN the learned way: the NaN rows' predicted class is nan_label.
+    const std::vector<float> pr = predict(cpu(2), learned, D, tl::GbdtOutput::Probability);
+    for (std::int64_t i = 0; i < D.n; ++i)
+      if (std::isnan(D.X[i * 2])) ASSERT_EQ(pr[i] > 0.5f, nan_label == 1.0) << i;
+  }
+}
+
+TEST(GbdtNanLearned, RejectsObliviousTreesAndInconsistentModels) {
+  const Data D = nan_stump_data(3000, 1.0, 83);
+  GbdtParams p = params(GbdtLoss::Logloss, 3, 2);
+  p.nan_mode = tl::GbdtNanMode::Learned;
+  EXPECT_THROW(fit(cpu(2), D, p), tl::ValueError);  // SymmetricTree
+  p.grow_policy = tl::GbdtGrowPolicy::Depthwise;
+  const GbdtModel m = fit(cpu(2), D, p);
+  m.validate();
+  ASSERT_EQ(m.split_nan_right[0], 1);
+  GbdtModel bad = m;
+  bad.split_nan_right.pop_back();
+  EXPECT_THROW(bad.validate(), tl::ValueError);
+  bad = m;
+  bad.split_nan_right[0] = 2;
+  EXPECT_THROW(bad.validate(), tl::ValueError);
+  bad = m;
+  bad.split_bin[0] = 0;  // border 0 of a feature with NaN separates NaN from every value: NaN stays left
+  bad.split_border[0] = bad.borders[bad.border_offsets[bad.split_feature[0]]];
+  EXPECT_THROW(bad.validate(), tl::ValueError);
+  bad = m;
+  bad.nan_mode = tl::GbdtNanMode::Min;  // flags belong to Learned models only
+  EXPECT_THROW(bad.validate(), tl::ValueError);
+  EXPECT_THROW(tl::parse_gbdt_nan_mode("learned"), tl::ValueError);
+  EXPECT_EQ(tl::parse_gbdt_nan_mode("Learned"), tl::GbdtNanMode::Learned);
+}
+
 TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
   TL_REQUIRE_GPU_OR_SKIP();
   tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
@@ -1350,20 +1447,24 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     double min_child_weight;
     bool gain_threshold;  // min_split_gain at the 30% quantile of a free fit's node gains
     bool weighted;
+    bool learned = false;  // nan_mode Learned
   };
   for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 0.0, false, false},
                         Case{GbdtLoss::MultiClass, 5000, 5, 0.0, true, true},
                         Case{GbdtLoss::RMSE, 70001, 8, 0.0, true, true},
                         Case{GbdtLoss::Quantile, 33000, 6, 400.0, false, false},
-                        Case{GbdtLoss::Logloss, 3000, 10, 5.0, false, false}}) {
+                        Case{GbdtLoss::Logloss, 3000, 10, 5.0, false, false},
+                        Case{GbdtLoss::Logloss, 40001, 6, 0.0, false, true, true},
+                        Case{GbdtLoss::MultiClass, 5000, 5, 2.0, true, false, true}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
-                 std::to_string(c.depth));
+                 std::to_string(c.depth) + (c.learned ? " Learned" : ""));
     const Data D = make_data(c.n, 6, c.loss, true, 300 + c.n);
     const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 400 + c.n);
     std::vector<double> w(static_cast<std::size_t>(c.n));
     for (std::int64_t i = 0; i < c.n; ++i) w[i] = 0.25 + (i % 7) * 0.5;
     GbdtParams p = depthwise(params(c.loss, 8, c.depth));
     p.min_child_weight = c.min_child_weight;
+    if (c.learned) p.nan_mode = tl::GbdtNanMode::Learned;
     if (c.gain_threshold) {
       std::vector<double> g;
       for (double v : fit(cpu(2), D, p).split_gain)
@@ -1373,6 +1474,7 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     }
     const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
     EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Depthwise);
+    if (c.learned) EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
     if (c.gain_threshold || c.min_child_weight > 0.0) {
       EXPECT_NE(std::count(a.split_feature.begin(), a.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
     }
@@ -1421,11 +1523,14 @@ TEST(GbdtCuda, LossguideIdenticalToCpu) {
     std::int64_t n;
     int depth, max_leaves;
     bool weighted;
+    bool learned = false;  // nan_mode Learned
   };
   for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 31, false}, Case{GbdtLoss::MultiClass, 5000, 5, 6, true},
-                        Case{GbdtLoss::RMSE, 70001, 8, 12, true}, Case{GbdtLoss::Logloss, 3000, 10, 2, false}}) {
+                        Case{GbdtLoss::RMSE, 70001, 8, 12, true}, Case{GbdtLoss::Logloss, 3000, 10, 2, false},
+                        Case{GbdtLoss::RMSE, 50001, 7, 20, true, true}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
-                 std::to_string(c.depth) + " max_leaves=" + std::to_string(c.max_leaves));
+                 std::to_string(c.depth) + " max_leaves=" + std::to_string(c.max_leaves) +
+                 (c.learned ? " Learned" : ""));
     const Data D = make_data(c.n, 6, c.loss, true, 500 + c.n);
     const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 600 + c.n);
     std::vector<double> w(static_cast<std::size_t>(c.n));
@@ -1433,8 +1538,10 @@ TEST(GbdtCuda, LossguideIdenticalToCpu) {
     GbdtParams p = params(c.loss, 8, c.depth);
     p.grow_policy = tl::GbdtGrowPolicy::Lossguide;
     p.max_leaves = c.max_leaves;
+    if (c.learned) p.nan_mode = tl::GbdtNanMode::Learned;
     const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
     EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Lossguide);
+    if (c.learned) EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
     // Every tree at most max_leaves leaves, and the limit binds.
     std::vector<std::int64_t> so, lo;
     tl::gbdt::tree_offsets(a, &so, &lo);

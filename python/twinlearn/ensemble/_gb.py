@@ -130,6 +130,7 @@ _MODEL_KEYS = (
     "split_bin",
     "split_border",
     "split_gain",
+    "split_nan_right",
     "leaf_values",
     "base_score",
 )
@@ -282,7 +283,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
                     lines.append(f"Shrink model to first {len(self.tree_depth_)} iterations.")
                 progress.summary(lines)
         self.n_estimators_ = int(len(self.tree_depth_))
-        for key in ("borders_", "split_feature_", "split_bin_", "leaf_values_", "base_score_"):
+        for key in ("borders_", "split_feature_", "split_bin_", "split_nan_right_", "leaf_values_", "base_score_"):
             identity.record(f"{type(self).__name__}.{key}", getattr(self, key))
         self._tl_record_fit(device, "identical")
         return self
@@ -325,7 +326,13 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         self.tree_depth_ = depth.copy()
         for key in ("split_feature_", "split_bin_", "split_border_", "split_gain_"):
             setattr(self, key, getattr(self, key)[:n_split].copy())
+        nan_right = self._split_nan_right()
+        self.split_nan_right_ = nan_right[:n_split].copy() if nan_right.size else nan_right
         self.leaf_values_ = self.leaf_values_[:n_leaf].copy()
+
+    def _split_nan_right(self):
+        """split_nan_right_ (empty unless nan_mode 'Learned'; models of older versions lack it)."""
+        return np.asarray(getattr(self, "split_nan_right_", np.zeros(0, dtype=np.uint8)), dtype=np.uint8)
 
     # -- prediction -----------------------------------------------------------
     def _model_dict(self):
@@ -342,6 +349,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             "split_bin": np.ascontiguousarray(self.split_bin_, dtype=np.int32),
             "split_border": np.ascontiguousarray(self.split_border_, dtype=np.float64),
             "split_gain": np.ascontiguousarray(self.split_gain_, dtype=np.float64),
+            "split_nan_right": np.ascontiguousarray(self._split_nan_right()),
             "leaf_values": np.ascontiguousarray(self.leaf_values_, dtype=np.float64),
             "base_score": np.ascontiguousarray(self.base_score_, dtype=np.float64),
         }
@@ -579,9 +587,13 @@ _COMMON_DOC_ATTRIBUTES = """
         ``2**d - 1`` under 'Depthwise' and 'Lossguide' (one per node, level-major: the node of level l whose leaf
         prefix, bits 0 .. l-1 of the leaf index, is p is entry ``2**l - 1 + p``; its left child keeps
         prefix p, its right child gets ``p + 2**l``). A row goes right at a split when its value of
-        ``split_feature_`` exceeds ``split_border_`` (NaN: right only under nan_mode='Max'). A
-        Depthwise node that does not split has feature and bin -1, border and gain 0: every row goes
-        left, so the leaves below its right side are empty (value 0).
+        ``split_feature_`` exceeds ``split_border_`` (NaN: right under nan_mode='Max', or under
+        'Learned' where ``split_nan_right_`` is 1). A Depthwise node that does not split has feature
+        and bin -1, border and gain 0: every row goes left, so the leaves below its right side are
+        empty (value 0).
+    split_nan_right_ : ndarray of uint8
+        Under nan_mode='Learned', one entry per split: 1 where the split sends NaN right (learned
+        from the training rows with NaN). Empty under every other nan_mode.
     leaf_values_ : ndarray of float64
         Tree t's ``2**depth * n_outputs_`` leaf values (both policies), leaf index = sum over levels
         of (went right) << level.
@@ -680,9 +692,15 @@ class GradientBoosting(_BoostingCore):
         value other than 1 with 'SymmetricTree' raises a ValueError. With
         'Depthwise' only 1 is supported yet (the positive-gain rule already
         keeps every child non-empty); other values raise a ValueError.
-    nan_mode : {'Min', 'Max', 'Forbidden'}, default='Min'
+    nan_mode : {'Min', 'Max', 'Learned', 'Forbidden'}, default='Min'
         NaN feature values go to a dedicated bin below ('Min') or above
-        ('Max') every value, or raise ('Forbidden').
+        ('Max') every value, or raise ('Forbidden'). 'Learned'
+        (grow_policy 'Depthwise' and 'Lossguide' only, as XGBoost and
+        LightGBM do): every split learns where NaN goes. For each candidate
+        border of a feature with NaN in the training data, the node's gain
+        with its NaN rows on the left and on the right are both scored and
+        the larger is kept (left on ties); ``split_nan_right_`` records the
+        choice. NaN in a feature without NaN at fit time goes left.
     boost_from_average : bool or None, default=None
         Start from the best constant (mean for RMSE, log-odds for Logloss,
         weighted median for MAE, weighted alpha-quantile for Quantile: the
@@ -826,7 +844,7 @@ class GradientBoosting(_BoostingCore):
         "grow_policy": [StrOptions({"SymmetricTree", "Depthwise", "Lossguide"})],
         "max_leaves": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "min_data_in_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
-        "nan_mode": [StrOptions({"Min", "Max", "Forbidden"})],
+        "nan_mode": [StrOptions({"Min", "Max", "Learned", "Forbidden"})],
         "boost_from_average": ["boolean", None],
         "bootstrap_type": [StrOptions({"No", "Bernoulli", "Bayesian", "MVS"})],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right"), None],
@@ -949,6 +967,11 @@ class GradientBoosting(_BoostingCore):
             raise ValueError(
                 f"grow_policy={self.grow_policy!r} is not supported; use 'SymmetricTree' (oblivious trees), "
                 "'Depthwise' or 'Lossguide'"
+            )
+        if self.nan_mode == "Learned" and self.grow_policy not in _PER_NODE:
+            raise ValueError(
+                f"nan_mode='Learned' needs grow_policy 'Depthwise' or 'Lossguide' (an oblivious level has one "
+                f"split for all its nodes); got grow_policy={self.grow_policy!r}"
             )
         if self.max_leaves is not None and self.grow_policy != "Lossguide":
             raise ValueError(

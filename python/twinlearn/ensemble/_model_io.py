@@ -67,6 +67,7 @@ def to_dict(est) -> dict:
     depth = np.asarray(est.tree_depth_, dtype=np.int64)
     counts = _tree_split_counts(depth, grow_policy)
     D = int(est.n_outputs_)
+    nan_right = est._split_nan_right()
     trees = []
     s = l = 0
     for d, c in zip(depth, counts):
@@ -82,6 +83,8 @@ def to_dict(est) -> dict:
                 "leaf_values": _floats(est.leaf_values_[l : l + nleaf]),
             }
         )
+        if nan_right.size:
+            trees[-1]["split_nan_right"] = [int(v) for v in nan_right[s : s + c]]
         s += c
         l += nleaf
     off = np.asarray(est.border_offsets_, dtype=np.int64)
@@ -161,7 +164,8 @@ def from_dict(est, doc: dict):
     borders = [_float_from_json(v) for f in features for v in f["borders"]]
     offsets = np.zeros(n_features + 1, dtype=np.int32)
     offsets[1:] = np.cumsum([len(f["borders"]) for f in features])
-    depth, sf, sb, sbr, sg, lv = [], [], [], [], [], []
+    learned = doc.get("nan_mode") == "Learned"
+    depth, sf, sb, sbr, sg, lv, snr = [], [], [], [], [], [], []
     for t in doc["trees"]:
         d = t["depth"]
         _require(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 16,
@@ -171,12 +175,16 @@ def from_dict(est, doc: dict):
                  "each tree needs 'depth' splits" if grow_policy == "SymmetricTree"
                  else f"each tree needs 2**depth - 1 splits (grow_policy {grow_policy!r})")
         _require(len(t["leaf_values"]) == (1 << d) * D, "each tree needs 2**depth * n_outputs leaf values")
+        _require(not learned or len(t.get("split_nan_right", ())) == c,
+                 "under nan_mode 'Learned' each tree needs one 'split_nan_right' entry per split")
         depth.append(d)
         sf += [int(v) for v in t["split_features"]]
         sb += [int(v) for v in t["split_bins"]]
         sbr += [_float_from_json(v) for v in t["split_borders"]]
         sg += [_float_from_json(v) for v in t["split_gains"]]
         lv += [_float_from_json(v) for v in t["leaf_values"]]
+        if learned:
+            snr += [int(v) for v in t["split_nan_right"]]
     est._cat_encoder = None
     est.n_features_in_ = n_features
     if doc.get("categorical") is not None:
@@ -205,6 +213,7 @@ def from_dict(est, doc: dict):
     est.split_bin_ = np.asarray(sb, dtype=np.int32)
     est.split_border_ = np.asarray(sbr, dtype=np.float64)
     est.split_gain_ = np.asarray(sg, dtype=np.float64)
+    est.split_nan_right_ = np.asarray(snr, dtype=np.uint8)
     est.leaf_values_ = np.asarray(lv, dtype=np.float64)
     est.base_score_ = np.asarray([_float_from_json(v) for v in doc["base_score"]], dtype=np.float64)
     est.n_estimators_ = len(depth)

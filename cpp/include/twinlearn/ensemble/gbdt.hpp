@@ -49,7 +49,13 @@ inline int gbdt_outputs(GbdtLoss l, int n_classes) {
 // Where NaN feature values go. Forbidden: NaN in X is an error. Min: NaN is
 // below every value (its own lowest bin; at prediction it takes the left
 // branch of every split). Max: above every value (highest bin; right branch).
-enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2 };
+// Learned (Depthwise and Lossguide only): NaN has its own bin as under Min,
+// and every node learns where its NaN rows go: for each candidate border b
+// of a feature that has NaN in the training data, the node's gain with its
+// NaN rows on the left (as Min) and on the right are both computed, and the
+// larger wins (left on ties; a border b = 0, the one that separates NaN from
+// every value, keeps NaN left). The choice is the split's split_nan_right.
+enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2, Learned = 3 };
 
 // Row sampling per tree (CatBoost's bootstrap_type, sampling_frequency
 // PerTree). The weight of row i in tree t multiplies its sample weight (and so
@@ -172,9 +178,9 @@ struct GbdtParams {
 // (bits 0..l-1) is p, uses the split entry l (SymmetricTree) or
 // (2^l - 1) + p (Depthwise, Lossguide: level-major, nodes in prefix order), and goes
 // right when its value of split_feature exceeds split_border (NaN: right
-// iff nan_mode == Max). A per-node tree's node that does not split has
-// split_feature = split_bin = -1, split_border = split_gain = 0, and sends
-// every row left. Raw prediction = base_score + sum over trees of the leaf
+// iff nan_mode == Max; under Learned, iff the split's split_nan_right is 1).
+// A per-node tree's node that does not split has split_feature = split_bin =
+// -1, split_border = split_gain = 0 (split_nan_right 0), and sends every row left. Raw prediction = base_score + sum over trees of the leaf
 // values, accumulated in double in tree order.
 struct GbdtModel {
   GbdtLoss loss = GbdtLoss::Logloss;
@@ -189,6 +195,10 @@ struct GbdtModel {
   std::vector<std::int32_t> split_bin;       // index of the border within its feature's list
   std::vector<double> split_border;          // the border value itself (borders[off[f] + bin])
   std::vector<double> split_gain;            // score gain of each split when it was chosen
+  // nan_mode Learned: 1 where the split sends NaN right (one entry per split;
+  // only on a split of a feature whose first border is -infinity, the NaN
+  // bin's, at a split_bin >= 1). Empty under every other nan_mode.
+  std::vector<std::uint8_t> split_nan_right;
   std::vector<double> leaf_values;           // sum over trees of 2^depth * n_outputs
   std::vector<double> base_score;            // n_outputs
 

@@ -470,6 +470,16 @@ TL_HD double constrained_gain(double GL, double HL, double GR, double HR, double
   return split_gain(GL, HL, GR, HR, G, H, lambda);
 }
 
+// constrained_gain of the candidate whose left side has the fixed-point
+// sums (GL, HL) in a leaf of totals (Gt, Ht) = (G, H) dequantized; isg, ish:
+// the tree's inverse scales. Both backends score candidates through it.
+TL_HD double prefix_gain(std::int64_t GL, std::int64_t HL, std::int64_t Gt, std::int64_t Ht, double G, double H,
+                         double isg, double ish, double lambda, double min_child_weight) {
+  const double gl = dequantize(GL, isg), hl = dequantize(HL, ish);
+  const double gr = dequantize(Gt - GL, isg), hr = dequantize(Ht - HL, ish);
+  return constrained_gain(gl, hl, gr, hr, G, H, lambda, min_child_weight);
+}
+
 // Whether the split constraints can stop a tree above max_depth.
 inline bool has_split_constraints(const GbdtParams& p) {
   return p.min_child_weight > 0.0 || p.min_split_gain > -double_of(0x7ff0000000000000ULL);
@@ -583,11 +593,36 @@ TL_HD int bin_of(double x, const double* b, int nb, bool nan_max) {
 }
 
 // Prediction-time branch: right when x exceeds the border; NaN goes right
-// only under nan_mode Max. Equivalent to bin_of(x) > split_bin.
-TL_HD bool goes_right(double x, double border, bool nan_max) {
-  if (num::is_nan(x)) return nan_max;
+// when nan_right (nan_mode Max, or a Learned split's split_nan_right).
+// Equivalent to bin_right(bin_of(x), split code).
+TL_HD bool goes_right(double x, double border, bool nan_right) {
+  if (num::is_nan(x)) return nan_right;
   return x > border;
 }
+
+// The split code of training: split_bin b, plus kNanRight when a Learned
+// split sends the NaN bin (bin 0 of a feature with NaN, see compute_borders)
+// right. Both backends keep codes in their split arrays while a model grows;
+// gbdt::split_nan_from_codes turns them into split_bin and split_nan_right.
+inline constexpr std::int32_t kNanRight = std::int32_t(1) << 16;
+inline constexpr std::int32_t kSplitBinMask = kNanRight - 1;
+
+// Training-time branch of a row in bin `bin` at a split of code `code` (>= 0):
+// right when the bin is above the border, or it is bin 0 and the code says
+// NaN goes right (the flag is only set where bin 0 holds NaN alone).
+TL_HD bool bin_right(int bin, std::int32_t code) {
+  return bin > (code & kSplitBinMask) || (bin == 0 && (code & kNanRight) != 0);
+}
+
+// Whether feature f's padded borders (count c) start with the NaN bin's
+// border -infinity: the feature had NaN under nan_mode Min or Learned.
+TL_HD bool has_nan_bin(const double* padded_f, int count) {
+  return count > 0 && padded_f[0] == -double_of(0x7ff0000000000000ULL);
+}
+
+// The Learned choice for one candidate: the gain with the NaN rows moved
+// right, when it beats the gain with them left (NaN and ties: left).
+TL_HD bool nan_right_wins(double gain_left, double gain_right) { return gain_right > gain_left; }
 
 // Offsets of the split and leaf arrays of tree t, given depths of trees < t
 // accumulated by the caller.

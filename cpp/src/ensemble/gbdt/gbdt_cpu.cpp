@@ -92,10 +92,12 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
     const bool has_nan = nan[f] > 0;
     const int maxb = has_nan ? std::min(border_count, kMaxBordersPadded - 2) : border_count;
     double* out = B.padded.data() + f * kMaxBordersPadded;
+    // NaN's own bin: below every value (Min, Learned) or above (Max).
+    const bool nan_low = nan_mode != GbdtNanMode::Max;
     int c = gbdt::select_borders(v.data(), m, bpos.data(), static_cast<std::int32_t>(bpos.size()), maxb,
-                                 has_nan && nan_mode == GbdtNanMode::Min ? out + 1 : out);
+                                 has_nan && nan_low ? out + 1 : out);
     if (has_nan) {
-      if (nan_mode == GbdtNanMode::Min)
+      if (nan_low)
         out[0] = -gbdt::double_of(0x7ff0000000000000ULL);
       else
         out[c] = gbdt::double_of(0x7ff0000000000000ULL);
@@ -141,6 +143,12 @@ class CpuTrainer {
     }
     Bp_ = maxb + 1;
     depth_ = any ? p.max_depth : 0;
+    if (p.nan_mode == GbdtNanMode::Learned) {
+      nan_bin_.resize(static_cast<std::size_t>(F_));
+      for (int f = 0; f < F_; ++f)
+        nan_bin_[f] = gbdt::has_nan_bin(B_.padded.data() + static_cast<std::size_t>(f) * kMaxBordersPadded,
+                                        B_.count[f]);
+    }
     if (eval.X.rows > 0) {
       has_eval_ = true;
       m_ = eval.X.rows;
@@ -425,10 +433,13 @@ class CpuTrainer {
   }
 
   // Gain of splitting leaf `leaf` at each border b < nb[f] of feature f,
-  // summed over outputs in output order: tl[b].
-  void leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double* tl) const {
+  // summed over outputs in output order: tl[b]. With tr (nan_mode Learned, a
+  // feature with a NaN bin): also the gain with bin 0's NaN rows sent right,
+  // tr[b] for 1 <= b < nb (tr[0] = -infinity: border 0 keeps NaN left).
+  void leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double* tl, double* tr) const {
     const double lambda = p_.l2_leaf_reg, mcw = p_.min_child_weight;
     std::fill(tl, tl + nb, 0.0);
+    if (tr) std::fill(tr, tr + nb, 0.0);
     for (int k = 0; k < D_; ++k) {
       std::int64_t Gt = 0, Ht = 0;
       for (int b = 0; b <= nb; ++b) {
@@ -436,21 +447,23 @@ class CpuTrainer {
         Ht += cur_[hidx(leaf, f, b, k) + 1];
       }
       const double G = gbdt::dequantize(Gt, isg_), H = gbdt::dequantize(Ht, ish_);
+      const std::int64_t Gn = cur_[hidx(leaf, f, 0, k)], Hn = cur_[hidx(leaf, f, 0, k) + 1];  // the NaN bin (tr)
       std::int64_t GL = 0, HL = 0;
-      double gain = 0.0;
+      double gain = 0.0, gain_r = 0.0;
       for (int b = 0; b < nb; ++b) {
         const std::int64_t dg = cur_[hidx(leaf, f, b, k)], dh = cur_[hidx(leaf, f, b, k) + 1];
         // An empty bin leaves the prefix, hence the gain, unchanged: reuse it (exact).
         if (b == 0 || dg != 0 || dh != 0) {
           GL += dg;
           HL += dh;
-          const double gl = gbdt::dequantize(GL, isg_), hl = gbdt::dequantize(HL, ish_);
-          const double gr = gbdt::dequantize(Gt - GL, isg_), hr = gbdt::dequantize(Ht - HL, ish_);
-          gain = gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, mcw);
+          gain = gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
+          if (tr && b > 0) gain_r = gbdt::prefix_gain(GL - Gn, HL - Hn, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
         }
         tl[b] = num::add(tl[b], gain);
+        if (tr) tr[b] = num::add(tr[b], gain_r);
       }
     }
+    if (tr) tr[0] = -gbdt::double_of(0x7ff0000000000000ULL);
   }
 
   // Score of every candidate (f, border b): sum over leaves (in leaf order)
@@ -464,7 +477,7 @@ class CpuTrainer {
       double* sc = score.data() + f * Bp_;
       std::vector<double> tl(static_cast<std::size_t>(nb));
       for (std::int64_t leaf = 0; leaf < L; ++leaf) {
-        leaf_gains(leaf, f, nb, tl.data());
+        leaf_gains(leaf, f, nb, tl.data(), nullptr);
         for (int b = 0; b < nb; ++b) sc[b] = num::add(sc[b], tl[b]);
       }
     });
@@ -484,22 +497,29 @@ class CpuTrainer {
   }
 
   // Depthwise: each of the L leaves' own best candidate by its own gain
-  // (gbdt::better_candidate over f * Bp + b), kept when gbdt::node_splits,
-  // else (-1, -1, 0): the leaf does not split.
+  // (gbdt::better_candidate over f * Bp + b; under nan_mode Learned a
+  // candidate's gain is the better of its NaN-left and NaN-right gains, see
+  // gbdt::nan_right_wins), kept when gbdt::node_splits, else (-1, -1, 0):
+  // the leaf does not split. bb holds split codes (gbdt::kNanRight).
   void best_splits(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
     std::vector<double> fscore(static_cast<std::size_t>(L * F_));
     std::vector<std::int64_t> fidx(static_cast<std::size_t>(L * F_), -1);
+    std::vector<std::uint8_t> fright(static_cast<std::size_t>(L * F_), 0);
     pfor(ctx_, F_, L * F_ * Bp_ * D_ * 8, [&](std::int64_t f) {
       const int nb = nb_[f];
       if (nb == 0) return;
-      std::vector<double> tl(static_cast<std::size_t>(nb));
+      const bool learn = !nan_bin_.empty() && nan_bin_[f];
+      std::vector<double> tl(static_cast<std::size_t>(nb)), tr(learn ? static_cast<std::size_t>(nb) : 0);
       for (std::int64_t leaf = 0; leaf < L; ++leaf) {
-        leaf_gains(leaf, f, nb, tl.data());
+        leaf_gains(leaf, f, nb, tl.data(), learn ? tr.data() : nullptr);
         std::int64_t bi = -1;
         for (int b = 0; b < nb; ++b) {
           const std::int64_t idx = f * Bp_ + b;
-          if (bi < 0 || gbdt::better_candidate(tl[b], idx, fscore[leaf * F_ + f], bi)) {
-            fscore[leaf * F_ + f] = tl[b];
+          const bool right = learn && gbdt::nan_right_wins(tl[b], tr[b]);
+          const double score = right ? tr[b] : tl[b];
+          if (bi < 0 || gbdt::better_candidate(score, idx, fscore[leaf * F_ + f], bi)) {
+            fscore[leaf * F_ + f] = score;
+            fright[leaf * F_ + f] = right;
             bi = idx;
           }
         }
@@ -509,16 +529,18 @@ class CpuTrainer {
     for (std::int64_t leaf = 0; leaf < L; ++leaf) {
       double best = 0.0;
       std::int64_t bi = -1;
+      bool right = false;
       for (std::int64_t f = 0; f < F_; ++f) {
         const std::int64_t idx = fidx[leaf * F_ + f];
         if (idx >= 0 && (bi < 0 || gbdt::better_candidate(fscore[leaf * F_ + f], idx, best, bi))) {
           best = fscore[leaf * F_ + f];
+          right = fright[leaf * F_ + f];
           bi = idx;
         }
       }
       const bool split = bi >= 0 && gbdt::node_splits(best, p_.min_split_gain);
       bf[leaf] = split ? static_cast<std::int32_t>(bi / Bp_) : -1;
-      bb[leaf] = split ? static_cast<std::int32_t>(bi % Bp_) : -1;
+      bb[leaf] = split ? static_cast<std::int32_t>(bi % Bp_) | (right ? gbdt::kNanRight : 0) : -1;
       bg[leaf] = split ? best : 0.0;
     }
   }
@@ -537,7 +559,7 @@ class CpuTrainer {
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
         const std::int32_t f = dw ? sf[leaf_[i]] : f0;
         const std::int32_t b = dw ? sb[leaf_[i]] : b0;
-        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(bins_[static_cast<std::int64_t>(f) * n_ + i] > b) << d;
+        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(gbdt::bin_right(bins_[static_cast<std::int64_t>(f) * n_ + i], b)) << d;
         if (want_counts) part[blk * L2 + leaf_[i]] += 1;
       }
     });
@@ -568,7 +590,7 @@ class CpuTrainer {
           const std::int64_t g = cur_[hidx(p, f, bin, k)], h = cur_[hidx(p, f, bin, k) + 1];
           Gt += g;
           Ht += h;
-          if (bin <= b) {
+          if (!gbdt::bin_right(bin, b)) {
             GL += g;
             HL += h;
           }
@@ -624,7 +646,7 @@ class CpuTrainer {
         for (int d = 0; d < depth; ++d) {
           const std::int64_t s = gbdt::split_slot(dw, d, leaf);
           if (sf[s] < 0) continue;
-          leaf |= static_cast<std::int64_t>(ebins_[static_cast<std::int64_t>(sf[s]) * m_ + i] > sb[s]) << d;
+          leaf |= static_cast<std::int64_t>(gbdt::bin_right(ebins_[static_cast<std::int64_t>(sf[s]) * m_ + i], sb[s])) << d;
         }
         for (int k = 0; k < D_; ++k)
           eapprox_[i * D_ + k] = num::add(eapprox_[i * D_ + k], values[leaf * D_ + k]);
@@ -655,6 +677,7 @@ class CpuTrainer {
   std::vector<std::uint8_t> built_;
   std::vector<std::int32_t> rows_;
   std::vector<int> nb_;  // borders per feature the current tree's splits may use
+  std::vector<std::uint8_t> nan_bin_;  // nan_mode Learned: 1 where feature f has a NaN bin (bin 0); else empty
   std::vector<std::int64_t> prev_, cur_;
   std::vector<std::int32_t> tree_depth_;  // per grown tree
   std::vector<std::int32_t> split_feature_, split_bin_;
@@ -692,6 +715,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
   gbdt::tree_offsets(model, &so, &lo);
   const int D = model.n_outputs;
   const bool nan_max = model.nan_mode == GbdtNanMode::Max;
+  const std::uint8_t* nan_right = model.split_nan_right.empty() ? nullptr : model.split_nan_right.data();
   const bool depthwise = gbdt_per_node(model.grow_policy);
   const std::int64_t n = X.rows;
   pfor(ctx, ceil_div(n, kRowBlock), n * (tree_end - tree_begin) * 4, [&](std::int64_t blk) {
@@ -707,7 +731,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
           const int f = model.split_feature[s];
           if (f < 0) continue;  // a Depthwise node that does not split: left
           const double x = static_cast<double>(X(i, f));
-          leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], nan_max)) << d;
+          leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], nan_right ? nan_right[s] != 0 : nan_max)) << d;
         }
         const double* v = model.leaf_values.data() + lo[t] + leaf * D;
         for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);

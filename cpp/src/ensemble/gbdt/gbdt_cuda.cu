@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(kBorderThreads)
   const bool has_nan = nan_all[f] > 0;
   const int maxb = has_nan ? min(border_count, kMaxBordersPadded - 2) : border_count;
   double* out = borders_out + f * kMaxBordersPadded;
-  const bool nan_min = nan_mode == static_cast<int>(GbdtNanMode::Min);
+  const bool nan_min = nan_mode != static_cast<int>(GbdtNanMode::Max);  // NaN's bin lowest (Min, Learned)
   int c = gbdt::select_borders(v, m, bpos, running, maxb, has_nan && nan_min ? out + 1 : out);
   if (has_nan) {
     if (nan_min)
@@ -475,18 +475,23 @@ __global__ void subtract_kernel(std::int64_t half, std::int64_t per_leaf, const 
 // Block (f = blockIdx.x, leaf = blockIdx.y), thread b = candidate border b of
 // feature f (blockDim >= Bp). For each output k in order: the leaf's bins are
 // loaded into shared memory and prefix-summed (integers: exact), then thread
-// b adds the leaf's gain for "bins <= b go left" (gbdt::constrained_gain) to
+// b adds the leaf's gain for "bins <= b go left" (gbdt::prefix_gain) to
 // its running sum, as the CPU does. Writes tleaf[(leaf * F + f) * Bp + b] for b < nb[f].
+// nan_bin (nan_mode Learned, else nullptr): where nan_bin[f], thread b >= 1
+// also sums the gain with bin 0's NaN rows sent right; tleaf gets the better
+// of the two (gbdt::nan_right_wins) and tright 1 where the right one won.
 __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D,
                                   const int* __restrict__ nbor, const ull* __restrict__ maxbits, double lambda,
-                                  double min_child_weight, double* __restrict__ tleaf) {
+                                  double min_child_weight, const std::uint8_t* __restrict__ nan_bin,
+                                  double* __restrict__ tleaf, std::uint8_t* __restrict__ tright) {
   __shared__ std::int64_t sg[kBlock], sh[kBlock];
   const std::int64_t f = blockIdx.x, leaf = blockIdx.y;
   const int b = threadIdx.x;
   const int nb = nbor[f];
   if (nb == 0) return;  // uniform across the block
   const double isg = inv_scale_of(maxbits[0]), ish = inv_scale_of(maxbits[1]);
-  double t = 0.0;
+  const bool learn = nan_bin != nullptr && nan_bin[f] && b > 0;
+  double t = 0.0, tr = 0.0;
   for (int k = 0; k < D; ++k) {
     const std::int64_t gi = 2 * (((leaf * F + f) * Bp + b) * D + k);
     sg[b] = b <= nb ? hist[gi] : 0;
@@ -502,13 +507,17 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
     if (b < nb) {
       const std::int64_t Gt = sg[nb], Ht = sh[nb], GL = sg[b], HL = sh[b];
       const double G = gbdt::dequantize(Gt, isg), H = gbdt::dequantize(Ht, ish);
-      const double gl = gbdt::dequantize(GL, isg), hl = gbdt::dequantize(HL, ish);
-      const double gr = gbdt::dequantize(Gt - GL, isg), hr = gbdt::dequantize(Ht - HL, ish);
-      t = num::add(t, gbdt::constrained_gain(gl, hl, gr, hr, G, H, lambda, min_child_weight));
+      t = num::add(t, gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg, ish, lambda, min_child_weight));
+      if (learn)  // sg[0], sh[0]: bin 0, the NaN rows
+        tr = num::add(tr, gbdt::prefix_gain(GL - sg[0], HL - sh[0], Gt, Ht, G, H, isg, ish, lambda, min_child_weight));
     }
     __syncthreads();
   }
-  if (b < nb) tleaf[(leaf * F + f) * Bp + b] = t;
+  if (b < nb) {
+    const bool right = learn && gbdt::nan_right_wins(t, tr);
+    tleaf[(leaf * F + f) * Bp + b] = right ? tr : t;
+    if (tright) tright[(leaf * F + f) * Bp + b] = right;
+  }
 }
 
 struct Cand {
@@ -572,10 +581,12 @@ __global__ void choose_split_kernel(const Cand* __restrict__ block_best_in, int 
 
 // Depthwise: block per leaf of the level; the leaf's own best candidate
 // over idx = f * Bp + b (b < nb[f]) by its own gain tleaf, kept when
-// gbdt::node_splits, else (-1, -1, 0), written to node slot `leaf`.
-__global__ void node_best_kernel(const double* __restrict__ tleaf, int F, int Bp, const int* __restrict__ nbor,
-                                 double min_split_gain, std::int32_t* __restrict__ sfeat,
-                                 std::int32_t* __restrict__ sbin, double* __restrict__ sgain) {
+// gbdt::node_splits, else (-1, -1, 0), written to node slot `leaf`; sbin
+// gets the split code (gbdt::kNanRight where tright says so; tright may be nullptr).
+__global__ void node_best_kernel(const double* __restrict__ tleaf, const std::uint8_t* __restrict__ tright, int F,
+                                 int Bp, const int* __restrict__ nbor, double min_split_gain,
+                                 std::int32_t* __restrict__ sfeat, std::int32_t* __restrict__ sbin,
+                                 double* __restrict__ sgain) {
   __shared__ Cand sc[kBlock];
   const std::int64_t leaf = blockIdx.x;
   Cand best{0.0, -1};
@@ -589,13 +600,14 @@ __global__ void node_best_kernel(const double* __restrict__ tleaf, int F, int Bp
   block_best(best, sc);
   if (threadIdx.x == 0) {
     const bool split = sc[0].idx >= 0 && gbdt::node_splits(sc[0].score, min_split_gain);
+    const bool right = split && tright && tright[leaf * total + sc[0].idx];
     sfeat[leaf] = split ? static_cast<std::int32_t>(sc[0].idx / Bp) : -1;
-    sbin[leaf] = split ? static_cast<std::int32_t>(sc[0].idx % Bp) : -1;
+    sbin[leaf] = split ? static_cast<std::int32_t>(sc[0].idx % Bp) | (right ? gbdt::kNanRight : 0) : -1;
     sgain[leaf] = split ? sc[0].score : 0.0;
   }
 }
 
-// Grid-stride over rows: the row's leaf gains bit d (bin > split border).
+// Grid-stride over rows: the row's leaf gains bit d (gbdt::bin_right of its bin and the split code).
 // With want_counts, rows per new leaf are counted in shared memory
 // (L2 <= kSharedCounts leaves) or straight into global memory.
 constexpr int kSharedCounts = 4096;
@@ -618,7 +630,7 @@ __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::i
     std::int32_t lf = leaf[i];
     const std::int64_t f = depthwise ? sfeat[lf] : f0;
     const int b = depthwise ? sbin[lf] : b0;
-    if (f >= 0) lf += static_cast<std::int32_t>(bins[f * n + i] > b) << d;
+    if (f >= 0) lf += static_cast<std::int32_t>(gbdt::bin_right(bins[f * n + i], b)) << d;
     leaf[i] = lf;
     if (shared_counts)
       atomicAdd(sc + lf, 1u);
@@ -654,7 +666,7 @@ __device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict
     const std::int64_t g = hist[gi], h = hist[gi + 1];
     Gt += g;
     Ht += h;
-    if (bin <= b) {
+    if (!gbdt::bin_right(bin, b)) {
       GL += g;
       HL += h;
     }
@@ -759,7 +771,7 @@ __global__ void apply_eval_kernel(std::int64_t m, int D, int depth, bool depthwi
     for (int d = 0; d < depth; ++d) {
       const std::int64_t s = gbdt::split_slot(depthwise, d, lf);
       if (sfeat[s] < 0) continue;
-      lf |= static_cast<std::int64_t>(ebins[static_cast<std::int64_t>(sfeat[s]) * m + i] > sbin[s]) << d;
+      lf |= static_cast<std::int64_t>(gbdt::bin_right(ebins[static_cast<std::int64_t>(sfeat[s]) * m + i], sbin[s])) << d;
     }
     for (int k = 0; k < D; ++k) eapprox[i * D + k] = num::add(eapprox[i * D + k], values[lf * D + k]);
   }
@@ -807,6 +819,13 @@ class CudaTrainer {
     }
     Bp_ = maxb + 1;
     depth_ = any ? p.max_depth : 0;
+    if (p.nan_mode == GbdtNanMode::Learned) {
+      std::vector<std::uint8_t> nb(static_cast<std::size_t>(F_));
+      for (int f = 0; f < F_; ++f)
+        nb[f] = gbdt::has_nan_bin(B_.padded.data() + static_cast<std::size_t>(f) * kMaxBordersPadded, B_.count[f]);
+      nan_bin_ = to_device(nb, dev, L_.stream);
+      TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));  // nb dies here
+    }
     if (eval.X.rows > 0) {
       has_eval_ = true;
       m_ = eval.X.rows;
@@ -840,6 +859,7 @@ class CudaTrainer {
       prev_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(Lmax * per_leaf_), dev);
       cur_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(Lmax * per_leaf_), dev);
       tleaf_ = DeviceBuffer<double>(static_cast<std::size_t>(Lmax * F_ * Bp_), dev);
+      if (nan_bin_.size()) tright_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(Lmax * F_ * Bp_), dev);
       counts_ = DeviceBuffer<ull>(static_cast<std::size_t>(std::int64_t(1) << depth_), dev);
       slot_of_leaf_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(Lmax), dev);
       leaf_of_slot_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(Lmax), dev);
@@ -930,7 +950,8 @@ class CudaTrainer {
       }
       TL_REQUIRE(Lv <= 65535, ValueError, "max_depth too large for the CUDA backend");
       leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight, tleaf_.data());
+          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight,
+          nan_bin_.size() ? nan_bin_.data() : nullptr, tleaf_.data(), tright_.size() ? tright_.data() : nullptr);
       TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
       const bool want = d + 1 < depth;
       const int L2 = static_cast<int>(Lv * 2);
@@ -938,9 +959,9 @@ class CudaTrainer {
         // Every level is grown, with no host round trip (a node that does
         // not split sends its rows left); gbdt::trim_trees cuts the tree
         // after its last split, as on the CPU.
-        node_best_kernel<<<static_cast<unsigned>(Lv), kBlock, 0, s>>>(tleaf_.data(), F_, Bp_, d_nb, p_.min_split_gain,
-                                                                     sfeat_.data() + sidx, sbin_.data() + sidx,
-                                                                     sgain_.data() + sidx);
+        node_best_kernel<<<static_cast<unsigned>(Lv), kBlock, 0, s>>>(
+            tleaf_.data(), tright_.size() ? tright_.data() : nullptr, F_, Bp_, d_nb, p_.min_split_gain,
+            sfeat_.data() + sidx, sbin_.data() + sidx, sgain_.data() + sidx);
         TL_CUDA_CHECK_LAUNCH("node_best_kernel");
         if (want) TL_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, sizeof(ull) * L2, s));
         update_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(bins_.data(), n_, sfeat_.data() + sidx,
@@ -1193,6 +1214,8 @@ class CudaTrainer {
   DeviceBuffer<std::int32_t> lg_map_;  // Lossguide: grown leaf -> leaf of the cut tree
   std::int64_t splits_per_tree_ = 0;  // split slots per tree (depth_, or 2^depth_ - 1 per node)
   DeviceBuffer<double> loss_part_;
+  DeviceBuffer<std::uint8_t> nan_bin_;  // nan_mode Learned: per feature, 1 where bin 0 is the NaN bin; else empty
+  DeviceBuffer<std::uint8_t> tright_;   // with nan_bin_: per (leaf, f, b), 1 where NaN-right scored tleaf_
   bool smem_set_ = false;
 };
 
@@ -1201,7 +1224,8 @@ class CudaTrainer {
 // ===========================================================================
 
 // Grid-stride over rows, one thread per row: the row's leaf in each tree of
-// [t0, t1) (splits compared in double; NaN by nan_mode), accumulated in
+// [t0, t1) (splits compared in double; NaN right under nan_mode Max, or
+// where snan, a Learned model's split_nan_right, says so), accumulated in
 // double in tree order, from base (acc == nullptr) or from acc. D == 1 keeps
 // the accumulator in a register; otherwise acc (n x D) holds it. Then either
 // acc is left (staged) or out gets float(acc) or float(link(acc)).
@@ -1209,13 +1233,16 @@ class CudaTrainer {
 template <class T>
 __device__ __forceinline__ std::int64_t tree_leaf(const T* x, int dp, std::int64_t so,
                                                   const std::int32_t* __restrict__ sfeat,
-                                                  const double* __restrict__ sborder, bool nan_max, bool depthwise) {
+                                                  const double* __restrict__ sborder,
+                                                  const std::uint8_t* __restrict__ snan, bool nan_max,
+                                                  bool depthwise) {
   std::int64_t lf = 0;
   for (int d = 0; d < dp; ++d) {
     const std::int64_t s = so + gbdt::split_slot(depthwise, d, lf);
     const int f = sfeat[s];
     if (f < 0) continue;  // a Depthwise node that does not split: left
-    lf |= static_cast<std::int64_t>(gbdt::goes_right(static_cast<double>(x[f]), sborder[s], nan_max)) << d;
+    const bool nan_right = snan ? snan[s] != 0 : nan_max;
+    lf |= static_cast<std::int64_t>(gbdt::goes_right(static_cast<double>(x[f]), sborder[s], nan_right)) << d;
   }
   return lf;
 }
@@ -1224,7 +1251,8 @@ template <class T>
 __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, std::int64_t t0, std::int64_t t1,
                                const std::int32_t* __restrict__ depth, const std::int64_t* __restrict__ soff,
                                const std::int64_t* __restrict__ loff, const std::int32_t* __restrict__ sfeat,
-                               const double* __restrict__ sborder, const double* __restrict__ leaves,
+                               const double* __restrict__ sborder, const std::uint8_t* __restrict__ snan,
+                               const double* __restrict__ leaves,
                                const double* __restrict__ base, int D, bool nan_max, bool depthwise, GbdtLoss loss,
                                bool start_from_acc,
                                bool staged, int kind, double* __restrict__ acc, float* __restrict__ out) {
@@ -1234,7 +1262,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
     if (D == 1) {
       double a = start_from_acc ? acc[i] : base[0];
       for (std::int64_t t = t0; t < t1; ++t)
-        a = num::add(a, leaves[loff[t] + tree_leaf(x, depth[t], soff[t], sfeat, sborder, nan_max, depthwise)]);
+        a = num::add(a, leaves[loff[t] + tree_leaf(x, depth[t], soff[t], sfeat, sborder, snan, nan_max, depthwise)]);
       if (staged) {
         acc[i] = a;
       } else {
@@ -1248,7 +1276,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
     if (!start_from_acc)
       for (int k = 0; k < D; ++k) a[k] = base[k];
     for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t lf = tree_leaf(x, depth[t], soff[t], sfeat, sborder, nan_max, depthwise);
+      const std::int64_t lf = tree_leaf(x, depth[t], soff[t], sfeat, sborder, snan, nan_max, depthwise);
       const double* v = leaves + loff[t] + lf * D;
       for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);
     }
@@ -1299,6 +1327,8 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   auto d_lo = to_device(lo, dev, L.stream);
   auto d_sf = to_device(model.split_feature, dev, L.stream);
   auto d_sb = to_device(model.split_border, dev, L.stream);
+  DeviceBuffer<std::uint8_t> d_snan;
+  if (!model.split_nan_right.empty()) d_snan = to_device(model.split_nan_right, dev, L.stream);
   auto d_leaves = to_device(model.leaf_values, dev, L.stream);
   auto d_base = to_device(model.base_score, dev, L.stream);
   const bool staged = acc != nullptr;
@@ -1317,7 +1347,8 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   }
   predict_kernel<T><<<L.grid(n), kBlock, 0, L.stream>>>(
       xs.view.data, n, model.n_features, tree_begin, tree_end, d_depth.data(), d_so.data(), d_lo.data(), d_sf.data(),
-      d_sb.data(), d_leaves.data(), d_base.data(), D, model.nan_mode == GbdtNanMode::Max,
+      d_sb.data(), d_snan.size() ? d_snan.data() : nullptr, d_leaves.data(), d_base.data(), D,
+      model.nan_mode == GbdtNanMode::Max,
       gbdt_per_node(model.grow_policy), model.loss, staged, staged,
       static_cast<int>(kind), d_acc.data(), outp);
   TL_CUDA_CHECK_LAUNCH("predict_kernel");

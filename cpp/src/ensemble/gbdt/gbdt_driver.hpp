@@ -48,6 +48,11 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 // Depthwise node that does not split).
 void fill_split_borders(GbdtModel& m);
 
+// split_bin from the split codes the backends export there (see
+// gbdt::kNanRight), and under nan_mode Learned split_nan_right from their
+// flags. Before trim_trees.
+void split_nan_from_codes(GbdtModel& m);
+
 // Depthwise trees are grown to max_depth, a node that does not split sending
 // its rows left; this cuts each tree after its last level with a split (the
 // rows of leaf p of that level all reach leaf p below it, whose value is then
@@ -170,6 +175,7 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
     if (stop) break;
   }
   tr.export_model(model, done);
+  split_nan_from_codes(model);
   trim_trees(model);
   fill_split_borders(model);
   return model;

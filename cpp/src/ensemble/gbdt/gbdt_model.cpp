@@ -33,7 +33,8 @@ constexpr Named<GbdtMetric> kMetrics[] = {{GbdtMetric::Loss, "Loss"}, {GbdtMetri
                                           {GbdtMetric::Accuracy, "Accuracy"}, {GbdtMetric::RMSE, "RMSE"},
                                           {GbdtMetric::MAE, "MAE"}};
 constexpr Named<GbdtNanMode> kNanModes[] = {
-    {GbdtNanMode::Min, "Min"}, {GbdtNanMode::Max, "Max"}, {GbdtNanMode::Forbidden, "Forbidden"}};
+    {GbdtNanMode::Min, "Min"}, {GbdtNanMode::Max, "Max"}, {GbdtNanMode::Forbidden, "Forbidden"},
+    {GbdtNanMode::Learned, "Learned"}};
 constexpr Named<GbdtGrowPolicy> kGrowPolicies[] = {{GbdtGrowPolicy::SymmetricTree, "SymmetricTree"},
                                                    {GbdtGrowPolicy::Depthwise, "Depthwise"},
                                                    {GbdtGrowPolicy::Lossguide, "Lossguide"}};
@@ -150,13 +151,20 @@ void GbdtModel::validate() const {
              depthwise ? "2^depth - 1 per tree" : "the sum of tree depths", ")");
   TL_REQUIRE(split_gain.empty() || static_cast<std::int64_t>(split_gain.size()) == nsplit, ValueError,
              "GBDT model: split_gain must be empty or have ", nsplit, " entries");
+  const bool learned = nan_mode == GbdtNanMode::Learned;
+  TL_REQUIRE(!learned || depthwise, ValueError, "GBDT model: nan_mode 'Learned' needs a per-node grow_policy");
+  TL_REQUIRE(static_cast<std::int64_t>(split_nan_right.size()) == (learned ? nsplit : 0), ValueError,
+             "GBDT model: split_nan_right must have ", learned ? nsplit : 0, " entries under nan_mode '",
+             to_string(nan_mode), "', got ", split_nan_right.size());
   TL_REQUIRE(static_cast<std::int64_t>(leaf_values.size()) == nleaf, ValueError, "GBDT model: leaf_values has ",
              leaf_values.size(), " entries, expected ", nleaf);
   for (std::int64_t s = 0; s < nsplit; ++s) {
     const int f = split_feature[s];
+    const bool nan_right = learned && split_nan_right[s] != 0;
+    TL_REQUIRE(!learned || split_nan_right[s] <= 1, ValueError, "GBDT model: split_nan_right[", s, "] must be 0 or 1");
     if (depthwise && f == -1) {  // a node that does not split
-      TL_REQUIRE(split_bin[s] == -1 && split_border[s] == 0.0, ValueError, "GBDT model: split ", s,
-                 " does not split (feature -1) and needs split_bin -1 and split_border 0");
+      TL_REQUIRE(split_bin[s] == -1 && split_border[s] == 0.0 && !nan_right, ValueError, "GBDT model: split ", s,
+                 " does not split (feature -1) and needs split_bin -1, split_border 0 and split_nan_right 0");
       continue;
     }
     TL_REQUIRE(f >= 0 && f < n_features, ValueError, "GBDT model: split ", s, " uses feature ", f);
@@ -166,6 +174,9 @@ void GbdtModel::validate() const {
     TL_REQUIRE(split_border[s] == borders[border_offsets[f] + split_bin[s]], ValueError, "GBDT model: split ", s,
                " has border value ", split_border[s], " but border ", split_bin[s], " of feature ", f, " is ",
                borders[border_offsets[f] + split_bin[s]]);
+    TL_REQUIRE(!nan_right || (split_bin[s] >= 1 && gbdt::has_nan_bin(borders.data() + border_offsets[f], nb)), ValueError,
+               "GBDT model: split ", s, " sends NaN right but feature ", f,
+               " has no NaN bin below border ", split_bin[s]);
   }
 }
 
@@ -275,6 +286,7 @@ void trim_trees(GbdtModel& m) {
       m.split_feature[so + j] = m.split_feature[s_in + j];
       m.split_bin[so + j] = m.split_bin[s_in + j];
       if (!m.split_gain.empty()) m.split_gain[so + j] = m.split_gain[s_in + j];
+      if (!m.split_nan_right.empty()) m.split_nan_right[so + j] = m.split_nan_right[s_in + j];
     }
     for (std::size_t j = 0; j < nl; ++j) m.leaf_values[lo + j] = m.leaf_values[l_in + j];
     s_in += (std::size_t(1) << depth) - 1;
@@ -286,7 +298,19 @@ void trim_trees(GbdtModel& m) {
   m.split_feature.resize(so);
   m.split_bin.resize(so);
   if (!m.split_gain.empty()) m.split_gain.resize(so);
+  if (!m.split_nan_right.empty()) m.split_nan_right.resize(so);
   m.leaf_values.resize(lo);
+}
+
+void split_nan_from_codes(GbdtModel& m) {
+  const bool learned = m.nan_mode == GbdtNanMode::Learned;
+  m.split_nan_right.assign(learned ? m.split_bin.size() : 0, 0);
+  for (std::size_t s = 0; s < m.split_bin.size(); ++s) {
+    const std::int32_t code = m.split_bin[s];
+    if (code < 0) continue;  // a node that does not split
+    if (learned) m.split_nan_right[s] = (code & kNanRight) != 0;
+    m.split_bin[s] = code & kSplitBinMask;
+  }
 }
 
 std::vector<std::int64_t> lossguide_cut(int depth, int max_leaves, int n_outputs, std::int32_t* sf, std::int32_t* sb,
