@@ -138,6 +138,7 @@ void init_ensemble(nb::module_& m) {
         if (params.contains("grow_policy"))
           p.grow_policy = tl::parse_gbdt_grow_policy(nb::cast<std::string>(params["grow_policy"]));
         if (params.contains("max_leaves")) p.max_leaves = nb::cast<int>(params["max_leaves"]);
+        if (params.contains("min_data_in_leaf")) p.min_data_in_leaf = nb::cast<int>(params["min_data_in_leaf"]);
         p.learning_rate = nb::cast<double>(params["learning_rate"]);
         p.l2_leaf_reg = nb::cast<double>(params["l2_leaf_reg"]);
         p.border_count = nb::cast<int>(params["border_count"]);

@@ -339,8 +339,7 @@ def test_feature_importances_with_categorical_features():
 # Parameters
 # ---------------------------------------------------------------------------
 @pytest.mark.parametrize("kw,match", [
-    (dict(grow_policy="Depthwise", min_data_in_leaf=5), r"min_data_in_leaf=5 is not supported yet.*Depthwise"),
-    (dict(grow_policy="Lossguide", min_data_in_leaf=5), r"min_data_in_leaf=5 is not supported yet.*Lossguide"),
+    (dict(grow_policy="Depthwise", min_data_in_leaf=0), r"min_data_in_leaf"),
     (dict(grow_policy="Depthwise", max_leaves=8), r"max_leaves applies to grow_policy='Lossguide' only"),
     (dict(max_leaves=8), r"max_leaves applies to grow_policy='Lossguide' only"),
     (dict(grow_policy="Lossguide", max_leaves=1), r"max_leaves"),
@@ -351,6 +350,38 @@ def test_bad_grow_policy_parameters(kw, match):
     X, y = higgs_like(n=200, d=3, seed=13)
     with pytest.raises(ValueError, match=match):
         GradientBoosting(n_estimators=2, device="cpu", **kw).fit(X, y)
+
+
+def leaf_rows(est, X, rows):
+    """Per tree, the number of the given rows (a boolean mask) in each leaf."""
+    out = []
+    X = np.asarray(X, dtype=np.float64)
+    for d, ss, _ in trees(est):
+        feat, border = est.split_feature_[ss], est.split_border_[ss]
+        leaf = np.zeros(len(X), dtype=np.int64)
+        for level in range(d):
+            slot = (1 << level) - 1 + leaf
+            f = feat[slot]
+            v = X[np.arange(len(X)), np.maximum(f, 0)]
+            right = np.where(np.isnan(v), est.nan_mode == "Max", v > border[slot]) & (f >= 0)
+            leaf |= right.astype(np.int64) << level
+        out.append(np.bincount(leaf[rows], minlength=1 << d))
+    return out
+
+
+@pytest.mark.parametrize("grow_policy", ["Depthwise", "Lossguide"])
+def test_min_data_in_leaf_bounds_every_leaf(grow_policy):
+    X, y = higgs_like(n=5000, d=6, seed=17)
+    w = np.where(np.arange(len(y)) % 5 == 0, 0.0, 1.0)  # rows of weight 0 do not count
+    kw = dict(grow_policy=grow_policy, n_estimators=8, max_depth=7, learning_rate=0.3, device="cpu")
+    if grow_policy == "Lossguide":
+        kw["max_leaves"] = 40
+    free = GradientBoosting(**kw).fit(X, y, sample_weight=w)
+    assert min(c[c > 0].min() for c in leaf_rows(free, X, w > 0)) < 50, "the bound must bind"
+    m = GradientBoosting(min_data_in_leaf=50, **kw).fit(X, y, sample_weight=w)
+    assert min(c[c > 0].min() for c in leaf_rows(m, X, w > 0)) >= 50
+    assert (m.split_feature_ >= 0).sum() > 8 * 4
+    assert m.get_params()["min_data_in_leaf"] == 50
 
 
 def test_parameters_reach_the_fit():
@@ -404,6 +435,9 @@ GPU_CASES = {
     "constraints": dict(min_child_weight=25.0, min_split_gain=2.0),
     "MultiClass-constraints": dict(loss="MultiClass", min_child_weight=25.0, min_split_gain=2.0),
     "sampling": dict(bootstrap_type="Bayesian", rsm=0.6, random_state=5),
+    "min_data_in_leaf": dict(min_data_in_leaf=150, bootstrap_type="Bernoulli", subsample=0.7, random_state=6),
+    "MultiClass-min_data_in_leaf-Learned": dict(loss="MultiClass", min_data_in_leaf=80, nan_mode="Learned"),
+    "Lossguide-min_data_in_leaf": dict(grow_policy="Lossguide", max_leaves=20, min_data_in_leaf=200),
 }
 
 
@@ -425,7 +459,7 @@ def test_cpu_and_gpu_give_identical_bits(case):
     gpu = depthwise(**kw).set_params(device="cuda:0").fit(X, y, sample_weight=w, eval_set=(Xe, ye),
                                                           use_best_model=False)
     assert gpu.device_used() == "cuda:0" and gpu.numeric_mode_used() == "identical"
-    if "constraints" in case:
+    if "constraints" in case or "min_data" in case:
         assert np.any(ref.split_feature_ == -1)  # some nodes did not split
     assert_same_model(ref, gpu)
     assert ref.evals_result_ == gpu.evals_result_

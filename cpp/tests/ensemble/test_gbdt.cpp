@@ -1324,8 +1324,9 @@ TEST(GbdtDepthwise, CutTreesPredictWhatTheFitApplied) {
   for (int t = 0; t < 12; ++t) EXPECT_TRUE(same_bits_vec(r.raw[t], staged_raw(m, E, t + 1))) << t;
   for (std::size_t s = 0; s < m.split_feature.size(); ++s)
     EXPECT_TRUE(m.split_feature[s] < 0 || m.split_gain[s] > p.min_split_gain) << s;
-  if (mode == tl::GbdtNanMode::Learned)  // the fit's bins and the prediction's values agree on NaN sent right
+  if (mode == tl::GbdtNanMode::Learned) {  // the fit's bins and the prediction's values agree on NaN sent right
     EXPECT_NE(std::count(m.split_nan_right.begin(), m.split_nan_right.end(), 1), 0);
+  }
   }
 }
 
@@ -1407,7 +1408,9 @@ TEST(GbdtNanLearned, EachSplitSendsNanWhereItsRowsBelong) {
     // Prediction sends NaN the learned way: the NaN rows' predicted class is nan_label.
     const std::vector<float> pr = predict(cpu(2), learned, D, tl::GbdtOutput::Probability);
     for (std::int64_t i = 0; i < D.n; ++i)
-      if (std::isnan(D.X[i * 2])) ASSERT_EQ(pr[i] > 0.5f, nan_label == 1.0) << i;
+      if (std::isnan(D.X[i * 2])) {
+        ASSERT_EQ(pr[i] > 0.5f, nan_label == 1.0) << i;
+      }
   }
 }
 
@@ -1437,6 +1440,83 @@ TEST(GbdtNanLearned, RejectsObliviousTreesAndInconsistentModels) {
   EXPECT_EQ(tl::parse_gbdt_nan_mode("Learned"), tl::GbdtNanMode::Learned);
 }
 
+// Per tree, the number of rows of weight > 0 (w nullptr: every row) in each
+// leaf, by walking the layout (leaf index j of 2^depth).
+std::vector<std::vector<std::int64_t>> leaf_counts(const GbdtModel& m, const Data& D, const std::vector<double>* w) {
+  std::vector<std::vector<std::int64_t>> out;
+  std::int64_t so = 0;
+  for (std::int64_t t = 0; t < m.n_trees(); ++t) {
+    const int depth = m.tree_depth[t];
+    std::vector<std::int64_t> c(std::size_t(1) << depth, 0);
+    for (std::int64_t i = 0; i < D.n; ++i) {
+      if (w && !((*w)[i] > 0.0)) continue;
+      std::int64_t leaf = 0;
+      for (int l = 0; l < depth; ++l) {
+        const std::int64_t node = ((std::int64_t(1) << l) - 1) + leaf;
+        const int f = m.split_feature[so + node];
+        if (f < 0) continue;
+        const double x = D.X[i * D.d + f];
+        if (std::isnan(x) ? m.nan_mode == tl::GbdtNanMode::Max : x > m.split_border[so + node])
+          leaf += std::int64_t(1) << l;
+      }
+      ++c[leaf];
+    }
+    out.push_back(std::move(c));
+    so += (std::int64_t(1) << depth) - 1;
+  }
+  return out;
+}
+
+// min_data_in_leaf: every leaf that holds rows of weight > 0 holds at least
+// min_data of them (rows of weight 0 do not count), and the bound binds.
+TEST(GbdtConstraints, MinDataInLeafBoundsEveryLeaf) {
+  const Data D = make_data(6000, 6, GbdtLoss::Logloss, true, 85);
+  std::vector<double> w(static_cast<std::size_t>(D.n));
+  for (std::int64_t i = 0; i < D.n; ++i) w[i] = i % 4 == 0 ? 0.0 : 1.0 + (i % 3);
+  for (auto policy : {tl::GbdtGrowPolicy::Depthwise, tl::GbdtGrowPolicy::Lossguide}) {
+    const std::vector<double>* none = nullptr;
+    for (const std::vector<double>* wp : {none, static_cast<const std::vector<double>*>(&w)}) {
+      SCOPED_TRACE(std::string(tl::to_string(policy)) + (wp ? " weighted" : ""));
+      GbdtParams p = params(GbdtLoss::Logloss, 6, 7);
+      p.grow_policy = policy;
+      p.max_leaves = 40;
+      std::int64_t smallest_free = D.n;
+      for (const auto& c : leaf_counts(fit(cpu(2), D, p, wp), D, wp))
+        for (std::int64_t v : c)
+          if (v > 0) smallest_free = std::min(smallest_free, v);
+      ASSERT_LT(smallest_free, 60) << "the fixture must have small leaves without the constraint";
+      p.min_data_in_leaf = 60;
+      const GbdtModel m = fit(cpu(2), D, p, wp);
+      m.validate();
+      std::int64_t smallest = D.n, splits = 0;
+      for (const auto& c : leaf_counts(m, D, wp))
+        for (std::int64_t v : c)
+          if (v > 0) smallest = std::min(smallest, v);
+      for (int f : m.split_feature) splits += f >= 0;
+      EXPECT_GE(smallest, 60);
+      EXPECT_GT(splits, 6 * 4) << "the constraint must leave trees that split";
+      expect_same_model(m, fit(cpu(3), D, p, wp));  // thread counts: the same bits
+    }
+  }
+}
+
+TEST(GbdtConstraints, MinDataInLeafNeedsPerNodeTrees) {
+  const Data D = make_data(2000, 5, GbdtLoss::Logloss, false, 87);
+  GbdtParams p = params(GbdtLoss::Logloss, 2, 3);
+  p.min_data_in_leaf = 5;
+  EXPECT_THROW(fit(cpu(2), D, p), tl::ValueError);  // SymmetricTree
+  p.grow_policy = tl::GbdtGrowPolicy::Depthwise;
+  p.min_data_in_leaf = 0;
+  EXPECT_THROW(fit(cpu(2), D, p), tl::ValueError);
+  p.min_data_in_leaf = 1;  // the default: the same model as without the count channel
+  GbdtParams q = p;
+  q.min_data_in_leaf = 2;  // rows are never alone in a leaf here: counting changes nothing
+  const GbdtModel a = fit(cpu(2), D, p);
+  for (const auto& c : leaf_counts(a, D, nullptr))
+    for (std::int64_t v : c) ASSERT_TRUE(v == 0 || v >= 2) << "the fixture needs no single-row leaf";
+  expect_same_model(a, fit(cpu(2), D, q));
+}
+
 TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
   TL_REQUIRE_GPU_OR_SKIP();
   tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Identical, 0);
@@ -1448,6 +1528,7 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     bool gain_threshold;  // min_split_gain at the 30% quantile of a free fit's node gains
     bool weighted;
     bool learned = false;  // nan_mode Learned
+    int min_data = 1;      // min_data_in_leaf
   };
   for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 0.0, false, false},
                         Case{GbdtLoss::MultiClass, 5000, 5, 0.0, true, true},
@@ -1455,9 +1536,11 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
                         Case{GbdtLoss::Quantile, 33000, 6, 400.0, false, false},
                         Case{GbdtLoss::Logloss, 3000, 10, 5.0, false, false},
                         Case{GbdtLoss::Logloss, 40001, 6, 0.0, false, true, true},
-                        Case{GbdtLoss::MultiClass, 5000, 5, 2.0, true, false, true}}) {
+                        Case{GbdtLoss::MultiClass, 5000, 5, 2.0, true, false, true},
+                        Case{GbdtLoss::Logloss, 30001, 7, 0.0, false, true, false, 300},
+                        Case{GbdtLoss::RMSE, 20001, 6, 0.0, true, true, true, 150}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
-                 std::to_string(c.depth) + (c.learned ? " Learned" : ""));
+                 std::to_string(c.depth) + (c.learned ? " Learned" : "") + " min_data=" + std::to_string(c.min_data));
     const Data D = make_data(c.n, 6, c.loss, true, 300 + c.n);
     const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 400 + c.n);
     std::vector<double> w(static_cast<std::size_t>(c.n));
@@ -1465,6 +1548,7 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     GbdtParams p = depthwise(params(c.loss, 8, c.depth));
     p.min_child_weight = c.min_child_weight;
     if (c.learned) p.nan_mode = tl::GbdtNanMode::Learned;
+    p.min_data_in_leaf = c.min_data;
     if (c.gain_threshold) {
       std::vector<double> g;
       for (double v : fit(cpu(2), D, p).split_gain)
@@ -1474,7 +1558,9 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
     }
     const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
     EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Depthwise);
-    if (c.learned) EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
+    if (c.learned) {
+      EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
+    }
     if (c.gain_threshold || c.min_child_weight > 0.0) {
       EXPECT_NE(std::count(a.split_feature.begin(), a.split_feature.end(), -1), 0) << "the fixture needs idle nodes";
     }
@@ -1524,13 +1610,15 @@ TEST(GbdtCuda, LossguideIdenticalToCpu) {
     int depth, max_leaves;
     bool weighted;
     bool learned = false;  // nan_mode Learned
+    int min_data = 1;      // min_data_in_leaf
   };
   for (const Case& c : {Case{GbdtLoss::Logloss, 40001, 6, 31, false}, Case{GbdtLoss::MultiClass, 5000, 5, 6, true},
                         Case{GbdtLoss::RMSE, 70001, 8, 12, true}, Case{GbdtLoss::Logloss, 3000, 10, 2, false},
-                        Case{GbdtLoss::RMSE, 50001, 7, 20, true, true}}) {
+                        Case{GbdtLoss::RMSE, 50001, 7, 20, true, true},
+                        Case{GbdtLoss::MultiClass, 12000, 6, 15, true, false, 200}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
                  std::to_string(c.depth) + " max_leaves=" + std::to_string(c.max_leaves) +
-                 (c.learned ? " Learned" : ""));
+                 (c.learned ? " Learned" : "") + " min_data=" + std::to_string(c.min_data));
     const Data D = make_data(c.n, 6, c.loss, true, 500 + c.n);
     const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 600 + c.n);
     std::vector<double> w(static_cast<std::size_t>(c.n));
@@ -1539,9 +1627,12 @@ TEST(GbdtCuda, LossguideIdenticalToCpu) {
     p.grow_policy = tl::GbdtGrowPolicy::Lossguide;
     p.max_leaves = c.max_leaves;
     if (c.learned) p.nan_mode = tl::GbdtNanMode::Learned;
+    p.min_data_in_leaf = c.min_data;
     const auto [a, b] = expect_fits_identical(gpu, D, E, p, c.weighted ? &w : nullptr);
     EXPECT_EQ(b.grow_policy, tl::GbdtGrowPolicy::Lossguide);
-    if (c.learned) EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
+    if (c.learned) {
+      EXPECT_NE(std::count(a.split_nan_right.begin(), a.split_nan_right.end(), 1), 0);
+    }
     // Every tree at most max_leaves leaves, and the limit binds.
     std::vector<std::int64_t> so, lo;
     tl::gbdt::tree_offsets(a, &so, &lo);

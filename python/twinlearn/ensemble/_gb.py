@@ -689,9 +689,11 @@ class GradientBoosting(_BoostingCore):
         grow_policy it raises a ValueError.
     min_data_in_leaf : int, default=1
         As in CatBoost it applies to 'Depthwise' and 'Lossguide' only; a
-        value other than 1 with 'SymmetricTree' raises a ValueError. With
-        'Depthwise' only 1 is supported yet (the positive-gain rule already
-        keeps every child non-empty); other values raise a ValueError.
+        value other than 1 with 'SymmetricTree' raises a ValueError. A node
+        does not split where a child would hold fewer rows than this (rows
+        that take part in the tree: sample weight times bootstrap weight
+        > 0), counted exactly in the histograms; scikit-learn's
+        HistGradientBoosting calls it ``min_samples_leaf`` (default 20).
     nan_mode : {'Min', 'Max', 'Learned', 'Forbidden'}, default='Min'
         NaN feature values go to a dedicated bin below ('Min') or above
         ('Max') every value, or raise ('Forbidden'). 'Learned'
@@ -978,16 +980,10 @@ class GradientBoosting(_BoostingCore):
                 f"max_leaves applies to grow_policy='Lossguide' only (as in CatBoost); with "
                 f"grow_policy={self.grow_policy!r} leave it at None"
             )
-        if self.min_data_in_leaf != 1:
-            if self.grow_policy == "SymmetricTree":
-                raise ValueError(
-                    "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
-                    "with 'SymmetricTree' leave it at 1"
-                )
+        if self.min_data_in_leaf != 1 and self.grow_policy == "SymmetricTree":
             raise ValueError(
-                f"min_data_in_leaf={self.min_data_in_leaf!r} is not supported yet with "
-                f"grow_policy={self.grow_policy!r}; leave it at 1 (a node splits only on a positive gain, so no "
-                "leaf of a split is empty)"
+                "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only (as in CatBoost); "
+                "with 'SymmetricTree' leave it at 1"
             )
         if self.bootstrap_type == "MVS":
             raise ValueError("bootstrap_type='MVS' is not available yet; use 'No', 'Bernoulli' or 'Bayesian'")
@@ -1011,6 +1007,7 @@ class GradientBoosting(_BoostingCore):
             "border_count": int(self.border_count),
             "grow_policy": self.grow_policy,
             "max_leaves": _DEFAULT_MAX_LEAVES if self.max_leaves is None else int(self.max_leaves),
+            "min_data_in_leaf": int(self.min_data_in_leaf),
             "nan_mode": self.nan_mode,
             "boost_from_average": self.boost_from_average,
             "bootstrap_type": self.bootstrap_type,

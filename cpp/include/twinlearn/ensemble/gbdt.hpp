@@ -160,6 +160,12 @@ struct GbdtParams {
   // rejected; its depth is then that level's index. -infinity = no constraint.
   double min_child_weight = 0.0;
   double min_split_gain = -std::numeric_limits<double>::infinity();
+  // Depthwise and Lossguide only (as in CatBoost): a node's candidate split is
+  // rejected when one of its children would hold fewer than this many rows
+  // that take part in the tree (row weight, sample weight times bootstrap
+  // weight, > 0). 1 = no constraint beyond the positive gain. Counted exactly,
+  // as an extra integer channel of the histograms (only when > 1).
+  int min_data_in_leaf = 1;
   // Sampling (training only; a fitted model does not depend on how it was drawn).
   GbdtBootstrap bootstrap = GbdtBootstrap::No;
   double subsample = 1.0;            // Bernoulli: probability that a row takes part in a tree, (0, 1]

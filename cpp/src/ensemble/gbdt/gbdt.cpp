@@ -16,6 +16,10 @@ void check_params(const GbdtParams& p) {
   TL_REQUIRE(p.nan_mode != GbdtNanMode::Learned || gbdt_per_node(p.grow_policy), ValueError,
              "nan_mode 'Learned' needs grow_policy 'Depthwise' or 'Lossguide' (an oblivious level has one split "
              "for all its nodes), got '", to_string(p.grow_policy), "'");
+  TL_REQUIRE(p.min_data_in_leaf >= 1, ValueError, "min_data_in_leaf must be >= 1, got ", p.min_data_in_leaf);
+  TL_REQUIRE(p.min_data_in_leaf == 1 || gbdt_per_node(p.grow_policy), ValueError,
+             "min_data_in_leaf applies to grow_policy 'Depthwise' and 'Lossguide' only; with '",
+             to_string(p.grow_policy), "' leave it at 1");
   TL_REQUIRE(p.max_leaves == 0 || p.max_leaves >= 2, ValueError, "max_leaves must be >= 2 (or 0: 2^max_depth), got ",
              p.max_leaves);
   TL_REQUIRE(std::isfinite(p.learning_rate) && p.learning_rate > 0.0, ValueError,

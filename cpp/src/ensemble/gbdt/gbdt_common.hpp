@@ -480,6 +480,17 @@ TL_HD double prefix_gain(std::int64_t GL, std::int64_t HL, std::int64_t Gt, std:
   return constrained_gain(gl, hl, gr, hr, G, H, lambda, min_child_weight);
 }
 
+// min_data_in_leaf: whether a candidate whose left child holds CL of a
+// node's Ct counted rows leaves both children at least min_data rows.
+TL_HD bool counts_allow(std::int64_t CL, std::int64_t Ct, int min_data) {
+  return CL >= min_data && Ct - CL >= min_data;
+}
+
+// Histogram channels per row: the outputs' (g, h), plus under
+// min_data_in_leaf > 1 a count channel (g = 1 for a row that takes part in
+// the tree, h = 0) after them.
+inline int hist_channels(const GbdtParams& p, int n_outputs) { return n_outputs + (p.min_data_in_leaf > 1); }
+
 // Whether the split constraints can stop a tree above max_depth.
 inline bool has_split_constraints(const GbdtParams& p) {
   return p.min_child_weight > 0.0 || p.min_split_gain > -double_of(0x7ff0000000000000ULL);

@@ -132,7 +132,8 @@ class CpuTrainer {
  public:
   CpuTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
              const GbdtEvalSet<T>& eval)
-      : ctx_(ctx), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)), y_(y), w_(w) {
+      : ctx_(ctx), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
+        Dh_(gbdt::hist_channels(p, D_)), y_(y), w_(w) {
     B_ = compute_borders(ctx, X, p.border_count, p.nan_mode);
     bin_matrix(ctx, X, B_, bins_);
     int maxb = 0;
@@ -161,11 +162,11 @@ class CpuTrainer {
     approx_.resize(nD);
     g_.resize(nD);
     h_.resize(nD);
-    qg_.resize(nD);
-    qh_.resize(nD);
+    qg_.resize(static_cast<std::size_t>(n_ * Dh_));
+    qh_.resize(static_cast<std::size_t>(n_ * Dh_));
     leaf_.resize(static_cast<std::size_t>(n_));
     if (depth_ > 0) {
-      const std::size_t hs = (std::size_t(1) << (depth_ - 1)) * F_ * Bp_ * D_ * 2;
+      const std::size_t hs = (std::size_t(1) << (depth_ - 1)) * F_ * Bp_ * Dh_ * 2;
       prev_.resize(hs);
       cur_.resize(hs);
     }
@@ -201,8 +202,8 @@ class CpuTrainer {
       std::vector<std::int64_t> G(D_, 0), H(D_, 0);
       for (std::int64_t i = 0; i < n_; ++i)
         for (int k = 0; k < D_; ++k) {
-          G[k] += qg_[i * D_ + k];
-          H[k] += qh_[i * D_ + k];
+          G[k] += qg_[i * Dh_ + k];
+          H[k] += qh_[i * Dh_ + k];
         }
       for (int k = 0; k < D_; ++k)
         values[k] = gbdt::leaf_value(gbdt::dequantize(G[k], isg_), gbdt::dequantize(H[k], ish_), p_.l2_leaf_reg,
@@ -326,10 +327,16 @@ class CpuTrainer {
     isg_ = gbdt::pow2(-eg);
     ish_ = gbdt::pow2(-eh);
     pfor(ctx_, nb, n_ * D_, [&](std::int64_t b) {
-      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock) * D_;
-      for (std::int64_t j = b * kRowBlock * D_; j < r1; ++j) {
-        qg_[j] = gbdt::quantize(g_[j], sg);
-        qh_[j] = gbdt::quantize(h_[j], sh);
+      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
+        for (int k = 0; k < D_; ++k) {
+          qg_[i * Dh_ + k] = gbdt::quantize(g_[i * D_ + k], sg);
+          qh_[i * Dh_ + k] = gbdt::quantize(h_[i * D_ + k], sh);
+        }
+        if (Dh_ > D_) {  // the count channel: the row takes part in the tree
+          qg_[i * Dh_ + D_] = gbdt::row_weight(rs, w_, i) > 0.0;
+          qh_[i * Dh_ + D_] = 0;
+        }
       }
     });
   }
@@ -353,18 +360,18 @@ class CpuTrainer {
 
   // hist entry (leaf, f, bin, k) at 2 * (((leaf * F + f) * Bp + bin) * D + k) (+1 for h).
   std::size_t hidx(std::int64_t leaf, std::int64_t f, std::int64_t b, int k) const {
-    return static_cast<std::size_t>(2 * (((leaf * F_ + f) * Bp_ + b) * D_ + k));
+    return static_cast<std::size_t>(2 * (((leaf * F_ + f) * Bp_ + b) * Dh_ + k));
   }
 
   void build_histograms(std::int64_t L) {
-    const std::size_t per_leaf = static_cast<std::size_t>(F_) * Bp_ * D_ * 2;
+    const std::size_t per_leaf = static_cast<std::size_t>(F_) * Bp_ * Dh_ * 2;
     std::fill(cur_.begin(), cur_.begin() + L * per_leaf, 0);
     const int nt = ctx_.n_threads();
     // Row blocks per feature when there are fewer features than threads;
     // partial histograms are integer, so merging them is exact in any order.
     std::int64_t rb = F_ >= nt ? 1 : ceil_div(nt, F_);
     rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(n_, 4 * kRowBlock)));
-    const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * D_ * 2;
+    const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * Dh_ * 2;
     while (rb > 1 && rb * F_ * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
     // Rows of the built leaves, in increasing order (all rows at the root):
     // the per-feature loops then run without a data-dependent branch.
@@ -387,14 +394,14 @@ class CpuTrainer {
       const std::int64_t f = task / rb, r = task % rb;
       accumulate(f, rows, r * rows_per, std::min(nrows, (r + 1) * rows_per), parts.data() + task * part_size);
     });
-    pfor(ctx_, F_, L * F_ * Bp_ * D_ * rb, [&](std::int64_t f) {
+    pfor(ctx_, F_, L * F_ * Bp_ * Dh_ * rb, [&](std::int64_t f) {
       for (std::int64_t r = 0; r < rb; ++r) {
         const std::int64_t* src = parts.data() + (f * rb + r) * part_size;
         for (std::int64_t leaf = 0; leaf < L; ++leaf) {
           if (!built_[leaf]) continue;
           std::int64_t* dst = cur_.data() + hidx(leaf, f, 0, 0);
-          const std::int64_t* s = src + leaf * Bp_ * D_ * 2;
-          for (std::int64_t e = 0; e < Bp_ * D_ * 2; ++e) dst[e] += s[e];
+          const std::int64_t* s = src + leaf * Bp_ * Dh_ * 2;
+          for (std::int64_t e = 0; e < Bp_ * Dh_ * 2; ++e) dst[e] += s[e];
         }
       }
     });
@@ -405,15 +412,15 @@ class CpuTrainer {
   // part[(leaf, bin, k)].
   void accumulate(std::int64_t f, const std::int32_t* rows, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
     const std::uint8_t* col = bins_.data() + f * n_;
-    const std::int64_t stride_leaf = part ? Bp_ * D_ * 2 : static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
+    const std::int64_t stride_leaf = part ? Bp_ * Dh_ * 2 : static_cast<std::int64_t>(F_) * Bp_ * Dh_ * 2;
     std::int64_t* base = part ? part : cur_.data() + hidx(0, f, 0, 0);
     for (std::int64_t r = r0; r < r1; ++r) {
       const std::int64_t i = rows ? rows[r] : r;
       const std::int32_t leaf = leaf_[i];
-      std::int64_t* e = base + leaf * stride_leaf + static_cast<std::int64_t>(col[i]) * D_ * 2;
-      for (int k = 0; k < D_; ++k) {
-        e[2 * k] += qg_[i * D_ + k];
-        e[2 * k + 1] += qh_[i * D_ + k];
+      std::int64_t* e = base + leaf * stride_leaf + static_cast<std::int64_t>(col[i]) * Dh_ * 2;
+      for (int k = 0; k < Dh_; ++k) {
+        e[2 * k] += qg_[i * Dh_ + k];
+        e[2 * k + 1] += qh_[i * Dh_ + k];
       }
     }
   }
@@ -421,7 +428,7 @@ class CpuTrainer {
   // The sibling of each built leaf: parent (previous level) minus built child.
   void subtract_siblings(std::int64_t L) {
     const std::int64_t half = L / 2;
-    const std::int64_t per_leaf = static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
+    const std::int64_t per_leaf = static_cast<std::int64_t>(F_) * Bp_ * Dh_ * 2;
     pfor(ctx_, half, half * per_leaf, [&](std::int64_t p) {
       const std::int64_t c = built_[p] ? p : p + half;
       const std::int64_t o = c == p ? p + half : p;
@@ -461,6 +468,18 @@ class CpuTrainer {
         }
         tl[b] = num::add(tl[b], gain);
         if (tr) tr[b] = num::add(tr[b], gain_r);
+      }
+    }
+    if (Dh_ > D_) {  // min_data_in_leaf: candidates leaving a child too few rows score -infinity
+      const double ninf = -gbdt::double_of(0x7ff0000000000000ULL);
+      std::int64_t Ct = 0;
+      for (int b = 0; b <= nb; ++b) Ct += cur_[hidx(leaf, f, b, D_)];
+      const std::int64_t Cn = cur_[hidx(leaf, f, 0, D_)];
+      std::int64_t CL = 0;
+      for (int b = 0; b < nb; ++b) {
+        CL += cur_[hidx(leaf, f, b, D_)];
+        if (!gbdt::counts_allow(CL, Ct, p_.min_data_in_leaf)) tl[b] = ninf;
+        if (tr && !gbdt::counts_allow(CL - Cn, Ct, p_.min_data_in_leaf)) tr[b] = ninf;
       }
     }
     if (tr) tr[0] = -gbdt::double_of(0x7ff0000000000000ULL);
@@ -658,6 +677,7 @@ class CpuTrainer {
   GbdtParams p_;
   std::int64_t n_;
   int F_, D_;
+  int Dh_;  // histogram channels per row: D_ outputs, plus the count channel under min_data_in_leaf > 1
   const double* y_;
   const double* w_;
   Borders B_;

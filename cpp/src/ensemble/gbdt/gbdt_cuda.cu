@@ -313,17 +313,26 @@ __host__ __device__ __forceinline__ double inv_scale_of(ull maxbits) {
   return gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(maxbits)));
 }
 
-// Grid-stride over the n*D gradient entries: fixed-point (g, h) as one int2
-// (|q| <= 2^kQuantBits < 2^31, so int32 holds every value exactly; an 8-byte
-// load gives the histogram kernels both).
+// Grid-stride over the n*Dh histogram channels (gbdt::hist_channels):
+// fixed-point (g, h) of output k < D as one int2 (|q| <= 2^kQuantBits < 2^31,
+// so int32 holds every value exactly; an 8-byte load gives the histogram
+// kernels both); channel D, when Dh > D, counts the row: (1, 0) when its
+// tree weight is > 0, else (0, 0).
 static_assert(gbdt::kQuantBits < 31, "fixed-point gradients fit int32");
-__global__ void quantize_kernel(std::int64_t total, const double* __restrict__ g, const double* __restrict__ h,
-                                const ull* __restrict__ maxbits, int2* __restrict__ q) {
+__global__ void quantize_kernel(std::int64_t n, int D, int Dh, const double* __restrict__ g,
+                                const double* __restrict__ h, const ull* __restrict__ maxbits, gbdt::RowSampler rs,
+                                const double* __restrict__ w, int2* __restrict__ q) {
   const double sg = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[0])));
   const double sh = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[1])));
-  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    q[j] = make_int2(static_cast<int>(gbdt::quantize(g[j], sg)), static_cast<int>(gbdt::quantize(h[j], sh)));
+  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n * Dh;
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = j / Dh, k = j % Dh;
+    if (k < D)
+      q[j] = make_int2(static_cast<int>(gbdt::quantize(g[i * D + k], sg)),
+                       static_cast<int>(gbdt::quantize(h[i * D + k], sh)));
+    else
+      q[j] = make_int2(gbdt::row_weight(rs, w, i) > 0.0 ? 1 : 0, 0);
+  }
 }
 
 // One block; thread p handles sibling pair (p, p + half) of level d: the
@@ -480,9 +489,11 @@ __global__ void subtract_kernel(std::int64_t half, std::int64_t per_leaf, const 
 // nan_bin (nan_mode Learned, else nullptr): where nan_bin[f], thread b >= 1
 // also sums the gain with bin 0's NaN rows sent right; tleaf gets the better
 // of the two (gbdt::nan_right_wins) and tright 1 where the right one won.
-__global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D,
+// Dh > D (min_data_in_leaf > 1): channel D counts rows, and a candidate
+// leaving a child fewer than min_data rows scores -infinity (gbdt::counts_allow).
+__global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int Dh,
                                   const int* __restrict__ nbor, const ull* __restrict__ maxbits, double lambda,
-                                  double min_child_weight, const std::uint8_t* __restrict__ nan_bin,
+                                  double min_child_weight, int min_data, const std::uint8_t* __restrict__ nan_bin,
                                   double* __restrict__ tleaf, std::uint8_t* __restrict__ tright) {
   __shared__ std::int64_t sg[kBlock], sh[kBlock];
   const std::int64_t f = blockIdx.x, leaf = blockIdx.y;
@@ -492,8 +503,25 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
   const double isg = inv_scale_of(maxbits[0]), ish = inv_scale_of(maxbits[1]);
   const bool learn = nan_bin != nullptr && nan_bin[f] && b > 0;
   double t = 0.0, tr = 0.0;
+  bool allow = true, allow_r = true;  // min_data_in_leaf
+  for (int k = Dh - 1; k >= D; --k) {  // the count channel, when there is one
+    const std::int64_t gi = 2 * (((leaf * F + f) * Bp + b) * Dh + k);
+    sg[b] = b <= nb ? hist[gi] : 0;
+    __syncthreads();
+    for (int off = 1; off < kBlock; off <<= 1) {
+      const std::int64_t a = b >= off ? sg[b - off] : 0;
+      __syncthreads();
+      sg[b] += a;
+      __syncthreads();
+    }
+    if (b < nb) {
+      allow = gbdt::counts_allow(sg[b], sg[nb], min_data);
+      allow_r = gbdt::counts_allow(sg[b] - sg[0], sg[nb], min_data);
+    }
+    __syncthreads();
+  }
   for (int k = 0; k < D; ++k) {
-    const std::int64_t gi = 2 * (((leaf * F + f) * Bp + b) * D + k);
+    const std::int64_t gi = 2 * (((leaf * F + f) * Bp + b) * Dh + k);
     sg[b] = b <= nb ? hist[gi] : 0;
     sh[b] = b <= nb ? hist[gi + 1] : 0;
     __syncthreads();
@@ -514,6 +542,9 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
     __syncthreads();
   }
   if (b < nb) {
+    const double ninf = -gbdt::double_of(0x7ff0000000000000ULL);
+    if (!allow) t = ninf;
+    if (!allow_r) tr = ninf;
     const bool right = learn && gbdt::nan_right_wins(t, tr);
     tleaf[(leaf * F + f) * Bp + b] = right ? tr : t;
     if (tright) tright[(leaf * F + f) * Bp + b] = right;
@@ -648,7 +679,7 @@ __global__ void update_leaf_kernel(const std::uint8_t* __restrict__ bins, std::i
 // histogram of its parent split at (f, b). The split of parent p is
 // sfeat[0], sbin[0] (SymmetricTree) or sfeat[p], sbin[p] (per node; feature
 // -1: every row left, totals from feature 0).
-__device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict__ hist, int F, int Bp, int D,
+__device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict__ hist, int F, int Bp, int Dh,
                                                   int depth, const std::int32_t* __restrict__ sfeat,
                                                   const std::int32_t* __restrict__ sbin, bool depthwise,
                                                   const int* __restrict__ nbor, std::int64_t j, std::int64_t k,
@@ -662,7 +693,7 @@ __device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict
   const int nb = f0 < 0 ? Bp - 1 : nbor[f];
   std::int64_t GL = 0, HL = 0, Gt = 0, Ht = 0;
   for (int bin = 0; bin <= nb; ++bin) {
-    const std::int64_t gi = 2 * (((p * F + f) * Bp + bin) * D + k);
+    const std::int64_t gi = 2 * (((p * F + f) * Bp + bin) * Dh + k);
     const std::int64_t g = hist[gi], h = hist[gi + 1];
     Gt += g;
     Ht += h;
@@ -676,7 +707,7 @@ __device__ __forceinline__ void final_leaf_totals(const std::int64_t* __restrict
 }
 
 // Thread per (final leaf j, output k): the leaf's (G, H), then its value.
-__global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
+__global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int Dh, int depth,
                                    const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
                                    bool depthwise, const int* __restrict__ nbor, const ull* __restrict__ maxbits,
                                    double lambda, double lr, double* __restrict__ values) {
@@ -684,20 +715,20 @@ __global__ void leaf_values_kernel(const std::int64_t* __restrict__ hist, int F,
   if (t >= (std::int64_t(1) << depth) * D) return;
   const std::int64_t j = t / D, k = t % D;
   std::int64_t G, H;
-  final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, depthwise, nbor, j, k, G, H);
+  final_leaf_totals(hist, F, Bp, Dh, depth, sfeat, sbin, depthwise, nbor, j, k, G, H);
   values[j * D + k] = gbdt::leaf_value(gbdt::dequantize(G, inv_scale_of(maxbits[0])),
                                        gbdt::dequantize(H, inv_scale_of(maxbits[1])), lambda, lr);
 }
 
 // The same (G, H) as integers (tot[2 * (j * D + k)], + 1), for Lossguide's
 // sums on the host.
-__global__ void leaf_totals_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int depth,
+__global__ void leaf_totals_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int Dh, int depth,
                                    const std::int32_t* __restrict__ sfeat, const std::int32_t* __restrict__ sbin,
                                    const int* __restrict__ nbor, std::int64_t* __restrict__ tot) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= (std::int64_t(1) << depth) * D) return;
   const std::int64_t j = t / D, k = t % D;
-  final_leaf_totals(hist, F, Bp, D, depth, sfeat, sbin, true, nbor, j, k, tot[2 * t], tot[2 * t + 1]);
+  final_leaf_totals(hist, F, Bp, Dh, depth, sfeat, sbin, true, nbor, j, k, tot[2 * t], tot[2 * t + 1]);
 }
 
 // Grid-stride over rows: each row's leaf through Lossguide's leaf map.
@@ -711,7 +742,7 @@ __global__ void remap_leaf_kernel(std::int64_t n, const std::int32_t* __restrict
 // (leaf j, output k) sums feature 0's bins of leaf j (every row of the leaf is
 // in one of them; integers: exact), then the leaf value, as the CPU's
 // total_values.
-__global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, std::int64_t L,
+__global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int Dh, std::int64_t L,
                                     const ull* __restrict__ maxbits, double lambda, double lr,
                                     double* __restrict__ values) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -719,7 +750,7 @@ __global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F
   const std::int64_t j = t / D, k = t % D;
   std::int64_t G = 0, H = 0;
   for (int bin = 0; bin < Bp; ++bin) {
-    const std::int64_t gi = 2 * (((j * F + 0) * Bp + bin) * D + k);
+    const std::int64_t gi = 2 * (((j * F + 0) * Bp + bin) * Dh + k);
     G += hist[gi];
     H += hist[gi + 1];
   }
@@ -729,13 +760,13 @@ __global__ void total_values_kernel(const std::int64_t* __restrict__ hist, int F
 
 // Depth-0 trees (no feature can split): grid-stride sums of the fixed-point
 // gradients per output into tot[2k], tot[2k+1] (int64 atomics: exact).
-__global__ void totals_kernel(std::int64_t n, int D, const int2* __restrict__ q, ull* __restrict__ tot) {
+__global__ void totals_kernel(std::int64_t n, int D, int Dh, const int2* __restrict__ q, ull* __restrict__ tot) {
   for (int k = 0; k < D; ++k) {
     std::int64_t sg = 0, sh = 0;
     for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-      sg += q[i * D + k].x;
-      sh += q[i * D + k].y;
+      sg += q[i * Dh + k].x;
+      sh += q[i * Dh + k].y;
     }
     if (sg) atomicAdd(tot + 2 * k, static_cast<ull>(sg));
     if (sh) atomicAdd(tot + 2 * k + 1, static_cast<ull>(sh));
@@ -804,7 +835,8 @@ class CudaTrainer {
  public:
   CudaTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
               const GbdtEvalSet<T>& eval)
-      : L_(make_launch(ctx)), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)) {
+      : L_(make_launch(ctx)), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
+        Dh_(gbdt::hist_channels(p, D_)) {
     const int dev = L_.dev;
     {
       auto xs = stage_to_device(ctx, X);
@@ -850,11 +882,11 @@ class CudaTrainer {
     approx_ = DeviceBuffer<double>(nD, dev);
     g_ = DeviceBuffer<double>(nD, dev);
     h_ = DeviceBuffer<double>(nD, dev);
-    q_ = DeviceBuffer<int2>(nD, dev);
+    q_ = DeviceBuffer<int2>(static_cast<std::size_t>(n_ * Dh_), dev);
     leaf_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(n_), dev);
     maxbits_ = DeviceBuffer<ull>(2, dev);
     const std::int64_t Lmax = depth_ > 0 ? (std::int64_t(1) << (depth_ - 1)) : 1;
-    per_leaf_ = static_cast<std::int64_t>(F_) * Bp_ * D_ * 2;
+    per_leaf_ = static_cast<std::int64_t>(F_) * Bp_ * Dh_ * 2;
     if (depth_ > 0) {
       prev_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(Lmax * per_leaf_), dev);
       cur_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(Lmax * per_leaf_), dev);
@@ -921,13 +953,15 @@ class CudaTrainer {
                                                    w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, t),
                                                    g_.data(), h_.data(), maxbits_.data());
     TL_CUDA_CHECK_LAUNCH("gradient_kernel");
-    quantize_kernel<<<L_.grid(n_ * D_), kBlock, 0, s>>>(n_ * D_, g_.data(), h_.data(), maxbits_.data(), q_.data());
+    quantize_kernel<<<L_.grid(n_ * Dh_), kBlock, 0, s>>>(n_, D_, Dh_, g_.data(), h_.data(), maxbits_.data(),
+                                                        gbdt::row_sampler(p_, t), w_.data() ? w_.data() : nullptr,
+                                                        q_.data());
     TL_CUDA_CHECK_LAUNCH("quantize_kernel");
     double* values = values_.data() + static_cast<std::int64_t>(t) * leaves_per_tree_;
     TL_CUDA_CHECK(cudaMemsetAsync(leaf_.data(), 0, sizeof(std::int32_t) * n_, s));
     if (depth == 0) {
       TL_CUDA_CHECK(cudaMemsetAsync(tot_.data(), 0, sizeof(ull) * 2 * D_, s));
-      totals_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, q_.data(), tot_.data());
+      totals_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, Dh_, q_.data(), tot_.data());
       TL_CUDA_CHECK_LAUNCH("totals_kernel");
       root_values_kernel<<<static_cast<unsigned>(ceil_div(D_, kBlock)), kBlock, 0, s>>>(D_, tot_.data(), maxbits_.data(), p_.l2_leaf_reg,
                                                         p_.learning_rate, values);
@@ -950,8 +984,8 @@ class CudaTrainer {
       }
       TL_REQUIRE(Lv <= 65535, ValueError, "max_depth too large for the CUDA backend");
       leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight,
-          nan_bin_.size() ? nan_bin_.data() : nullptr, tleaf_.data(), tright_.size() ? tright_.data() : nullptr);
+          cur_.data(), F_, Bp_, D_, Dh_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight,
+          p_.min_data_in_leaf, nan_bin_.size() ? nan_bin_.data() : nullptr, tleaf_.data(), tright_.size() ? tright_.data() : nullptr);
       TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
       const bool want = d + 1 < depth;
       const int L2 = static_cast<int>(Lv * 2);
@@ -996,7 +1030,7 @@ class CudaTrainer {
     if (grown < depth) {
       const std::int64_t nthreads = (std::int64_t(1) << grown) * D_;
       total_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
-          cur_.data(), F_, Bp_, D_, std::int64_t(1) << grown, maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate,
+          cur_.data(), F_, Bp_, D_, Dh_, std::int64_t(1) << grown, maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate,
           values);
       TL_CUDA_CHECK_LAUNCH("total_values_kernel");
     } else if (depth > 0) {
@@ -1007,7 +1041,7 @@ class CudaTrainer {
         keep_best_first(t, depth, sidx, nthreads, values);
       } else {
         leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
-            cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_,
+            cur_.data(), F_, Bp_, D_, Dh_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_,
             B_.d_count.data(), maxbits_.data(), p_.l2_leaf_reg, p_.learning_rate, values);
         TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
       }
@@ -1037,7 +1071,7 @@ class CudaTrainer {
       lg_map_ = DeviceBuffer<std::int32_t>(static_cast<std::size_t>(nleaf), L_.dev);
     }
     leaf_totals_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
-        cur_.data(), F_, Bp_, D_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, B_.d_count.data(),
+        cur_.data(), F_, Bp_, D_, Dh_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, B_.d_count.data(),
         lg_tot_.data());
     TL_CUDA_CHECK_LAUNCH("leaf_totals_kernel");
     std::vector<std::int32_t> sf(static_cast<std::size_t>(nslot)), sb(sf.size());
@@ -1147,7 +1181,7 @@ class CudaTrainer {
                                                                row_count_.data());
       TL_CUDA_CHECK_LAUNCH("built_rows_kernel");
     }
-    const std::int64_t per_feature = static_cast<std::int64_t>(n_slots) * Bp_ * D_ * 16;
+    const std::int64_t per_feature = static_cast<std::int64_t>(n_slots) * Bp_ * Dh_ * 16;
     if (per_feature <= L_.smem_optin) {
       const std::int64_t budget = std::max<std::int64_t>(48 * 1024, per_feature);
       const std::int64_t fg_max = std::max<std::int64_t>(1, std::min<std::int64_t>(F_, budget / per_feature));
@@ -1165,12 +1199,12 @@ class CudaTrainer {
       const std::int64_t shares = std::max<std::int64_t>(1, std::min<std::int64_t>({want, ceil_div(n_, kBlock), 65535}));
       const dim3 grid(static_cast<unsigned>(groups), static_cast<unsigned>(shares));
       hist_smem_kernel<<<grid, kBlock, bytes, L_.stream>>>(
-          bins_.data(), n_, F_, Bp_, D_, Fg, n_slots, q_.data(), listed ? rows_.data() : nullptr,
+          bins_.data(), n_, F_, Bp_, Dh_, Fg, n_slots, q_.data(), listed ? rows_.data() : nullptr,
           listed ? row_count_.data() : nullptr, leaf_.data(), slot_of_leaf_.data(), leaf_of_slot_.data(),
           reinterpret_cast<ull*>(cur_.data()));
       TL_CUDA_CHECK_LAUNCH("hist_smem_kernel");
     } else {
-      hist_global_kernel<<<L_.grid(n_), kBlock, 0, L_.stream>>>(bins_.data(), n_, F_, Bp_, D_, q_.data(), leaf_.data(),
+      hist_global_kernel<<<L_.grid(n_), kBlock, 0, L_.stream>>>(bins_.data(), n_, F_, Bp_, Dh_, q_.data(), leaf_.data(),
                                                                 slot_of_leaf_.data(),
                                                                 reinterpret_cast<ull*>(cur_.data()));
       TL_CUDA_CHECK_LAUNCH("hist_global_kernel");
@@ -1181,6 +1215,7 @@ class CudaTrainer {
   GbdtParams p_;
   std::int64_t n_;
   int F_, D_;
+  int Dh_;  // histogram channels per row (gbdt::hist_channels): D_, plus a count channel under min_data_in_leaf > 1
   DeviceBorders B_;
   DeviceBuffer<std::uint8_t> bins_;
   int Bp_ = 1;
