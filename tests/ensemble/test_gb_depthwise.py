@@ -37,7 +37,8 @@ def depthwise(**kw):
     kw.setdefault("n_estimators", 10)
     kw.setdefault("learning_rate", 0.3)
     kw.setdefault("device", "cpu")
-    return GradientBoosting(grow_policy="Depthwise", **kw)
+    kw.setdefault("grow_policy", "Depthwise")
+    return GradientBoosting(**kw)
 
 
 def split_counts(est):
