@@ -208,8 +208,6 @@ UNSERVED = [
     ("Lasso", {"warm_start": True}, "warm_start=True unsupported"),
     ("ElasticNet", {"precompute": np.eye(6)}, "precompute=array"),
     ("HistGradientBoostingClassifier", {}, "max_depth=None unsupported"),
-    ("HistGradientBoostingClassifier", {**HGB, "max_leaf_nodes": 8}, "max_leaf_nodes=8 unsupported"),
-    ("HistGradientBoostingClassifier", {**HGB, "min_samples_leaf": 20}, "min_samples_leaf=20 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "early_stopping": "auto"}, "early_stopping='auto' unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "class_weight": "balanced"}, "class_weight='balanced' unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_depth": 17}, "max_depth=17 unsupported"),
@@ -377,3 +375,51 @@ def test_hist_gradient_boosting_served_with_non_binding_leaf_limit():
     X, y = _regression()
     acc = _fit(accel.accelerate(HistGradientBoostingRegressor)(**{**HGB, "max_leaf_nodes": 16}), X, y)
     assert accel.fitted_on(acc) == "twinlearn:cpu"  # 16 == 2**4 leaves: the limit does not bind
+    assert acc.__dict__["_twinlearn"].est.grow_policy_ == "SymmetricTree"
+
+
+@pytest.mark.parametrize("kw", [{"max_depth": 6, "max_leaf_nodes": 12}, {"max_depth": 4, "min_samples_leaf": 40},
+                                {"max_depth": 6}])  # the last: scikit-learn's defaults 31 and 20
+def test_hist_gradient_boosting_per_node_trees(kw):
+    """A binding leaf limit or min_samples_leaf > 1: best-first per-node trees
+    with a learned NaN side, mirrored exactly into scikit-learn's predictors."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    for cls, data in ((HistGradientBoostingClassifier, _classification), (HistGradientBoostingRegressor, _regression)):
+        X, y = data(n=2000)
+        X, y = X.copy(), y.copy()
+        X[::6, 0] = np.nan  # NaN in the strongest feature, on rows that act like its high values
+        y[::6] = y.max()
+        params = {"early_stopping": False, "max_iter": 15, "random_state": 0, **kw}
+        acc = _fit(accel.accelerate(cls)(**params), X, y)
+        assert accel.fitted_on(acc) == "twinlearn:cpu"
+        native = acc.__dict__["_twinlearn"].est
+        assert native.grow_policy_ == "Lossguide" and native._nan_mode == "Learned"
+        assert native.split_nan_right_.any()
+        leaves = [int((native.split_feature_[ss] >= 0).sum()) + 1 for _, ss, _ in _trees(native)]
+        assert max(leaves) <= params.get("max_leaf_nodes", 31)
+        # The mirrored trees hold the nodes that split, as scikit-learn's would.
+        assert [p[0].get_n_leaf_nodes() for p in acc._predictors] == leaves
+        assert max(p[0].get_max_depth() for p in acc._predictors) <= params["max_depth"]
+        method = "predict_proba" if cls is HistGradientBoostingClassifier else "predict"
+        ours = getattr(acc, method)(X)
+        plain = getattr(cls, method)(acc, X)  # scikit-learn's code on the mirrored state
+        assert_allclose(plain, ours, rtol=1e-5, atol=1e-5)
+        again = pickle.loads(pickle.dumps(acc))
+        assert_allclose(getattr(cls, method)(again, X), ours, rtol=1e-5, atol=1e-5)
+        # Separating arm: NaN sent the other way changes the mirrored predictions.
+        for per_output in acc._predictors:
+            for p in per_output:
+                inner = p.nodes["is_leaf"] == 0
+                p.nodes["missing_go_to_left"][inner] ^= 1
+        assert not np.allclose(getattr(cls, method)(acc, X), plain, rtol=1e-5, atol=1e-5)
+
+
+def _trees(est):
+    """Per tree of a per-node model: (depth, its split slice, its leaf slice)."""
+    out, s, l = [], 0, 0
+    for d in np.asarray(est.tree_depth_, dtype=np.int64):
+        c, nl = (1 << int(d)) - 1, (1 << int(d)) * est.n_outputs_
+        out.append((int(d), slice(s, s + c), slice(l, l + nl)))
+        s, l = s + c, l + nl
+    return out

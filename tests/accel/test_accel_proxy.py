@@ -597,7 +597,7 @@ def test_lazy_derived_state_is_computed_on_read_and_before_pickling():
     est.set_params(max_iter=3).fit(X, y)
     assert "_predictors" not in est.__dict__
     assert len(est._predictors) == 3 and est._predictors is not first
-    # A fit that falls back to scikit-learn (a binding leaf limit) keeps its own state.
-    est.set_params(max_leaf_nodes=4).fit(X, y)
+    # A fit that falls back to scikit-learn (feature subsampling) keeps its own state.
+    est.set_params(max_features=0.5, max_leaf_nodes=4).fit(X, y)
     assert accel.fitted_on(est) == "scikit-learn" and len(est._predictors) == 3
     assert all(p[0].get_n_leaf_nodes() <= 4 for p in est._predictors)

@@ -195,3 +195,28 @@ def test_cpu_and_gpu_give_identical_bits(mode, loss, max_leaves):
     assert bits(np.asarray(cpu.evals_result_["validation"][loss])) == bits(
         np.asarray(gpu.evals_result_["validation"][loss]))
     assert bits(gpu.predict_raw(X)) == bits(cpu.predict_raw(X))
+
+
+@pytest.mark.parametrize("kw", [{"max_leaf_nodes": 9}, {"min_samples_leaf": 40}, {}])
+def test_scikit_learn_shaped_leaf_parameters(kw, tmp_path):
+    """max_leaf_nodes / min_samples_leaf on the scikit-learn-shaped estimators:
+    best-first per-node trees with a learned NaN side (GradientBoosting's
+    Lossguide and 'Learned'); without them, oblivious trees."""
+    from twinlearn import GradientBoostingClassifier
+
+    X, y = higgs_like(n=4000, d=6, seed=9)
+    m = GradientBoostingClassifier(n_estimators=8, max_depth=5, device="cpu", **kw).fit(X, y)
+    if not kw:
+        assert m.grow_policy_ == "SymmetricTree" and m.split_nan_right_.size == 0
+        return
+    assert m.grow_policy_ == "Lossguide" and m._nan_mode == "Learned"
+    ref = lossguide(loss="Logloss", n_estimators=8, max_depth=5, learning_rate=0.1, l2_leaf_reg=3.0,
+                    border_count=254, nan_mode="Learned", max_leaves=kw.get("max_leaf_nodes", 32),
+                    min_data_in_leaf=kw.get("min_samples_leaf", 1)).fit(X, y)
+    assert_same_model(m, ref)
+    assert bits(m.predict_proba(X)) == bits(ref.predict_proba(X))
+    path = tmp_path / "m.json"
+    m.save_model(path)
+    back = GradientBoostingClassifier(device="cpu").load_model(path)
+    assert back.max_leaf_nodes == kw.get("max_leaf_nodes") and back.grow_policy_ == "Lossguide"
+    assert bits(back.predict_proba(X)) == bits(m.predict_proba(X))

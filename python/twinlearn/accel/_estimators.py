@@ -112,11 +112,18 @@ def _hgb_output(method, out):
 
 
 def _hgb_translate(params):
+    """A leaf limit that binds (below 2**max_depth) or min_samples_leaf > 1 asks
+    for scikit-learn's kind of tree: twinlearn's best-first per-node trees with a
+    learned NaN side. Otherwise twinlearn's faster oblivious trees serve."""
+    depth, leaves, min_leaf = params["max_depth"], params["max_leaf_nodes"], params["min_samples_leaf"]
+    per_node = (leaves is not None and leaves < 2 ** depth) or min_leaf != 1
     return {
         "loss": params["loss"],
         "learning_rate": params["learning_rate"],
         "n_estimators": params["max_iter"],
-        "max_depth": params["max_depth"],
+        "max_depth": depth,
+        "max_leaf_nodes": leaves if per_node else None,
+        "min_samples_leaf": min_leaf,
         "l2_regularization": params["l2_regularization"],
         "max_bins": params["max_bins"],
         "random_state": params["random_state"],
@@ -124,23 +131,56 @@ def _hgb_translate(params):
 
 
 def _hgb_check(params):
-    depth, leaves = params.get("max_depth"), params.get("max_leaf_nodes")
-    if depth is None:
-        return "parameter max_depth=None unsupported (twinlearn grows trees of a fixed depth, 1 to 16)"
-    if leaves is not None and leaves < 2 ** depth:
-        return (f"parameter max_leaf_nodes={leaves!r} unsupported with max_depth={depth!r} "
-                f"(twinlearn serves None or at least 2**max_depth = {2 ** depth})")
+    if params.get("max_depth") is None:
+        return "parameter max_depth=None unsupported (twinlearn grows trees within a fixed depth, 1 to 16)"
     return None
 
 
-def _hgb_predictors(tl):
-    """scikit-learn TreePredictors equal to twinlearn's oblivious trees.
+def _per_node_records(depth, split0, feats, borders, bins, gains, nan_right, record_dtype):
+    """One per-node tree (its splits from entry split0, level-major: level l's
+    node with prefix p, bit j = right at level j, at 2**l - 1 + p) as scikit-learn
+    predictor records: the nodes that split, and leaves where the tree ends or a
+    node does not split (all its rows go left down to leaf p, so it is that
+    leaf). Returns (records, the record index of each leaf, its leaf index)."""
+    recs, leaf_at, leaf_index = [], [], []
+    stack = [(0, 0, -1, 0)]  # (level, prefix, parent record, 0 left / 1 right)
+    while stack:
+        level, p, parent, side = stack.pop()
+        at = len(recs)
+        rec = np.zeros((), dtype=record_dtype)
+        rec["depth"] = level
+        if parent >= 0:
+            recs[parent]["left" if side == 0 else "right"] = at
+        slot = split0 + (1 << level) - 1 + p
+        if level == depth or feats[slot] < 0:
+            rec["is_leaf"] = 1
+            leaf_at.append(at)
+            leaf_index.append(p)
+            recs.append(rec)
+            continue
+        rec["feature_idx"] = feats[slot]
+        rec["num_threshold"] = borders[slot]
+        rec["bin_threshold"] = min(int(bins[slot]), 255)
+        rec["gain"] = gains[slot]
+        rec["missing_go_to_left"] = 1 - int(nan_right[slot]) if nan_right.size else 1
+        recs.append(rec)
+        stack.append((level + 1, p + (1 << level), at, 1))
+        stack.append((level + 1, p, at, 0))
+    return np.array(recs, dtype=record_dtype), np.asarray(leaf_at), np.asarray(leaf_index)
 
-    Tree t of depth D has one (feature, border) split per level; a row goes
-    right at a level when its value exceeds the border (NaN goes left: nan_mode
-    'Min'), and its leaf is the sum over levels l of ``goes_right << l``. Here
-    each tree becomes a full binary tree of 2**(D+1) - 1 nodes (one per output,
-    as scikit-learn keeps one tree per class and iteration)."""
+
+def _hgb_predictors(tl):
+    """scikit-learn TreePredictors equal to twinlearn's trees.
+
+    A tree of depth D has one (feature, border) split per level (oblivious
+    trees) or per node (per-node trees, level-major); a row goes right at a
+    split when its value exceeds the border (NaN goes left under nan_mode
+    'Min', or to the side split_nan_right_ names under 'Learned'), and its leaf
+    is the sum over levels l of ``goes_right << l``. Here each tree becomes a
+    full binary tree of 2**(D+1) - 1 nodes (oblivious trees) or the tree of
+    the nodes that split (per-node trees: a node that does not split is a
+    leaf), one per output, as scikit-learn keeps one tree per class and
+    iteration."""
     from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE
     from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 
@@ -150,6 +190,8 @@ def _hgb_predictors(tl):
     bins = np.asarray(tl.split_bin_, dtype=np.int64)
     gains = np.asarray(tl.split_gain_, dtype=np.float64)
     leaves = np.asarray(tl.leaf_values_, dtype=np.float64)
+    nan_right = tl._split_nan_right()
+    per_node = tl._fitted_grow_policy() != "SymmetricTree"
     k_out = int(tl.n_outputs_)
     no_bitsets = np.zeros((0, 8), dtype=X_BITSET_INNER_DTYPE)
     shapes = {}  # depth -> (node template, level of each inner node, leaf nodes, their leaf indices)
@@ -179,14 +221,18 @@ def _hgb_predictors(tl):
     s_off = l_off = 0
     for depth in depths:
         depth = int(depth)
-        tmpl, level_inner, leaf_nodes, leaf_index = shape_of(depth)
-        inner = slice(0, 2 ** depth - 1)
-        split = s_off + level_inner
-        nodes = tmpl.copy()
-        nodes["feature_idx"][inner] = feats[split]
-        nodes["num_threshold"][inner] = borders[split]
-        nodes["bin_threshold"][inner] = np.minimum(bins[split], 255)
-        nodes["gain"][inner] = gains[split]
+        if per_node:
+            nodes, leaf_nodes, leaf_index = _per_node_records(depth, s_off, feats, borders, bins, gains, nan_right,
+                                                              PREDICTOR_RECORD_DTYPE)
+        else:
+            tmpl, level_inner, leaf_nodes, leaf_index = shape_of(depth)
+            inner = slice(0, 2 ** depth - 1)
+            split = s_off + level_inner
+            nodes = tmpl.copy()
+            nodes["feature_idx"][inner] = feats[split]
+            nodes["num_threshold"][inner] = borders[split]
+            nodes["bin_threshold"][inner] = np.minimum(bins[split], 255)
+            nodes["gain"][inner] = gains[split]
         values = leaves[l_off:l_off + (2 ** depth) * k_out].reshape(2 ** depth, k_out)
         per_output = []
         for k in range(k_out):
@@ -194,7 +240,7 @@ def _hgb_predictors(tl):
             nk["value"][leaf_nodes] = values[leaf_index, k]
             per_output.append(TreePredictor(nk, no_bitsets, no_bitsets))
         predictors.append(per_output)
-        s_off += depth
+        s_off += 2 ** depth - 1 if per_node else depth
         l_off += (2 ** depth) * k_out
     return predictors
 
@@ -249,10 +295,9 @@ def _hgb_derive(tl, params):
 _HGB_PARAMS = {
     "learning_rate": ANY,
     "max_iter": ANY,
-    "max_leaf_nodes": where(lambda v: v is None or isinstance(v, numbers.Integral),
-                            "None, or at least `2**max_depth` (below)"),
+    "max_leaf_nodes": where(lambda v: v is None or isinstance(v, numbers.Integral), "None or an int"),
     "max_depth": where(lambda v: isinstance(v, numbers.Integral) and 1 <= v <= 16, "integers 1 to 16"),
-    "min_samples_leaf": one_of(1),
+    "min_samples_leaf": where(lambda v: isinstance(v, numbers.Integral), "ints"),
     "l2_regularization": ANY,
     "max_features": one_of(1.0),
     "max_bins": ANY,
@@ -265,8 +310,7 @@ _HGB_PARAMS = {
     "random_state": ANY,
 }
 _HGB_CHECK_DOC = (
-    "`max_depth` is set (1 to 16) and `max_leaf_nodes` is None or at least `2**max_depth`, so that "
-    "it does not bind. `min_samples_leaf` must be 1 (twinlearn has no minimum leaf size); "
+    "`max_depth` is set (1 to 16). "
     "`early_stopping` must be False (its default 'auto' turns early stopping on above 10 000 rows, "
     "which the twinlearn estimator does not implement), so `scoring`, `validation_fraction`, "
     "`n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
@@ -274,11 +318,15 @@ _HGB_CHECK_DOC = (
     "warm starts and class weights run on scikit-learn."
 )
 _HGB_NOTES = (
-    "twinlearn grows oblivious (symmetric, CatBoost-style) trees of exactly `max_depth` levels, "
-    "one split per level, not scikit-learn's leaf-wise trees: the model is a different one of "
-    "comparable quality, not scikit-learn's model. `max_iter` boosting rounds (one multi-output tree "
-    "per round for several classes); NaN values go to a bin below every value instead of the side "
-    "learned per split. Predictions are computed in float32 (returned as float64)."
+    "With a `max_leaf_nodes` below `2**max_depth` (scikit-learn's default 31 does for `max_depth` 5 "
+    "and more) or `min_samples_leaf` above 1 (its default is 20), twinlearn grows trees as "
+    "scikit-learn does: node by node, best first within `max_depth`, up to `max_leaf_nodes` leaves, "
+    "each split learning the side NaN goes to; `min_samples_leaf` counts rows of positive sample "
+    "weight. Otherwise it grows oblivious (symmetric, CatBoost-style) trees of exactly `max_depth` "
+    "levels, one split per level, with NaN below every value. Either way the model is twinlearn's, "
+    "of comparable quality, not scikit-learn's model (borders, gains and regularization are "
+    "twinlearn's). `max_iter` boosting rounds (one multi-output tree per round for several classes). "
+    "Predictions are computed in float32 (returned as float64)."
 )
 _HGB_EXAMPLE = {"max_depth": 6, "max_leaf_nodes": None, "min_samples_leaf": 1, "early_stopping": False}
 

@@ -1115,6 +1115,8 @@ class _SklearnShaped(_BoostingCore):
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
+        "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "l2_regularization": [Interval(numbers.Real, 0, None, closed="left")],
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
@@ -1133,8 +1135,12 @@ class _SklearnShaped(_BoostingCore):
         default one_hot_max_size (2)."""
         return self.categorical_features, 2
 
+    def _per_node(self):
+        """Best-first per-node trees (max_leaf_nodes or min_samples_leaf set), else oblivious trees."""
+        return self.max_leaf_nodes is not None or self.min_samples_leaf != 1
+
     def _core_params(self):
-        return {
+        out = {
             "n_estimators": int(self.n_estimators),
             "max_depth": int(self.max_depth),
             "learning_rate": float(self.learning_rate),
@@ -1145,6 +1151,11 @@ class _SklearnShaped(_BoostingCore):
             "bootstrap_type": "Bernoulli" if self.subsample < 1.0 else "No",
             "subsample": float(self.subsample),
         }
+        if self._per_node():
+            # Lossguide with max_leaves 0: up to 2**max_depth leaves.
+            out.update(grow_policy="Lossguide", nan_mode="Learned", min_data_in_leaf=int(self.min_samples_leaf),
+                       max_leaves=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes))
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1179,6 +1190,8 @@ def _sklearn_shaped_init(default_loss):
         learning_rate=0.1,
         n_estimators=100,
         max_depth=6,
+        max_leaf_nodes=None,
+        min_samples_leaf=1,
         l2_regularization=3.0,
         max_bins=255,
         subsample=1.0,
@@ -1191,6 +1204,8 @@ def _sklearn_shaped_init(default_loss):
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
         self.subsample = subsample
@@ -1207,7 +1222,21 @@ _SKLEARN_PARAMS_DOC = """
     n_estimators : int, default=100
         Number of boosting rounds (trees).
     max_depth : int, default=6
-        Depth of every (oblivious) tree, 1 to 16.
+        Depth of every tree, 1 to 16.
+    max_leaf_nodes : int or None, default=None
+        None (with ``min_samples_leaf=1``): oblivious trees of exactly
+        ``max_depth`` levels, one split shared by each level's nodes. Set,
+        or with ``min_samples_leaf > 1``: trees as scikit-learn's
+        HistGradientBoosting grows them, node by node and best first (the
+        leaf whose split gains most splits next) within ``max_depth``, up to
+        this many leaves (None: ``2**max_depth``), NaN sent to the side each
+        split learns (:class:`GradientBoosting`'s ``grow_policy='Lossguide'``,
+        ``nan_mode='Learned'``). At least 2.
+    min_samples_leaf : int, default=1
+        Per-node trees only (a value above 1 selects them, see
+        ``max_leaf_nodes``): a node does not split where a child would hold
+        fewer rows than this (rows with positive sample weight; scikit-learn
+        counts every row). scikit-learn's default is 20.
     l2_regularization : float, default=3.0
         L2 regularization of the leaf values (CatBoost's l2_leaf_reg).
     max_bins : int, default=255
@@ -1239,7 +1268,7 @@ _SKLEARN_PARAMS_DOC = """
 
 class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
-    __doc__ = """Gradient-boosted oblivious trees for classification, scikit-learn-shaped.
+    __doc__ = """Gradient-boosted trees for classification, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` (Logloss for two classes, softmax
     'MultiClass' for more) with scikit-learn's names and defaults in the
@@ -1304,7 +1333,7 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
 
 class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
-    __doc__ = """Gradient-boosted oblivious trees for regression, scikit-learn-shaped.
+    __doc__ = """Gradient-boosted trees for regression, scikit-learn-shaped.
 
     The model of :class:`GradientBoosting` with ``loss='RMSE'`` (a gradient
     step on the squared error), with scikit-learn's names. Predictions are
@@ -1356,6 +1385,8 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         learning_rate=0.1,
         n_estimators=100,
         max_depth=6,
+        max_leaf_nodes=None,
+        min_samples_leaf=1,
         l2_regularization=3.0,
         max_bins=255,
         subsample=1.0,
@@ -1369,6 +1400,8 @@ class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
         self.subsample = subsample

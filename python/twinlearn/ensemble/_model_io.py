@@ -143,11 +143,10 @@ def from_dict(est, doc: dict):
     _require(grow_policy in _GROW_POLICIES,
              f"'grow_policy' must be one of {', '.join(map(repr, _GROW_POLICIES))}, got {grow_policy!r}")
     valid = est.get_params()
-    # The scikit-learn-shaped estimators grow oblivious trees only (and the accelerator's
-    # conversion to scikit-learn predictors relies on it).
-    _require(grow_policy == "SymmetricTree" or "grow_policy" in valid,
-             f"a {type(est).__name__!r} holds oblivious trees only ('grow_policy' 'SymmetricTree'), "
-             f"the file has {grow_policy!r}")
+    # The scikit-learn-shaped estimators grow oblivious trees, or Lossguide trees with
+    # max_leaf_nodes / min_samples_leaf (their parameters, restored below, say which).
+    _require(grow_policy in ("SymmetricTree", "Lossguide") or "grow_policy" in valid,
+             f"a {type(est).__name__!r} holds oblivious or Lossguide trees only, the file has {grow_policy!r}")
     params = {k: v for k, v in doc.get("params", {}).items() if k in valid and not (
         k == "random_state" and isinstance(v, str))}
     for k, v in params.items():
