@@ -2,6 +2,8 @@
 arrays and fitted models, the HIGGS-like fixture, and a plain walk of the
 per-node tree layout (Depthwise, Lossguide)."""
 
+import warnings
+
 import numpy as np
 
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
@@ -63,3 +65,40 @@ def numpy_raw(est, X):
             leaf |= right.astype(np.int64) << level
         acc = acc + est.leaf_values_[ls].reshape(-1, D)[leaf]
     return acc.astype(np.float32)
+
+
+def check_booster_estimator(est):
+    """scikit-learn's check_estimator on a booster, waiving the one check that
+    cannot hold for quantile borders."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    waived = {"check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(est, expected_failed_checks=waived)
+
+
+def assert_same_bits_across_thread_counts(make, X, y):
+    """make() fitted on X, y with 1 and with 3 threads gives the same model."""
+    import twinlearn
+
+    fits = []
+    for n in (1, 3):
+        with twinlearn.config_context(n_threads=n):
+            fits.append(make().fit(X, y))
+    assert_same_model(fits[0], fits[1])
+
+
+def assert_round_trips(est, X, path):
+    """save_model / load_model (into the same class, on the CPU) and pickle keep
+    the model and its predicted probabilities, bit for bit; returns the loaded one."""
+    import pickle
+
+    est.save_model(path)
+    back = type(est)(device="cpu").load_model(path)
+    assert_same_model(est, back)
+    assert back.grow_policy_ == est.grow_policy_
+    assert bits(back.predict_proba(X)) == bits(est.predict_proba(X))
+    again = pickle.loads(pickle.dumps(est))
+    assert again.grow_policy_ == est.grow_policy_ and bits(again.predict_proba(X)) == bits(est.predict_proba(X))
+    return back

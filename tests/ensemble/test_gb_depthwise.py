@@ -5,16 +5,14 @@ parameter checks, determinism and CPU/GPU identity."""
 
 import json
 import pickle
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, GradientBoostingClassifier
-from gb_helpers import MODEL_ATTRS, bits, higgs_like, numpy_raw, trees
+from gb_helpers import MODEL_ATTRS, bits, check_booster_estimator, higgs_like, numpy_raw, trees
 from gb_helpers import assert_same_model as assert_same_bits
 
 
@@ -397,10 +395,7 @@ def test_parameters_reach_the_fit():
 
 def test_check_estimator():
     est = GradientBoosting(grow_policy="Depthwise", n_estimators=10, learning_rate=0.3, device="cpu")
-    waived = {"check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_estimator(est, expected_failed_checks=waived)
+    check_booster_estimator(est)
 
 
 # ---------------------------------------------------------------------------

@@ -5,17 +5,15 @@ reach each leaf; the training predictions of the fit against the model's;
 layout, save/load, parameters, determinism, and prediction on a GPU."""
 
 import heapq
-import pickle
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, _backend
-from gb_helpers import assert_same_model, bits, higgs_like, numpy_raw, trees
+from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
+                        check_booster_estimator, higgs_like, numpy_raw, trees)
 
 
 @pytest.fixture(autouse=True)
@@ -150,31 +148,17 @@ def test_prediction_is_a_walk_of_the_layout(loss, nan_mode):
 def test_save_load_and_pickle(tmp_path):
     X, y = higgs_like(n=2000, d=5, seed=6)
     m = lossguide(max_depth=5, max_leaves=5).fit(X, y)
-    path = tmp_path / "lg.json"
-    m.save_model(path)
-    back = GradientBoosting(device="cpu").load_model(path)
-    assert back.grow_policy_ == "Lossguide"
-    assert_same_model(m, back)
-    assert bits(back.predict_proba(X)) == bits(m.predict_proba(X))
-    again = pickle.loads(pickle.dumps(m))
-    assert again.grow_policy_ == "Lossguide" and bits(again.predict_proba(X)) == bits(m.predict_proba(X))
+    assert assert_round_trips(m, X, tmp_path / "lg.json").grow_policy_ == "Lossguide"
 
 
 def test_fits_are_the_same_bits_across_thread_counts():
     X, y = higgs_like(n=4000, d=8, seed=7)
-    fits = []
-    for n in (1, 3):
-        with twinlearn.config_context(n_threads=n):
-            fits.append(lossguide(max_depth=6, max_leaves=11).fit(X, y))
-    assert_same_model(fits[0], fits[1])
+    assert_same_bits_across_thread_counts(lambda: lossguide(max_depth=6, max_leaves=11), X, y)
 
 
 def test_check_estimator():
     est = lossguide(n_estimators=10, max_leaves=4)
-    waived = {"check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_estimator(est, expected_failed_checks=waived)
+    check_booster_estimator(est)
 
 
 @pytest.mark.gpu
@@ -215,8 +199,5 @@ def test_scikit_learn_shaped_leaf_parameters(kw, tmp_path):
                     min_data_in_leaf=kw.get("min_samples_leaf", 1)).fit(X, y)
     assert_same_model(m, ref)
     assert bits(m.predict_proba(X)) == bits(ref.predict_proba(X))
-    path = tmp_path / "m.json"
-    m.save_model(path)
-    back = GradientBoostingClassifier(device="cpu").load_model(path)
+    back = assert_round_trips(m, X, tmp_path / "m.json")
     assert back.max_leaf_nodes == kw.get("max_leaf_nodes") and back.grow_policy_ == "Lossguide"
-    assert bits(back.predict_proba(X)) == bits(m.predict_proba(X))

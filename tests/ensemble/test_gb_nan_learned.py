@@ -4,17 +4,15 @@ low values (a stump must send them right, then left); against a plain walk of
 the layout with split_nan_right_; training predictions of the fit against the
 model's; save/load, pickle, truncation, parameters, and the CPU against a GPU."""
 
-import pickle
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, _backend
-from gb_helpers import assert_same_model, bits, higgs_like, numpy_raw
+from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
+                        check_booster_estimator, higgs_like, numpy_raw)
 
 
 @pytest.fixture(autouse=True)
@@ -118,13 +116,7 @@ def test_save_load_pickle_and_truncation(tmp_path):
     assert m.split_nan_right_.shape == m.split_feature_.shape and m.split_nan_right_.any()
     assert bits(m.predict_raw(X).reshape(len(X), -1)) == bits(numpy_raw(m, X))
     path = tmp_path / "learned.json"
-    m.save_model(path)
-    back = GradientBoosting(device="cpu").load_model(path)
-    assert back.nan_mode == "Learned"
-    assert_same_model(m, back)
-    assert bits(back.predict_proba(X)) == bits(m.predict_proba(X))
-    again = pickle.loads(pickle.dumps(m))
-    assert bits(again.predict_proba(X)) == bits(m.predict_proba(X))
+    assert assert_round_trips(m, X, path).nan_mode == "Learned"
     # A file whose trees lack split_nan_right is refused, not read as NaN-left.
     import json
 
@@ -146,19 +138,12 @@ def test_parameters():
 def test_fits_are_the_same_bits_across_thread_counts():
     X, y = higgs_like(n=6000, d=8, seed=13)
     X[np.random.default_rng(3).random(X.shape) < 0.1] = np.nan
-    fits = []
-    for n in (1, 3):
-        with twinlearn.config_context(n_threads=n):
-            fits.append(learned(max_depth=6).fit(X, y))
-    assert_same_model(fits[0], fits[1])
+    assert_same_bits_across_thread_counts(lambda: learned(max_depth=6), X, y)
 
 
 def test_check_estimator():
     est = learned(n_estimators=10, max_depth=3)
-    waived = {"check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_estimator(est, expected_failed_checks=waived)
+    check_booster_estimator(est)
 
 
 @pytest.mark.gpu
