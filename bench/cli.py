@@ -29,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="workload sizes; default: smoke for the smoke suite, else the device's")
     p.add_argument("--out", type=Path, help="result JSON (default: bench/results/<date>-<device>.json)")
     p.add_argument("--markdown", type=Path,
-                   help="Markdown page to regenerate (default: docs/BENCHMARKS.md, not for the smoke suite)")
+                   help="Markdown page to regenerate (default: docs/BENCHMARKS.md for a GPU run, the result file's "
+                        "name with .md for a CPU run; none for the smoke suite)")
     p.add_argument("--no-markdown", action="store_true", help="do not write the Markdown page")
     p.add_argument("--repeats", type=int, default=3, help="timed runs after the warm-up (default 3)")
     p.add_argument("--single-run-above", type=float, default=2.0, metavar="SECONDS",
@@ -227,7 +228,8 @@ def main(argv=None) -> int:
         result["accel_overhead"] = overhead
     json_path = args.out or report.default_result_path(env, cfg.suite)
     if markdown is None and not args.no_markdown and cfg.suite != "smoke":
-        markdown = report.DEFAULT_MARKDOWN
+        # The published page is a GPU run's: a CPU run's page goes beside its result file.
+        markdown = report.DEFAULT_MARKDOWN if device != "cpu" else Path(json_path).with_suffix(".md")
     _publish(result, json_path, markdown, not args.no_plots, log)
     report.write_json(result, json_path)
     if partial_path is not None and partial_path.exists():

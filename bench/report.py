@@ -34,8 +34,9 @@ PYTHONPATH=python:. python -m bench --render bench/results/FILE.json  # rebuild 
 PYTHONPATH=python:. python -m bench --list        # the workloads
 ```
 
-Results go to `bench/results/<date>-<device>.json` (plots beside them) and
-this page is rewritten from them.
+Results go to `bench/results/<date>-<device>.json` (plots beside them). A run
+on a GPU rewrites this page from them; a run on the CPU writes its page beside
+its result file (`<date>-cpu-<model>.md`), so this page keeps the GPU run.
 
 ## How to read the tables
 

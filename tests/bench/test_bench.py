@@ -541,3 +541,14 @@ def test_contenders_of_one_input_kind_share_the_converted_data(monkeypatch, tmp_
     recs = [r for r in result["workloads"][0]["contenders"] if r["status"] == "ok"]
     kinds = {r["input"] for r in recs}
     assert len(recs) > len(kinds) and calls.count("numpy") == 1 and len(calls) == len(kinds)
+
+
+def test_a_cpu_run_keeps_the_published_page(tmp_path, monkeypatch):
+    """docs/BENCHMARKS.md is a GPU run's page: a CPU run writes its own beside its result."""
+    monkeypatch.setattr(report, "DEFAULT_MARKDOWN", tmp_path / "published.md")
+    out = tmp_path / "cpu-run.json"
+    argv = ["--suite", "quick", "--sizes", "smoke", "--only", "standard_scaler", "--device", "cpu", "--out", str(out),
+            "--no-plots", "--quiet", "--repeats", "1"]
+    assert cli.main(argv) == 0
+    assert out.exists() and (tmp_path / "cpu-run.md").exists()
+    assert not (tmp_path / "published.md").exists()
