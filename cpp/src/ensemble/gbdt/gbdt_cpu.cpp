@@ -459,8 +459,9 @@ class CpuTrainer {
       double gain = 0.0, gain_r = 0.0;
       for (int b = 0; b < nb; ++b) {
         const std::int64_t dg = cur_[hidx(leaf, f, b, k)], dh = cur_[hidx(leaf, f, b, k) + 1];
-        // An empty bin leaves the prefix, hence the gain, unchanged: reuse it (exact).
-        if (b == 0 || dg != 0 || dh != 0) {
+        // An empty bin leaves the prefix, hence the gain, unchanged: reuse it
+        // (exact). b = 1 is the first border with a NaN-right gain: computed.
+        if (b <= 1 || dg != 0 || dh != 0) {
           GL += dg;
           HL += dh;
           gain = gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
