@@ -313,8 +313,8 @@ __host__ __device__ __forceinline__ double inv_scale_of(ull maxbits) {
   return gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(maxbits)));
 }
 
-// Grid-stride over the n*Dh histogram channels (gbdt::hist_channels):
-// fixed-point (g, h) of output k < D as one int2 (|q| <= 2^kQuantBits < 2^31,
+// Grid-stride over the n*D gradient entries (or, with a count channel, the
+// n rows): fixed-point (g, h) of output k < D as one int2 (|q| <= 2^kQuantBits < 2^31,
 // so int32 holds every value exactly; an 8-byte load gives the histogram
 // kernels both); channel D, when Dh > D, counts the row: (1, 0) when its
 // tree weight is > 0, else (0, 0).
@@ -324,14 +324,18 @@ __global__ void quantize_kernel(std::int64_t n, int D, int Dh, const double* __r
                                 const double* __restrict__ w, int2* __restrict__ q) {
   const double sg = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[0])));
   const double sh = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[1])));
-  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n * Dh;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = j / Dh, k = j % Dh;
-    if (k < D)
-      q[j] = make_int2(static_cast<int>(gbdt::quantize(g[i * D + k], sg)),
-                       static_cast<int>(gbdt::quantize(h[i * D + k], sh)));
-    else
-      q[j] = make_int2(gbdt::row_weight(rs, w, i) > 0.0 ? 1 : 0, 0);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (Dh == D) {  // no count channel: the entries in order, without a division
+    for (std::int64_t j = start; j < n * D; j += stride)
+      q[j] = make_int2(static_cast<int>(gbdt::quantize(g[j], sg)), static_cast<int>(gbdt::quantize(h[j], sh)));
+    return;
+  }
+  for (std::int64_t i = start; i < n; i += stride) {
+    for (int k = 0; k < D; ++k)
+      q[i * Dh + k] = make_int2(static_cast<int>(gbdt::quantize(g[i * D + k], sg)),
+                                static_cast<int>(gbdt::quantize(h[i * D + k], sh)));
+    q[i * Dh + D] = make_int2(gbdt::row_weight(rs, w, i) > 0.0 ? 1 : 0, 0);
   }
 }
 
@@ -953,7 +957,7 @@ class CudaTrainer {
                                                    w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, t),
                                                    g_.data(), h_.data(), maxbits_.data());
     TL_CUDA_CHECK_LAUNCH("gradient_kernel");
-    quantize_kernel<<<L_.grid(n_ * Dh_), kBlock, 0, s>>>(n_, D_, Dh_, g_.data(), h_.data(), maxbits_.data(),
+    quantize_kernel<<<L_.grid(Dh_ == D_ ? n_ * D_ : n_), kBlock, 0, s>>>(n_, D_, Dh_, g_.data(), h_.data(), maxbits_.data(),
                                                         gbdt::row_sampler(p_, t), w_.data() ? w_.data() : nullptr,
                                                         q_.data());
     TL_CUDA_CHECK_LAUNCH("quantize_kernel");
