@@ -207,9 +207,8 @@ UNSERVED = [
     ("LogisticRegression", {"warm_start": True}, "warm_start=True unsupported"),
     ("Lasso", {"warm_start": True}, "warm_start=True unsupported"),
     ("ElasticNet", {"precompute": np.eye(6)}, "precompute=array"),
-    ("HistGradientBoostingClassifier", {}, "max_depth=None unsupported"),
-    ("HistGradientBoostingClassifier", {**HGB, "early_stopping": "auto"}, "early_stopping='auto' unsupported"),
-    ("HistGradientBoostingClassifier", {**HGB, "class_weight": "balanced"}, "class_weight='balanced' unsupported"),
+    ("HistGradientBoostingClassifier", {**HGB, "early_stopping": True}, "early_stopping=True unsupported"),
+    ("HistGradientBoostingClassifier", {"early_stopping": False}, "max_depth=None unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_depth": 17}, "max_depth=17 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_features": 0.5}, "max_features=0.5 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "warm_start": True}, "warm_start=True unsupported"),
@@ -415,6 +414,21 @@ def test_hist_gradient_boosting_per_node_trees(kw):
         assert not np.allclose(getattr(cls, method)(acc, X), plain, rtol=1e-5, atol=1e-5)
 
 
+def test_hist_gradient_boosting_auto_early_stopping_depends_on_rows(caplog):
+    """early_stopping='auto' (scikit-learn's default) stops early above 10 000
+    rows only: served up to them, scikit-learn above, with the reason logged."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    accel.set_verbose(True)
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    for n, where in ((10_000, "twinlearn:cpu"), (10_001, "scikit-learn")):
+        X, y = _regression(n=n)
+        acc = _fit(accel.accelerate(HistGradientBoostingRegressor)(max_iter=5, max_depth=3), X, y)
+        assert accel.fitted_on(acc) == where, n
+    assert acc.do_early_stopping_  # scikit-learn's own fit stopped early
+    assert any("early_stopping='auto' unsupported with 10001 rows" in m for m in messages(caplog))
+
+
 def _trees(est):
     """Per tree of a per-node model: (depth, its split slice, its leaf slice)."""
     out, s, l = [], 0, 0
@@ -423,3 +437,16 @@ def _trees(est):
         out.append((int(d), slice(s, s + c), slice(l, l + nl)))
         s, l = s + c, l + nl
     return out
+
+
+def test_hist_gradient_boosting_class_weight_runs_on_twinlearn():
+    """class_weight multiplies the sample weights, as in scikit-learn: served."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    X, y = _classification(n=1500, n_classes=2)
+    cls = accel.accelerate(HistGradientBoostingClassifier)
+    weighted = _fit(cls(**{**HGB, "class_weight": "balanced"}), X, y)
+    assert accel.fitted_on(weighted) == "twinlearn:cpu"
+    ref = cls(**HGB).fit(X, y, sample_weight=compute_sample_weight("balanced", y))
+    assert weighted.decision_function(X).tobytes() == ref.decision_function(X).tobytes()

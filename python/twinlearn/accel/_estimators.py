@@ -127,12 +127,26 @@ def _hgb_translate(params):
         "l2_regularization": params["l2_regularization"],
         "max_bins": params["max_bins"],
         "random_state": params["random_state"],
+        **({"class_weight": params["class_weight"]} if "class_weight" in params else {}),
     }
+
+
+#: scikit-learn's early_stopping='auto' turns early stopping on above this many rows.
+_HGB_AUTO_EARLY_STOPPING_ROWS = 10_000
+
+
+def _hgb_check_rows(params, n_rows):
+    if params["early_stopping"] == "auto" and n_rows > _HGB_AUTO_EARLY_STOPPING_ROWS:
+        return (f"parameter early_stopping='auto' unsupported with {n_rows} rows (scikit-learn stops early "
+                f"above {_HGB_AUTO_EARLY_STOPPING_ROWS}, which the twinlearn estimator does not implement; "
+                "early_stopping=False runs on twinlearn)")
+    return None
 
 
 def _hgb_check(params):
     if params.get("max_depth") is None:
-        return "parameter max_depth=None unsupported (twinlearn grows trees within a fixed depth, 1 to 16)"
+        return ("parameter max_depth=None unsupported (twinlearn grows trees within a fixed depth, 1 to 16; "
+                "scikit-learn's best-first trees may grow deeper)")
     return None
 
 
@@ -302,7 +316,7 @@ _HGB_PARAMS = {
     "max_features": one_of(1.0),
     "max_bins": ANY,
     "categorical_features": one_of("from_dtype", None),
-    "early_stopping": one_of(False),
+    "early_stopping": one_of(False, "auto"),
     "scoring": ANY,
     "validation_fraction": ANY,
     "n_iter_no_change": ANY,
@@ -311,11 +325,11 @@ _HGB_PARAMS = {
 }
 _HGB_CHECK_DOC = (
     "`max_depth` is set (1 to 16). "
-    "`early_stopping` must be False (its default 'auto' turns early stopping on above 10 000 rows, "
-    "which the twinlearn estimator does not implement), so `scoring`, `validation_fraction`, "
-    "`n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
-    "`categorical_features` masks), monotonic and interaction constraints, feature subsampling, "
-    "warm starts and class weights run on scikit-learn."
+    "`early_stopping` must be False, or its default 'auto' with at most 10 000 rows (above, "
+    "scikit-learn stops early, which the twinlearn estimator does not implement), so `scoring`, "
+    "`validation_fraction`, `n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
+    "`categorical_features` masks), monotonic and interaction constraints, feature subsampling "
+    "and warm starts run on scikit-learn; class weights multiply the sample weights, as in scikit-learn."
 )
 _HGB_NOTES = (
     "With a `max_leaf_nodes` below `2**max_depth` (scikit-learn's default 31 does for `max_depth` 5 "
@@ -685,9 +699,10 @@ ENTRIES = (
         methods=("fit", "predict", "predict_proba", "decision_function", "staged_predict",
                  "staged_predict_proba", "staged_decision_function", "score"),
         attributes=("classes_",),
-        params={**_HGB_PARAMS, "loss": one_of("log_loss")},
+        params={**_HGB_PARAMS, "loss": one_of("log_loss"), "class_weight": ANY},
         check=_hgb_check,
         check_doc=_HGB_CHECK_DOC,
+        check_rows=_hgb_check_rows,
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
@@ -713,6 +728,7 @@ ENTRIES = (
         params={**_HGB_PARAMS, "loss": one_of("squared_error", "poisson")},
         check=_hgb_check,
         check_doc=_HGB_CHECK_DOC,
+        check_rows=_hgb_check_rows,
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),

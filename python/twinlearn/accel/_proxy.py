@@ -292,6 +292,10 @@ def _make_method(rs, name, holder):
             reason = _config.below_threshold(rs, n, nf)
             if reason is not None:
                 return fallback(self, "threshold", reason, args, kwargs)
+        if is_fit and rs.entry.check_rows is not None:
+            reason = rs.entry.check_rows(params, n)
+            if reason is not None:
+                return fallback(self, "param", reason, args, kwargs)
 
         if is_fit and not continuing:
             if rec is not None and not _stale(d, rec):

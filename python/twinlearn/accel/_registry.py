@@ -132,6 +132,10 @@ class Entry:
     check, check_doc :
         Optional joint condition over all parameters (``params -> reason or
         None``) and its description for the support matrix.
+    check_rows :
+        Optional condition of a fit on the parameters and the number of rows
+        (``(params, n_rows) -> reason or None``), for a parameter whose
+        meaning depends on the data's size; described in check_doc.
     translate :
         ``params -> twinlearn keyword arguments``. Default: the parameters the
         twinlearn class also has, unchanged.
@@ -182,6 +186,7 @@ class Entry:
     params: Mapping = dataclasses.field(default_factory=dict)
     check: Callable | None = None
     check_doc: str = ""
+    check_rows: Callable | None = None
     translate: Callable | None = None
     kwargs: tuple = ()
     allow_nan: bool = False

@@ -222,6 +222,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             sw = np.ascontiguousarray(
                 _check_sample_weight(sample_weight, np.empty((X.shape[0], 0)), dtype=np.float64), dtype=np.float64
             )
+        sw = self._with_class_weight(y, sw)
         eX = ey = ew = None
         if eval_set is not None:
             eX, ey, ew = self._check_eval_set(eval_set, device, loss_name)
@@ -313,6 +314,17 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         if ew is not None:
             ew = np.ascontiguousarray(_check_sample_weight(ew, np.empty((eX.shape[0], 0)), dtype=np.float64))
         return eX, np.ascontiguousarray(ey), ew
+
+    def _with_class_weight(self, y, sw):
+        """Sample weights times the class weights (``class_weight``, where the
+        estimator has it), as scikit-learn's HistGradientBoostingClassifier."""
+        cw = getattr(self, "class_weight", None)
+        if cw is None:
+            return sw
+        from sklearn.utils.class_weight import compute_sample_weight
+
+        expanded = compute_sample_weight(cw, y)
+        return np.ascontiguousarray(expanded if sw is None else sw * expanded, dtype=np.float64)
 
     def _fitted_grow_policy(self):
         """The layout of the split arrays; models pickled before Depthwise existed are oblivious."""
@@ -1196,11 +1208,13 @@ def _sklearn_shaped_init(default_loss):
         max_bins=255,
         subsample=1.0,
         categorical_features=None,
+        class_weight=None,
         random_state=None,
         device=None,
         numeric_mode=None,
     ):
         self.loss = loss
+        self.class_weight = class_weight
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -1278,6 +1292,10 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
     Parameters
     ----------
     loss : {'log_loss'}, default='log_loss'
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, multiplying the sample weights (as in
+        scikit-learn: 'balanced' weighs class c by
+        ``n_samples / (n_classes * count(c))``).
     """ + _SKLEARN_PARAMS_DOC + """
     Attributes
     ----------
@@ -1297,6 +1315,7 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
 
     _parameter_constraints: dict = {
         "loss": [StrOptions({"log_loss"})],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
         **_SklearnShaped._parameter_constraints,
     }
 
