@@ -431,6 +431,12 @@ TEST(GbdtFit, RejectsBadParametersAndLabels) {
   Data Di = D;
   Di.X[7] = std::numeric_limits<float>::infinity();
   EXPECT_THROW(fit(cpu(1), Di, params(GbdtLoss::Logloss)), tl::ValueError);
+  Data Dz = D;  // counts that are all 0: the log link has no finite start
+  std::fill(Dz.y.begin(), Dz.y.end(), 0.0);
+  EXPECT_THROW(fit(cpu(1), Dz, params(GbdtLoss::Poisson)), tl::ValueError);
+  EXPECT_THROW(fit(cpu(1), Dz, params(GbdtLoss::Tweedie)), tl::ValueError);
+  Dz.y[3] = 1.0;
+  EXPECT_NO_THROW(fit(cpu(1), Dz, params(GbdtLoss::Poisson, 2, 2)));
   const GbdtModel m = fit(cpu(1), D, params(GbdtLoss::Logloss, 2, 2));
   std::vector<float> X3(30), out(10);
   EXPECT_THROW(tl::gbdt_predict<float>(cpu(1), m, tl::MatrixView<const float>(X3.data(), 10, 3), -1,

@@ -128,6 +128,12 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
   check_params(params);
   check_X(ctx, X, "X");
   check_labels(params, y, X.rows, "y");
+  if (params.loss == GbdtLoss::Poisson || params.loss == GbdtLoss::Tweedie) {
+    bool positive = false;
+    for (std::int64_t i = 0; i < X.rows && !positive; ++i) positive = y[i] > 0.0;
+    TL_REQUIRE(positive, ValueError, "loss '", to_string(params.loss),
+               "' needs labels >= 0 with a positive sum; every label is 0 (the log link has no finite start)");
+  }
   check_weights(weight, X.rows, "sample_weight");
   if (eval.X.rows > 0) {
     check_X(ctx, eval.X, "eval_set X");
