@@ -45,25 +45,34 @@ def trees(est):
     return out
 
 
-def numpy_raw(est, X):
-    """The raw margins by a plain walk of the Depthwise layout (docs/GBDT_MODEL_FORMAT.md):
-    node (l, p) at entry 2**l - 1 + p, -1 sends left, NaN right under nan_mode='Max' or, under
-    'Learned', where split_nan_right_ is 1; accumulated in double in tree order, then float32."""
+def tree_leaves(est, d, ss, X):
+    """Each row's leaf in one per-node tree (depth d, split entries ss) by a plain
+    walk of the layout (docs/GBDT_MODEL_FORMAT.md): node (l, p) at entry
+    2**l - 1 + p, -1 sends left, NaN right under nan_mode='Max' or, under
+    'Learned', where split_nan_right_ is 1."""
     X = np.asarray(X, dtype=np.float64)
-    n, D = X.shape[0], est.n_outputs_
+    n = X.shape[0]
+    feat, border = est.split_feature_[ss], est.split_border_[ss]
+    if est._nan_mode == "Learned":
+        nan_right = est.split_nan_right_[ss].astype(bool)
+    else:
+        nan_right = np.full(len(feat), est._nan_mode == "Max")
+    leaf = np.zeros(n, dtype=np.int64)
+    for level in range(d):
+        slot = (1 << level) - 1 + leaf
+        f = feat[slot]
+        v = X[np.arange(n), np.maximum(f, 0)]
+        right = np.where(np.isnan(v), nan_right[slot], v > border[slot]) & (f >= 0)
+        leaf |= right.astype(np.int64) << level
+    return leaf
+
+
+def numpy_raw(est, X):
+    """The raw margins by tree_leaves, accumulated in double in tree order, then float32."""
+    n, D = np.shape(X)[0], est.n_outputs_
     acc = np.tile(est.base_score_, (n, 1)).astype(np.float64)
-    learned = est.nan_mode == "Learned"
     for d, ss, ls in trees(est):
-        feat, border = est.split_feature_[ss], est.split_border_[ss]
-        nan_right = est.split_nan_right_[ss].astype(bool) if learned else np.full(len(feat), est.nan_mode == "Max")
-        leaf = np.zeros(n, dtype=np.int64)
-        for level in range(d):
-            slot = (1 << level) - 1 + leaf
-            f = feat[slot]
-            v = X[np.arange(n), np.maximum(f, 0)]
-            right = np.where(np.isnan(v), nan_right[slot], v > border[slot]) & (f >= 0)
-            leaf |= right.astype(np.int64) << level
-        acc = acc + est.leaf_values_[ls].reshape(-1, D)[leaf]
+        acc = acc + est.leaf_values_[ls].reshape(-1, D)[tree_leaves(est, d, ss, X)]
     return acc.astype(np.float32)
 
 

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, GradientBoostingClassifier
-from gb_helpers import MODEL_ATTRS, bits, check_booster_estimator, higgs_like, numpy_raw, trees
+from gb_helpers import MODEL_ATTRS, bits, check_booster_estimator, higgs_like, numpy_raw, tree_leaves, trees
 from gb_helpers import assert_same_model as assert_same_bits
 
 
@@ -353,19 +353,7 @@ def test_bad_grow_policy_parameters(kw, match):
 
 def leaf_rows(est, X, rows):
     """Per tree, the number of the given rows (a boolean mask) in each leaf."""
-    out = []
-    X = np.asarray(X, dtype=np.float64)
-    for d, ss, _ in trees(est):
-        feat, border = est.split_feature_[ss], est.split_border_[ss]
-        leaf = np.zeros(len(X), dtype=np.int64)
-        for level in range(d):
-            slot = (1 << level) - 1 + leaf
-            f = feat[slot]
-            v = X[np.arange(len(X)), np.maximum(f, 0)]
-            right = np.where(np.isnan(v), est.nan_mode == "Max", v > border[slot]) & (f >= 0)
-            leaf |= right.astype(np.int64) << level
-        out.append(np.bincount(leaf[rows], minlength=1 << d))
-    return out
+    return [np.bincount(tree_leaves(est, d, ss, X)[rows], minlength=1 << d) for d, ss, _ in trees(est)]
 
 
 @pytest.mark.parametrize("grow_policy", ["Depthwise", "Lossguide"])

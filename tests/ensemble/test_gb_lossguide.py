@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 import twinlearn
 from twinlearn import GradientBoosting, _backend
 from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
-                        check_booster_estimator, higgs_like, numpy_raw, trees)
+                        check_booster_estimator, higgs_like, numpy_raw, tree_leaves, trees)
 
 
 @pytest.fixture(autouse=True)
@@ -50,18 +50,6 @@ def best_first(feat, gain, depth, max_leaves):
     return keep
 
 
-def leaf_of(est, ss, d, X):
-    """Each row's leaf in one tree of the per-node layout."""
-    feat, border = est.split_feature_[ss], est.split_border_[ss]
-    leaf = np.zeros(X.shape[0], dtype=np.int64)
-    for level in range(d):
-        slot = (1 << level) - 1 + leaf
-        f = feat[slot]
-        right = (X[np.arange(X.shape[0]), np.maximum(f, 0)] > border[slot]) & (f >= 0)
-        leaf |= right.astype(np.int64) << level
-    return leaf
-
-
 def regression(n=3000, d=6, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)).astype(np.float32)
@@ -86,7 +74,7 @@ def test_first_tree_is_the_best_first_part_of_the_depthwise_tree(max_leaves):
             assert getattr(lg, attr)[ss_lg][s] == getattr(dw, attr)[ss_dw][s], attr
     # Leaf values: the Newton step of the rows each leaf receives (RMSE from 0:
     # gradient -y, hessian 1), up to the fixed-point rounding of the gradients.
-    leaf = leaf_of(lg, ss_lg, d_lg, X.astype(np.float64))
+    leaf = tree_leaves(lg, d_lg, ss_lg, X)
     values = lg.leaf_values_[ls_lg]
     assert len(np.unique(leaf)) == max_leaves
     for j in np.unique(leaf):

@@ -1236,8 +1236,24 @@ GbdtParams depthwise(GbdtParams p) {
   return p;
 }
 
-// The raw margin of row x by walking the model's layout (GbdtModel's
-// comment), written out independently of the library's prediction.
+// The leaf of row i in the per-node tree whose splits start at entry so, by
+// walking the model's layout (GbdtModel's comment), written out independently
+// of the library's prediction.
+std::int64_t row_leaf(const GbdtModel& m, const Data& D, std::int64_t i, std::int64_t so, int depth) {
+  std::int64_t node = 0, leaf = 0;  // node: index within the tree, level-major
+  for (int l = 0; l < depth; ++l) {
+    const int f = m.split_feature[so + node];
+    const double x = D.X[i * D.d + (f < 0 ? 0 : f)];
+    const bool nan_right = m.nan_mode == tl::GbdtNanMode::Learned ? m.split_nan_right[so + node] != 0
+                                                                  : m.nan_mode == tl::GbdtNanMode::Max;
+    const bool right = f >= 0 && (std::isnan(x) ? nan_right : x > m.split_border[so + node]);
+    if (right) leaf += std::int64_t(1) << l;
+    node = ((std::int64_t(2) << l) - 1) + leaf;  // the next level's node of this prefix
+  }
+  return leaf;
+}
+
+// The raw margin of every row of D (per-node trees), by row_leaf.
 std::vector<double> walk(const GbdtModel& m, const Data& D) {
   std::vector<double> out(static_cast<std::size_t>(D.n * m.n_outputs));
   for (std::int64_t i = 0; i < D.n; ++i) {
@@ -1245,16 +1261,7 @@ std::vector<double> walk(const GbdtModel& m, const Data& D) {
     std::int64_t so = 0, lo = 0;
     for (std::int64_t t = 0; t < m.n_trees(); ++t) {
       const int depth = m.tree_depth[t];
-      std::int64_t node = 0, leaf = 0;  // node: index within the tree, level-major
-      for (int l = 0; l < depth; ++l) {
-        const int f = m.split_feature[so + node];
-        const double x = D.X[i * D.d + (f < 0 ? 0 : f)];
-        const bool nan_right = m.nan_mode == tl::GbdtNanMode::Learned ? m.split_nan_right[so + node] != 0
-                                                                      : m.nan_mode == tl::GbdtNanMode::Max;
-        const bool right = f >= 0 && (std::isnan(x) ? nan_right : x > m.split_border[so + node]);
-        if (right) leaf += std::int64_t(1) << l;
-        node = ((std::int64_t(2) << l) - 1) + leaf;  // the next level's node of this prefix
-      }
+      const std::int64_t leaf = row_leaf(m, D, i, so, depth);
       for (int k = 0; k < m.n_outputs; ++k) out[i * m.n_outputs + k] += m.leaf_values[lo + leaf * m.n_outputs + k];
       so += (std::int64_t(1) << depth) - 1;
       lo += (std::int64_t(1) << depth) * m.n_outputs;
@@ -1454,19 +1461,8 @@ std::vector<std::vector<std::int64_t>> leaf_counts(const GbdtModel& m, const Dat
   for (std::int64_t t = 0; t < m.n_trees(); ++t) {
     const int depth = m.tree_depth[t];
     std::vector<std::int64_t> c(std::size_t(1) << depth, 0);
-    for (std::int64_t i = 0; i < D.n; ++i) {
-      if (w && !((*w)[i] > 0.0)) continue;
-      std::int64_t leaf = 0;
-      for (int l = 0; l < depth; ++l) {
-        const std::int64_t node = ((std::int64_t(1) << l) - 1) + leaf;
-        const int f = m.split_feature[so + node];
-        if (f < 0) continue;
-        const double x = D.X[i * D.d + f];
-        if (std::isnan(x) ? m.nan_mode == tl::GbdtNanMode::Max : x > m.split_border[so + node])
-          leaf += std::int64_t(1) << l;
-      }
-      ++c[leaf];
-    }
+    for (std::int64_t i = 0; i < D.n; ++i)
+      if (!w || (*w)[i] > 0.0) ++c[row_leaf(m, D, i, so, depth)];
     out.push_back(std::move(c));
     so += (std::int64_t(1) << depth) - 1;
   }

@@ -631,6 +631,12 @@ TL_HD bool has_nan_bin(const double* padded_f, int count) {
   return count > 0 && padded_f[0] == -double_of(0x7ff0000000000000ULL);
 }
 
+// Whether NaN goes right at split s: its split_nan_right entry under nan_mode
+// Learned (snan non-null), else nan_max (nan_mode Max).
+TL_HD bool nan_goes_right(const std::uint8_t* snan, std::int64_t s, bool nan_max) {
+  return snan ? snan[s] != 0 : nan_max;
+}
+
 // The Learned choice for one candidate: the gain with the NaN rows moved
 // right, when it beats the gain with them left (NaN and ties: left).
 TL_HD bool nan_right_wins(double gain_left, double gain_right) { return gain_right > gain_left; }

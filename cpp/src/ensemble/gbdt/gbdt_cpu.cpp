@@ -144,12 +144,7 @@ class CpuTrainer {
     }
     Bp_ = maxb + 1;
     depth_ = any ? p.max_depth : 0;
-    if (p.nan_mode == GbdtNanMode::Learned) {
-      nan_bin_.resize(static_cast<std::size_t>(F_));
-      for (int f = 0; f < F_; ++f)
-        nan_bin_[f] = gbdt::has_nan_bin(B_.padded.data() + static_cast<std::size_t>(f) * kMaxBordersPadded,
-                                        B_.count[f]);
-    }
+    if (p.nan_mode == GbdtNanMode::Learned) nan_bin_ = gbdt::nan_bins(B_.padded, B_.count);
     if (eval.X.rows > 0) {
       has_eval_ = true;
       m_ = eval.X.rows;
@@ -752,7 +747,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
           const int f = model.split_feature[s];
           if (f < 0) continue;  // a Depthwise node that does not split: left
           const double x = static_cast<double>(X(i, f));
-          leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], nan_right ? nan_right[s] != 0 : nan_max)) << d;
+          leaf |= static_cast<std::int64_t>(gbdt::goes_right(x, model.split_border[s], gbdt::nan_goes_right(nan_right, s, nan_max))) << d;
         }
         const double* v = model.leaf_values.data() + lo[t] + leaf * D;
         for (int k = 0; k < D; ++k) a[k] = num::add(a[k], v[k]);

@@ -856,9 +856,7 @@ class CudaTrainer {
     Bp_ = maxb + 1;
     depth_ = any ? p.max_depth : 0;
     if (p.nan_mode == GbdtNanMode::Learned) {
-      std::vector<std::uint8_t> nb(static_cast<std::size_t>(F_));
-      for (int f = 0; f < F_; ++f)
-        nb[f] = gbdt::has_nan_bin(B_.padded.data() + static_cast<std::size_t>(f) * kMaxBordersPadded, B_.count[f]);
+      const std::vector<std::uint8_t> nb = gbdt::nan_bins(B_.padded, B_.count);
       nan_bin_ = to_device(nb, dev, L_.stream);
       TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));  // nb dies here
     }
@@ -1280,8 +1278,9 @@ __device__ __forceinline__ std::int64_t tree_leaf(const T* x, int dp, std::int64
     const std::int64_t s = so + gbdt::split_slot(depthwise, d, lf);
     const int f = sfeat[s];
     if (f < 0) continue;  // a Depthwise node that does not split: left
-    const bool nan_right = snan ? snan[s] != 0 : nan_max;
-    lf |= static_cast<std::int64_t>(gbdt::goes_right(static_cast<double>(x[f]), sborder[s], nan_right)) << d;
+    lf |= static_cast<std::int64_t>(
+              gbdt::goes_right(static_cast<double>(x[f]), sborder[s], gbdt::nan_goes_right(snan, s, nan_max)))
+          << d;
   }
   return lf;
 }

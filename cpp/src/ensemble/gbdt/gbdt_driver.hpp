@@ -48,6 +48,10 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 // Depthwise node that does not split).
 void fill_split_borders(GbdtModel& m);
 
+// nan_mode Learned: per feature, 1 where its padded borders (count[f] of
+// them) start with the NaN bin's border (gbdt::has_nan_bin), else 0.
+std::vector<std::uint8_t> nan_bins(const std::vector<double>& padded, const std::vector<int>& count);
+
 // split_bin from the split codes the backends export there (see
 // gbdt::kNanRight), and under nan_mode Learned split_nan_right from their
 // flags. Before trim_trees.

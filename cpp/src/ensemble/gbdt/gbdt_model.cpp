@@ -302,6 +302,12 @@ void trim_trees(GbdtModel& m) {
   m.leaf_values.resize(lo);
 }
 
+std::vector<std::uint8_t> nan_bins(const std::vector<double>& padded, const std::vector<int>& count) {
+  std::vector<std::uint8_t> out(count.size());
+  for (std::size_t f = 0; f < count.size(); ++f) out[f] = has_nan_bin(padded.data() + f * kMaxBordersPadded, count[f]);
+  return out;
+}
+
 void split_nan_from_codes(GbdtModel& m) {
   const bool learned = m.nan_mode == GbdtNanMode::Learned;
   m.split_nan_right.assign(learned ? m.split_bin.size() : 0, 0);
