@@ -97,11 +97,35 @@ def _workloads(dev):
     }
 
 
+def _print_gaps(prof, DeviceType, top=8):
+    """Idle stretches of the device between the first and the last operation
+    of the profiled call (operations in start order, overlaps merged)."""
+    ops = sorted(((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                  if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start),
+                 key=lambda t: t[0])
+    if not ops:
+        return
+    gaps, end, prev = [], ops[0][1], ops[0][2]
+    for start, stop, name in ops[1:]:
+        if start > end:
+            gaps.append((start - end, prev, name))
+        if stop > end:
+            end, prev = stop, name
+    idle = sum(g[0] for g in gaps)
+    span = end - ops[0][0]
+    print(f"  device span {span / 1e3:.2f} ms, idle {idle / 1e3:.2f} ms in {len(gaps)} gaps")
+    for g, before, after in sorted(gaps, reverse=True)[:top]:
+        print(f"    {g / 1e3:7.3f} ms  after {before[:50]}  before {after[:50]}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--mode", default="fast")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--gaps", action="store_true",
+                    help="also print the device's idle time within the call and its longest idle gaps, "
+                         "each with the operations before and after it")
     ap.add_argument("--python", action="store_true",
                     help="also print the Python functions with the most own time in one call (cProfile)")
     args = ap.parse_args(argv)
@@ -136,6 +160,8 @@ def main(argv=None):
         calls = [e for e in prof.key_averages() if e.key.startswith("cuda") and e.cpu_time_total > 0]
         calls.sort(key=lambda e: -e.cpu_time_total)
         print("  host: " + ", ".join(f"{e.key} {e.cpu_time_total / 1e3:.2f} ms x{e.count}" for e in calls[:6]))
+        if args.gaps:
+            _print_gaps(prof, DeviceType)
         if args.python:
             import cProfile
             import io
