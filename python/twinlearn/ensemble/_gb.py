@@ -21,10 +21,9 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._available_if import available_if
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .. import _array, identity
+from .. import _array, _labels, identity
 from .._input import check_device_shape, check_n_features
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
@@ -177,8 +176,10 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return X, y
 
     # -- fitting --------------------------------------------------------------
-    def _encode_target(self, y, loss_name):
-        """Labels as float64 codes for the core; sets classes_ for classification."""
+    def _encode_target(self, y, loss_name, classes_codes=None):
+        """Labels as float64 codes for the core; sets classes_ for classification.
+        classes_codes: y's (classes, codes) when already counted
+        (_labels.integral_classes)."""
         if loss_name == "CrossEntropy" and _probabilistic(y):
             # probabilistic targets: the classes are 0 and 1
             self.classes_ = np.array([0, 1])
@@ -189,8 +190,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             if not np.all(np.isfinite(y)):
                 raise ValueError("Input y contains NaN or infinity.")
             return y, 1
-        check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
+        classes, codes = classes_codes if classes_codes is not None else _labels.encode_classes(y)
         if len(classes) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, but the data "
@@ -211,11 +211,13 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         device = self._tl_device(X)
         X, y = self._check_X(X, device, reset=True, y=y)
         y = np.asarray(y)
+        counted = None
         if self._is_classifier():
-            loss_name = self._core_loss(len(np.unique(y)))
+            counted = _labels.integral_classes(y)
+            loss_name = self._core_loss(len(counted[0]) if counted is not None else len(np.unique(y)))
         else:
             loss_name = self._core_loss(0)
-        y_codes, n_classes = self._encode_target(y, loss_name)
+        y_codes, n_classes = self._encode_target(y, loss_name, counted)
         X = self._encode_categorical_fit(X, y_codes, n_classes, loss_name, device)
         sw = None
         if sample_weight is not None:

@@ -40,10 +40,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils import compute_class_weight
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .. import _array, identity
+from .._labels import encode_classes
 from ..base import TL_PARAMETER_CONSTRAINTS
 from ._base import _FLOAT_DTYPES, LinearFitMixin, _nonfinite_message, scores_to_labels
 
@@ -58,23 +58,6 @@ _STATUS_MESSAGES = {
     2: "ABNORMAL: the line search found no acceptable step",
     3: "ABNORMAL: the objective is not finite",
 }
-
-
-def _encode_labels_fast(y):
-    """(classes, class index per sample) in O(n) for integral labels (the
-    labels of device arrays), scikit-learn's checks and np.unique otherwise."""
-    y = np.asarray(y).ravel()
-    if y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))):
-        yi = y.astype(np.int64)
-        lo, hi = (int(yi.min()), int(yi.max())) if yi.size else (0, -1)
-        if yi.size and hi - lo < 1_000_000:
-            counts = np.bincount(yi - lo)
-            present = np.flatnonzero(counts)
-            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
-            lut[present] = np.arange(present.shape[0])
-            return (present + lo).astype(y.dtype), lut[yi - lo]
-    check_classification_targets(y)
-    return np.unique(y, return_inverse=True)
 
 
 class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
@@ -265,11 +248,7 @@ class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=_FLOAT_DTYPES, order="C")
             n, d = X.shape
         dtype = np.dtype(str(X.dtype).split(".")[-1])
-        if on_device:
-            classes, y_idx = _encode_labels_fast(y)
-        else:
-            check_classification_targets(y)
-            classes, y_idx = np.unique(y, return_inverse=True)
+        classes, y_idx = encode_classes(np.ravel(y) if on_device else y)
         self.classes_ = classes
         n_classes = classes.shape[0]
         if n_classes < 2:

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .. import _array, identity
+from .._labels import encode_classes, integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ..metrics._pairwise import METRICS, resolve_metric
 from ._input import as_dtype, check_X, n_threads_context
@@ -505,7 +506,8 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         self : KNeighborsClassifier
         """
         X, y = self._check_Xy(X, y, y_dtype=None, y_finite=False)
-        check_classification_targets(y)
+        if integral_classes(np.ravel(y)) is None:  # integral labels pass the check by construction
+            check_classification_targets(y)
         if y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1):
             if y.ndim != 1:
                 warnings.warn(
@@ -521,7 +523,7 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         self.classes_ = []
         self._y = np.empty(y.shape, dtype=np.intp)
         for k in range(self._y.shape[1]):
-            classes, self._y[:, k] = np.unique(y[:, k], return_inverse=True)
+            classes, self._y[:, k] = encode_classes(y[:, k])
             self.classes_.append(classes)
         if not self.outputs_2d_:
             self.classes_ = self.classes_[0]

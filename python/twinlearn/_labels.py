@@ -1,0 +1,54 @@
+"""Class labels of classifiers: ``np.unique(y, return_inverse=True)`` in O(n).
+
+Sorting a million labels to find two classes costs more than many fits (np.unique
+with return_inverse takes about 0.15 s on 2M float labels), so integral labels
+(integers, booleans, and floats that are whole numbers) are counted instead:
+one bincount over the range of the labels. Anything else (strings, objects,
+fractional floats, a range of a million or more) goes through scikit-learn's
+check_classification_targets and np.unique, as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+#: Widest range of integral labels that is counted (a bincount of this many slots).
+MAX_COUNTED_RANGE = 1 << 20
+
+
+def integral_classes(y):
+    """(classes, codes) as ``np.unique(y, return_inverse=True)`` for 1-D
+    integral labels, classes in y's dtype; None when y is not such labels
+    (not 1-D, empty, not numeric, not whole numbers, or too wide a range)."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0:
+        return None
+    if y.dtype.kind in "iub":
+        yi = y.astype(np.int64, copy=False)
+    elif y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)):
+            return None
+        yi = y.astype(np.int64)
+        if not np.array_equal(yi, y):
+            return None
+    else:
+        return None
+    lo, hi = int(yi.min()), int(yi.max())
+    if hi - lo >= MAX_COUNTED_RANGE:
+        return None
+    present = np.flatnonzero(np.bincount(yi - lo, minlength=hi - lo + 1))
+    lut = np.full(hi - lo + 1, -1, dtype=np.intp)
+    lut[present] = np.arange(present.shape[0], dtype=np.intp)
+    return (present + lo).astype(y.dtype), lut[yi - lo]
+
+
+def encode_classes(y):
+    """(classes, codes) of 1-D classification labels, with scikit-learn's
+    target checks (integral labels always pass them: they are binary or
+    multiclass)."""
+    enc = integral_classes(y)
+    if enc is not None:
+        return enc
+    check_classification_targets(y)
+    return np.unique(y, return_inverse=True)
