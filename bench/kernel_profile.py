@@ -108,14 +108,26 @@ def _print_gaps(prof, DeviceType, top=8):
     gaps, end, prev = [], ops[0][1], ops[0][2]
     for start, stop, name in ops[1:]:
         if start > end:
-            gaps.append((start - end, prev, name))
+            gaps.append((start - end, prev, name, end, start))
         if stop > end:
             end, prev = stop, name
     idle = sum(g[0] for g in gaps)
     span = end - ops[0][0]
     print(f"  device span {span / 1e3:.2f} ms, idle {idle / 1e3:.2f} ms in {len(gaps)} gaps")
-    for g, before, after in sorted(gaps, reverse=True)[:top]:
+    # The host's CUDA runtime calls, to show what the host did in a gap.
+    calls = [(e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+             if e.device_type != DeviceType.CUDA and e.name.startswith("cuda")]
+    for g, before, after, g0, g1 in sorted(gaps, reverse=True)[:top]:
         print(f"    {g / 1e3:7.3f} ms  after {before[:50]}  before {after[:50]}")
+        inside = {}
+        for c0, c1, name in calls:
+            overlap = min(c1, g1) - max(c0, g0)
+            if overlap > 0:
+                n, t = inside.get(name, (0, 0.0))
+                inside[name] = (n + 1, t + overlap)
+        busy = sorted(inside.items(), key=lambda kv: -kv[1][1])[:4]
+        if busy:
+            print("             host in it: " + ", ".join(f"{k} {t / 1e3:.3f} ms x{n}" for k, (n, t) in busy))
 
 
 def main(argv=None):

@@ -374,15 +374,15 @@ class CudaEngine final : public KMeansEngine<T> {
   void pp_candidates(const std::int64_t* cand, int nc, double* partials) override {
     const std::int64_t n = this->n, nch = row_chunks(n);
     upload_candidates(cand, nc);
-    if (cand_min_.size() < static_cast<std::size_t>(nc * n))
-      cand_min_ = DeviceBuffer<T>(static_cast<std::size_t>(nc * n), dev_);
+    cand_min_.reserve(static_cast<std::size_t>(nc * n), dev_);
     for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) {
       candidates_kernel<T><<<blocks_for(len, 128), 128, 0, stream_>>>(xb, norms_.data() + r0, len, this->d,
                                                                        cand_.data(), cand_norm_.data(), nc,
                                                                        closest_.data() + r0, cand_min_.data() + r0, n);
       TL_CUDA_CHECK_LAUNCH("candidates_kernel");
     });
-    DeviceBuffer<double> part(static_cast<std::size_t>(nc * nch), dev_);
+    DeviceBuffer<double>& part = pp_part_;
+    part.reserve(static_cast<std::size_t>(nc * nch), dev_);
     for (int t = 0; t < nc; ++t) {
       chunk_wsum_kernel<T><<<blocks_for(nch, 64), 64, 0, stream_>>>(cand_min_.data() + t * n, w_, n,
                                                                      part.data() + t * nch);
@@ -396,7 +396,8 @@ class CudaEngine final : public KMeansEngine<T> {
   }
   void pp_partials(double* out) override {
     const std::int64_t nch = row_chunks(this->n);
-    DeviceBuffer<double> part(static_cast<std::size_t>(nch), dev_);
+    DeviceBuffer<double>& part = pp_part_;
+    part.reserve(static_cast<std::size_t>(nch), dev_);
     chunk_wsum_kernel<T><<<blocks_for(nch, 64), 64, 0, stream_>>>(closest_.data(), w_, this->n, part.data());
     TL_CUDA_CHECK_LAUNCH("chunk_wsum_kernel");
     to_host(out, part.data(), nch);
@@ -474,10 +475,11 @@ class CudaEngine final : public KMeansEngine<T> {
     std::size_t temp_bytes = 0;
     TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys_in, keys_out_.data(), iota_.data(),
                                                   perm_.data(), len, 0, end_bit, stream_));
-    if (temp_.size() < temp_bytes) temp_ = DeviceBuffer<unsigned char>(temp_bytes, dev_);
+    temp_.reserve(temp_bytes, dev_);
     TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, keys_in, keys_out_.data(), iota_.data(),
                                                   perm_.data(), len, 0, end_bit, stream_));
-    DeviceBuffer<int> counts(static_cast<std::size_t>(k), dev_);
+    DeviceBuffer<int>& counts = counts_;
+    counts.reserve(static_cast<std::size_t>(k), dev_);
     TL_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(int) * k, stream_));
     if (k <= kSharedCounts) {
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(len, 1024), 512));
@@ -502,14 +504,17 @@ class CudaEngine final : public KMeansEngine<T> {
       start += cnt;
     }
     const std::int64_t nch = cfirst[k];
-    DeviceBuffer<std::int64_t> dtable(std::max<std::size_t>(table.size(), 1), dev_), dcfirst(cfirst.size(), dev_);
-    if (!table.empty())
-      TL_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), sizeof(std::int64_t) * table.size(),
-                                    cudaMemcpyHostToDevice, stream_));
-    TL_CUDA_CHECK(cudaMemcpyAsync(dcfirst.data(), cfirst.data(), sizeof(std::int64_t) * cfirst.size(),
+    // The chunk table and the cluster starts go up in one copy: table, then cfirst.
+    table.insert(table.end(), cfirst.begin(), cfirst.end());
+    DeviceBuffer<std::int64_t>& dtable = table_;
+    dtable.reserve(table.size(), dev_);
+    TL_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), sizeof(std::int64_t) * table.size(),
                                   cudaMemcpyHostToDevice, stream_));
-    DeviceBuffer<double> part(static_cast<std::size_t>(std::max<std::int64_t>(nch, 1) * w1), dev_);
-    DeviceBuffer<double> out(static_cast<std::size_t>(k * w1), dev_);
+    const std::int64_t* dcfirst = dtable.data() + 2 * nch;
+    DeviceBuffer<double>& part = part_;
+    part.reserve(static_cast<std::size_t>(std::max<std::int64_t>(nch, 1) * w1), dev_);
+    DeviceBuffer<double>& out = out_;
+    out.reserve(static_cast<std::size_t>(k * w1), dev_);
     if (nch > 0) {
       const int block = static_cast<int>(std::min<std::int64_t>(256, (w1 + 31) / 32 * 32));
       chunk_sums_kernel<T><<<static_cast<unsigned>(nch), block, 0, stream_>>>(xb, w_ ? w_ + r0 : nullptr, d,
@@ -517,8 +522,7 @@ class CudaEngine final : public KMeansEngine<T> {
                                                                               part.data());
       TL_CUDA_CHECK_LAUNCH("chunk_sums_kernel");
     }
-    cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst.data(), k, w1,
-                                                                       out.data());
+    cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst, k, w1, out.data());
     TL_CUDA_CHECK_LAUNCH("cluster_tree_kernel");
     to_host(out_kw, out.data(), k * w1);
   }
@@ -529,10 +533,7 @@ class CudaEngine final : public KMeansEngine<T> {
     TL_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeof(U) * count, cudaMemcpyDeviceToHost, stream_));
     TL_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  void ensure_closest() {
-    if (closest_.size() < static_cast<std::size_t>(this->n))
-      closest_ = DeviceBuffer<T>(static_cast<std::size_t>(this->n), dev_);
-  }
+  void ensure_closest() { closest_.reserve(static_cast<std::size_t>(this->n), dev_); }
   // The candidate rows (centered) and their norms on the device.
   void upload_candidates(const std::int64_t* rows, int nc) {
     const std::int64_t d = this->d;
@@ -570,6 +571,11 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<std::int64_t> iota_, perm_;
   DeviceBuffer<unsigned> keys_out_;
   DeviceBuffer<unsigned char> temp_;
+  // batch_sums's per-iteration buffers, kept across iterations.
+  DeviceBuffer<int> counts_;
+  DeviceBuffer<std::int64_t> table_;
+  DeviceBuffer<double> part_, out_;
+  DeviceBuffer<double> pp_part_;  // k-means++'s chunk partials
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };

@@ -37,6 +37,12 @@ class DeviceBuffer {
   }
   T* data() const { return p_; }
   std::size_t size() const { return n_; }
+  // Room for at least n elements on `device` (grow only; the contents are
+  // not kept): buffers reused across the iterations of a fit, so that the
+  // iterations allocate and free nothing (a free waits for the device).
+  void reserve(std::size_t n, int device) {
+    if (n_ < n) *this = DeviceBuffer(n, device);
+  }
 
  private:
   void swap(DeviceBuffer& o) noexcept {

@@ -233,32 +233,44 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
 }
 
 // Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
-// row-major = column-major ldz x rows for cuBLAS; columns D..ldz-1 are
-// padding that no product reads). One thread per entry, entry e = b*D + col
-// of the batch (rows * D < 2^32): consecutive threads read consecutive
-// entries of X and write consecutive doubles of Z.
+// row-major = column-major ldz x rows for cuBLAS). Columns D..ldz-1 are
+// written as zeros, so the products may run over them (whole multiples of 8
+// columns: aligned operands and cuBLAS's better kernels). One thread per
+// entry, entry e = b*ldz + col of the batch (rows * ldz < 2^32): consecutive
+// threads read consecutive entries of X and write consecutive doubles of Z.
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
                                    unsigned rows, std::int64_t ldz, double* __restrict__ Z) {
-  const unsigned D = static_cast<unsigned>(d + t);
+  const unsigned D = static_cast<unsigned>(d + t), W = static_cast<unsigned>(ldz);
   const unsigned e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= rows * D) return;
-  const unsigned b = e / D, col = e - b * D;
+  if (e >= rows * W) return;
+  const unsigned b = e / W, col = e - b * W;
+  if (col >= D) {
+    Z[e] = 0.0;
+    return;
+  }
   const std::int64_t i = r0 + b;
   const bool weighted = w != nullptr;
   const T s = weighted ? num::sqrt(w[i]) : T(1);
-  Z[b * ldz + col] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+  Z[e] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
 }
 
-// The column split of the fast product: the upper triangle of the D x D
-// result is the blocks (0,0), (0,1) and (1,1) of a split at h, three DGEMMs
-// that do 3/4 of the full product's work (cuBLAS's DSYRK ran at about a
-// tenth of DGEMM's rate on the H200). h is a multiple of 8, so every block
-// starts on an aligned address; narrow products take one full DGEMM.
-std::int64_t fast_split(std::int64_t D) {
-  if (D < 128) return D;
-  return ((D + 1) / 2 + 7) / 8 * 8;
+// The column split of the fast product: the upper triangle of the ldz x ldz
+// product (D x D and zero padding) is the blocks (0,0), (0,1) and (1,1) of a
+// split at h, three DGEMMs that do about 3/4 of the full product's work
+// (cuBLAS's DSYRK ran at about a tenth of DGEMM's rate on the H200). h is a
+// multiple of 64 (blocks of whole kernel tiles: at h = 136 for 2M x 257 the
+// three products took 6.6 ms on the H200 against 3.5 ms at h = 128 for
+// 2M x 256); narrow products take one full DGEMM.
+// TWINLEARN_GRAM_FAST_SPLIT overrides h (a multiple of 8; >= ldz: no split).
+std::int64_t fast_split(std::int64_t ldz) {
+  if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_SPLIT")) {
+    const std::int64_t h = std::strtoll(env, nullptr, 10) / 8 * 8;
+    return h > 0 ? std::min(h, ldz) : ldz;
+  }
+  if (ldz < 128) return ldz;
+  return ldz / 2 / 64 * 64;
 }
 
 template <class T>
@@ -278,41 +290,41 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_BATCH_ROWS")) cap = std::strtoll(env, nullptr, 10);
   const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, cap));
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
-  DeviceBuffer<double> C(static_cast<std::size_t>(D * D), dev);
+  DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
   CublasLease blas(dev, stream);
-  const std::int64_t h = fast_split(D);
+  const std::int64_t h = fast_split(ldz);
   struct Block {
     std::int64_t a0, na, b0, nb;
   };
   std::vector<Block> blocks;
-  if (h >= D) {
-    blocks.push_back({0, D, 0, D});
+  if (h >= ldz) {
+    blocks.push_back({0, ldz, 0, ldz});
   } else {
     blocks.push_back({0, h, 0, h});
-    blocks.push_back({0, h, h, D - h});
-    blocks.push_back({h, D - h, h, D - h});
+    blocks.push_back({0, h, h, ldz - h});
+    blocks.push_back({h, ldz - h, h, ldz - h});
   }
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    const std::int64_t entries = rows * D;
+    const std::int64_t entries = rows * ldz;
     centre_rows_kernel<T><<<static_cast<unsigned>((entries + 255) / 256), 256, 0, stream>>>(
         X, d, Y, t, w, off, r0, static_cast<unsigned>(rows), ldz, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     const double one = 1.0, beta = r0 == 0 ? 0.0 : 1.0;
-    // Column-major: Z is ldz x rows, C is D x D with G[j, k] at C[j + k*D].
+    // Column-major: Z is ldz x rows, C is ldz x ldz with G[j, k] at C[j + k*ldz].
     for (const Block& bl : blocks)
       TL_CUBLAS_CHECK(cublasDgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(bl.na),
                                   static_cast<int>(bl.nb), static_cast<int>(rows), &one, Z.data() + bl.a0,
                                   static_cast<int>(ldz), Z.data() + bl.b0, static_cast<int>(ldz), &beta,
-                                  C.data() + bl.a0 + bl.b0 * D, static_cast<int>(D)));
+                                  C.data() + bl.a0 + bl.b0 * ldz, static_cast<int>(ldz)));
   }
-  std::vector<double> host(static_cast<std::size_t>(D * D));
-  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * D * D, cudaMemcpyDeviceToHost, stream));
+  std::vector<double> host(static_cast<std::size_t>(ldz * ldz));
+  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * ldz * ldz, cudaMemcpyDeviceToHost, stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
-  // Column-major upper triangle: G[j, k] (j <= k) is C[j + k*D].
+  // Column-major upper triangle: G[j, k] (j <= k < D) is C[j + k*ldz].
   batches.assign(static_cast<std::size_t>(D * D), 0.0);
   for (std::int64_t j = 0; j < D; ++j)
-    for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * D];
+    for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * ldz];
 }
 
 }  // namespace
