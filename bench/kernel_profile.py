@@ -135,6 +135,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--mode", default="fast")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--once", action="store_true",
+                    help="run each workload once, without the profiler (for an outside profiler such as ncu)")
     ap.add_argument("--gaps", action="store_true",
                     help="also print the device's idle time within the call and its longest idle gaps, "
                          "each with the operations before and after it")
@@ -152,6 +154,8 @@ def main(argv=None):
         fn = work[name](args.mode)
         fn()
         torch.cuda.synchronize()
+        if args.once:
+            continue
         walls = []
         for _ in range(3):
             t0 = time.perf_counter()
