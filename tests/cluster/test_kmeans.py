@@ -292,6 +292,34 @@ def test_more_rows_than_one_sum_batch(device):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_relocation_of_empty_clusters_identical_on_gpu(monkeypatch, dtype, weighted, streamed):
+    """Empty clusters take the rows farthest from their centers, farthest
+    first, ties by lowest row index: the GPU's sort picks the same rows as
+    the CPU's selection (equal far rows are planted at several indices)."""
+    X = blobs(n=20_000, d=6, centers=4, dtype=dtype, seed=8)
+    far = X[:4].copy() + 60.0
+    for i in (17, 4_000, 9_999, 15_001):
+        X[i] = far[0]  # four copies of one far row: a tie
+    X[123] = far[1]
+    w = np.random.default_rng(3).uniform(0.5, 2.0, X.shape[0]).astype(dtype) if weighted else None
+    if weighted:  # the tied rows differ in weight, so which of them move shows in the centers
+        w[[17, 4_000, 9_999, 15_001]] = [1.5, 2.5, 0.75, 3.0]
+    init = np.vstack([X[[1, 2, 3, 5]], X.max(0) + 1e4, X.min(0) - 1e4, X.max(0) + 2e4])  # 3 centers nobody picks
+    kw = dict(n_clusters=7, init=init, n_init=1, max_iter=10, numeric_mode="identical")
+    cpu = KMeans(device="cpu", **kw).fit(X, sample_weight=w)
+    if streamed:
+        monkeypatch.setenv("TWINLEARN_KMEANS_DEVICE_BYTES", "1")
+    gpu = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
+    assert len(np.unique(cpu.labels_)) == 7
+    assert bits(gpu.cluster_centers_) == bits(cpu.cluster_centers_)
+    assert bits(gpu.labels_) == bits(cpu.labels_)
+    assert gpu.inertia_ == cpu.inertia_ and gpu.n_iter_ == cpu.n_iter_
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_streamed_data_gives_the_same_bits(monkeypatch, dtype):
     """Host data larger than the device budget is streamed through the GPU in
     batches: same bits as resident data and as the CPU."""

@@ -152,22 +152,19 @@ void relocate_empty(KMeansEngine<T>& e, std::int64_t k, const T* centers, std::v
     if (wsum[c] == 0.0) empty.push_back(c);
   if (empty.empty()) return;
   const std::int64_t ne = static_cast<std::int64_t>(empty.size()), d = e.d;
-  std::vector<T> md(static_cast<std::size_t>(e.n));
-  e.copy_min_dist(md.data());
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(e.n));
-  std::iota(idx.begin(), idx.end(), std::int64_t(0));
   const std::int64_t take = std::min(ne, e.n);
-  std::partial_sort(idx.begin(), idx.begin() + take, idx.end(), [&](std::int64_t a, std::int64_t b) {
-    return dist::value_less(md[b], md[a]) || (!dist::value_less(md[a], md[b]) && a < b);
-  });
-  std::vector<T> row(static_cast<std::size_t>(d));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(take));
+  std::vector<T> md(static_cast<std::size_t>(take)), wts(static_cast<std::size_t>(take)),
+      rows(static_cast<std::size_t>(take * d));
+  std::vector<std::int32_t> lab(static_cast<std::size_t>(take));
+  e.farthest(take, idx.data(), md.data(), lab.data(), wts.data(), rows.data());
   std::int64_t t = 0;
   for (; t < take; ++t) {
-    const std::int64_t far = idx[t], nc = empty[t];
-    if (!(md[far] > T(0))) break;
-    const std::int32_t oc = e.label_of(far);
-    const double wt = static_cast<double>(e.weight_of(far));
-    e.copy_row(far, row.data());
+    const std::int64_t nc = empty[t];
+    if (!(md[t] > T(0))) break;
+    const std::int32_t oc = lab[t];
+    const double wt = static_cast<double>(wts[t]);
+    const T* row = rows.data() + t * d;
     for (std::int64_t f = 0; f < d; ++f) {
       const double v = detail::weighted_term(static_cast<T>(wt), row[f]);
       sums[oc * d + f] = num::sub(sums[oc * d + f], v);

@@ -3,6 +3,7 @@
 // share (draws, searches, trees, relocation), so the orchestration in
 // kmeans.cpp is written once.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,11 +68,14 @@ class KMeansEngine {
   // Canonical inertia of the current labels for the given centers (host).
   virtual double inertia(const T* centers, std::int64_t k) = 0;
   virtual void copy_labels(std::int32_t* out) = 0;
-  virtual void copy_min_dist(T* out) = 0;
   virtual void copy_weights(T* out) = 0;  // only when weighted
   virtual void copy_row(std::int64_t i, T* out) = 0;
-  virtual std::int32_t label_of(std::int64_t i) = 0;
-  virtual T weight_of(std::int64_t i) = 0;
+  // The `take` rows farthest from their centers (take <= n): the largest
+  // squared distances of the last assignment in the value order
+  // (core/ties.hpp), farthest first, ties by lowest row index. Writes each
+  // one's row index, distance, label, weight and (centered) values (take x d).
+  virtual void farthest(std::int64_t take, std::int64_t* idx, T* dist, std::int32_t* label, T* weight,
+                        T* rows) = 0;
 
   // k-means++: `closest` holds each row's squared distance to the centers
   // chosen so far.
@@ -87,6 +91,19 @@ class KMeansEngine {
   // w * closest (double) of the rows of chunk c (host, up to kRowChunk).
   virtual void pp_chunk_values(std::int64_t c, double* out) = 0;
 };
+
+// Indices of the `take` largest of md[0..n) in the value order, largest
+// first, ties by lowest index (the order of KMeansEngine::farthest).
+template <class T>
+std::vector<std::int64_t> farthest_order(const T* md, std::int64_t n, std::int64_t take) {
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) idx[i] = i;
+  std::partial_sort(idx.begin(), idx.begin() + take, idx.end(), [md](std::int64_t a, std::int64_t b) {
+    return dist::value_less(md[b], md[a]) || (!dist::value_less(md[a], md[b]) && a < b);
+  });
+  idx.resize(static_cast<std::size_t>(take));
+  return idx;
+}
 
 // Per-chunk sequential sum of w_i * v_i in double (the canonical chunk step).
 template <class T>

@@ -162,13 +162,21 @@ class CpuEngine final : public KMeansEngine<T> {
   }
 
   void copy_labels(std::int32_t* out) override { std::copy(labels_.begin(), labels_.end(), out); }
-  void copy_min_dist(T* out) override { std::copy(mind_.begin(), mind_.end(), out); }
   void copy_weights(T* out) override {
     for (std::int64_t i = 0; i < this->n; ++i) out[i] = w(i);
   }
   void copy_row(std::int64_t i, T* out) override { std::copy(row_ptr(i), row_ptr(i) + this->d, out); }
-  std::int32_t label_of(std::int64_t i) override { return labels_[i]; }
-  T weight_of(std::int64_t i) override { return w(i); }
+  void farthest(std::int64_t take, std::int64_t* idx, T* dist, std::int32_t* label, T* weight, T* rows) override {
+    const std::vector<std::int64_t> order = farthest_order(mind_.data(), this->n, take);
+    for (std::int64_t t = 0; t < take; ++t) {
+      const std::int64_t i = order[t];
+      idx[t] = i;
+      dist[t] = mind_[i];
+      label[t] = labels_[i];
+      weight[t] = w(i);
+      copy_row(i, rows + t * this->d);
+    }
+  }
 
   void pp_closest_ones() override { closest_.assign(static_cast<std::size_t>(this->n), T(1)); }
   void pp_closest_to(std::int64_t row) override {

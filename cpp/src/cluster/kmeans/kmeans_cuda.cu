@@ -203,6 +203,35 @@ __global__ void chunk_wsum_kernel(const T* __restrict__ v, const T* __restrict__
   out[c] = acc;
 }
 
+// Keys of the farthest-first order: ~sort_key(distance) (ascending keys =
+// descending value order, NaN first), and the row indices.
+template <class T>
+__global__ void far_keys_kernel(const T* __restrict__ md, std::int64_t n, decltype(ties::sort_key(T(0)))* keys,
+                                std::int64_t* __restrict__ ids) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    keys[i] = ~ties::sort_key(md[i]);
+    ids[i] = i;
+  }
+}
+
+// Fields of the rows order[0..take): out holds take distances, take weights,
+// then (X given) the take rows; lab the labels. One thread per taken row.
+template <class T>
+__global__ void gather_far_kernel(const std::int64_t* __restrict__ order, std::int64_t take, const T* __restrict__ md,
+                                  const std::int32_t* __restrict__ labels, const T* __restrict__ w,
+                                  const T* __restrict__ X, std::int64_t d, T* __restrict__ out,
+                                  std::int32_t* __restrict__ lab) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= take) return;
+  const std::int64_t i = order[t];
+  out[t] = md[i];
+  out[take + t] = w ? w[i] : T(1);
+  lab[t] = labels[i];
+  if (X)
+    for (std::int64_t f = 0; f < d; ++f) out[2 * take + t * d + f] = X[i * d + f];
+}
+
 template <class T>
 __global__ void fill_kernel(T* __restrict__ out, std::int64_t n, T v) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -333,7 +362,6 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
-  void copy_min_dist(T* out) override { to_host(out, mind_.data(), this->n); }
   void copy_weights(T* out) override { to_host(out, w_, this->n); }
   void copy_row(std::int64_t i, T* out) override {
     if (resident_) {
@@ -343,16 +371,39 @@ class CudaEngine final : public KMeansEngine<T> {
     const T* row = host_.data + i * this->d;
     for (std::int64_t f = 0; f < this->d; ++f) out[f] = centered_ ? num::sub(row[f], mu_[f]) : row[f];
   }
-  std::int32_t label_of(std::int64_t i) override {
-    std::int32_t v;
-    to_host(&v, labels_.data() + i, 1);
-    return v;
-  }
-  T weight_of(std::int64_t i) override {
-    if (!w_) return T(1);
-    T v;
-    to_host(&v, w_ + i, 1);
-    return v;
+  // A stable radix sort of (~sort_key(distance), row) pairs puts the
+  // farthest rows first, ties in row order; the first `take` rows' fields
+  // are gathered on the device.
+  void farthest(std::int64_t take, std::int64_t* idx, T* dist, std::int32_t* label, T* weight, T* rows) override {
+    using K = decltype(ties::sort_key(T(0)));
+    const std::int64_t n = this->n, d = this->d;
+    DeviceBuffer<K> keys(static_cast<std::size_t>(2 * n), dev_);
+    DeviceBuffer<std::int64_t> ids(static_cast<std::size_t>(2 * n), dev_);
+    far_keys_kernel<T><<<blocks_for(n, 256), 256, 0, stream_>>>(mind_.data(), n, keys.data(), ids.data());
+    TL_CUDA_CHECK_LAUNCH("far_keys_kernel");
+    std::size_t temp_bytes = 0;
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), keys.data() + n, ids.data(),
+                                                  ids.data() + n, n, 0, static_cast<int>(8 * sizeof(K)), stream_));
+    temp_.reserve(temp_bytes, dev_);
+    TL_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp_.data(), temp_bytes, keys.data(), keys.data() + n, ids.data(),
+                                                  ids.data() + n, n, 0, static_cast<int>(8 * sizeof(K)), stream_));
+    const std::int64_t* order = ids.data() + n;
+    // Fields of the taken rows, gathered into one staging buffer per type.
+    DeviceBuffer<T> tv(static_cast<std::size_t>(take * (2 + (resident_ ? d : 0))), dev_);
+    DeviceBuffer<std::int32_t> tl(static_cast<std::size_t>(take), dev_);
+    gather_far_kernel<T><<<blocks_for(take, 128), 128, 0, stream_>>>(order, take, mind_.data(), labels_.data(), w_,
+                                                                     resident_ ? x_ : nullptr, d, tv.data(),
+                                                                     tl.data());
+    TL_CUDA_CHECK_LAUNCH("gather_far_kernel");
+    TL_CUDA_CHECK(cudaMemcpyAsync(idx, order, sizeof(std::int64_t) * take, cudaMemcpyDeviceToHost, stream_));
+    TL_CUDA_CHECK(cudaMemcpyAsync(label, tl.data(), sizeof(std::int32_t) * take, cudaMemcpyDeviceToHost, stream_));
+    to_host(dist, tv.data(), take);
+    to_host(weight, tv.data() + take, take);
+    if (resident_) {
+      to_host(rows, tv.data() + 2 * take, take * d);
+    } else {
+      for (std::int64_t t = 0; t < take; ++t) copy_row(idx[t], rows + t * d);
+    }
   }
 
   void pp_closest_ones() override {
