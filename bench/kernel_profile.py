@@ -7,7 +7,8 @@ Workloads (float32, data on the device as PyTorch tensors): kmeans (1M x 64,
 k=256, 20 iterations from given centers), knn (1M x 64 index, 10k queries,
 k=10), linreg and ridge (2M x 256), logreg (1M x 100), pca and tsvd
 (2M x 256 -> 32), standard and minmax (scaler fit_transform,
-2M x 256), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6). The
+2M x 256), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6) and gbdt_predict
+(that model's predict on the 2M training rows). The
 PyTorch profiler records the kernels of every library
 in the process, twinlearn's included. Wall time much above the summed device
 time means the host waits (synchronizations, copies, launch gaps).
@@ -73,6 +74,15 @@ def _workloads(dev):
         return lambda: twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1,
                                                             device=dev, numeric_mode=mode).fit(Xt, y)
 
+    def gbdt_predict(mode):
+        from bench.gbdt_quick import higgs_like
+
+        X, y = higgs_like(2_000_000)
+        Xt = torch.as_tensor(X, device=dev)
+        m = twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1, device=dev,
+                                                 numeric_mode=mode).fit(Xt, y)
+        return lambda: m.predict(Xt)
+
     def scaler(cls):
         def make(mode):
             Xt = torch.as_tensor(rng.normal(size=(2_000_000, 256)).astype(np.float32), device=dev)
@@ -92,6 +102,7 @@ def _workloads(dev):
         "pca": decomposition(PCA),
         "tsvd": decomposition(TruncatedSVD),
         "gbdt": gbdt,
+        "gbdt_predict": gbdt_predict,
         "standard": scaler(StandardScaler),
         "minmax": scaler(MinMaxScaler),
     }

@@ -27,9 +27,8 @@ def integral_classes(y):
     if y.dtype.kind in "iub":
         yi = y.astype(np.int64, copy=False)
     elif y.dtype.kind == "f":
-        if not np.all(np.isfinite(y)):
-            return None
-        yi = y.astype(np.int64)
+        with np.errstate(invalid="ignore"):  # NaN and inf cast to some integer, then fail the comparison
+            yi = y.astype(np.int64)
         if not np.array_equal(yi, y):
             return None
     else:
