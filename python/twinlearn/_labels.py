@@ -42,12 +42,16 @@ def integral_classes(y):
     return (present + lo).astype(y.dtype), lut[yi - lo]
 
 
+def checked_unique(y):
+    """(classes, codes) by scikit-learn's target check and np.unique: for
+    labels that integral_classes does not count."""
+    check_classification_targets(y)
+    return np.unique(y, return_inverse=True)
+
+
 def encode_classes(y):
     """(classes, codes) of 1-D classification labels, with scikit-learn's
     target checks (integral labels always pass them: they are binary or
     multiclass)."""
     enc = integral_classes(y)
-    if enc is not None:
-        return enc
-    check_classification_targets(y)
-    return np.unique(y, return_inverse=True)
+    return enc if enc is not None else checked_unique(y)

@@ -29,6 +29,19 @@ def learned(**kw):
     return GradientBoosting(nan_mode="Learned", **kw)
 
 
+def holed(loss, n, d, seed, nan_seed, frac, rmse_nan):
+    """HIGGS-shaped X with a fraction of NaN entries, and targets for `loss`
+    read off the NaN-filled columns (MultiClass: 3 classes; RMSE: x0, NaN as
+    rmse_nan, doubled, plus a step in x2)."""
+    X, y = higgs_like(n=n, d=d, seed=seed)
+    X[np.random.default_rng(nan_seed).random(X.shape) < frac] = np.nan
+    if loss == "MultiClass":
+        y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5)
+    if loss == "RMSE":
+        y = np.nan_to_num(X[:, 0], nan=rmse_nan) * 2.0 + (np.nan_to_num(X[:, 2]) > 0)
+    return X, y
+
+
 def nan_like(nan_label, n=20000, seed=0):
     """y = x0 > 0; x0 is NaN on 30% of the rows, whose label is nan_label (5% flipped)."""
     rng = np.random.default_rng(seed)
@@ -63,12 +76,7 @@ def test_a_stump_sends_nan_where_its_rows_belong(grow_policy, nan_label):
 @pytest.mark.parametrize("grow_policy,loss", [("Depthwise", "Logloss"), ("Lossguide", "MultiClass"),
                                               ("Depthwise", "RMSE")])
 def test_prediction_is_a_walk_of_the_layout(grow_policy, loss):
-    X, y = higgs_like(n=4000, d=6, seed=11)
-    X[np.random.default_rng(1).random(X.shape) < 0.15] = np.nan
-    if loss == "MultiClass":
-        y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5)
-    if loss == "RMSE":
-        y = np.nan_to_num(X[:, 0], nan=3.0) * 2.0 + (np.nan_to_num(X[:, 2]) > 0)
+    X, y = holed(loss, n=4000, d=6, seed=11, nan_seed=1, frac=0.15, rmse_nan=3.0)
     kw = dict(max_leaves=9) if grow_policy == "Lossguide" else {}
     m = learned(loss=loss, grow_policy=grow_policy, max_depth=5, **kw).fit(X, y)
     assert m.split_nan_right_.any() and not m.split_nan_right_.all()
@@ -151,12 +159,7 @@ def test_check_estimator():
 @pytest.mark.parametrize("grow_policy,loss", [("Depthwise", "Logloss"), ("Lossguide", "MultiClass"),
                                               ("Depthwise", "RMSE")])
 def test_cpu_and_gpu_give_identical_bits(mode, grow_policy, loss):
-    X, y = higgs_like(n=20000, d=8, seed=14)
-    X[np.random.default_rng(4).random(X.shape) < 0.1] = np.nan
-    if loss == "MultiClass":
-        y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5)
-    if loss == "RMSE":
-        y = np.nan_to_num(X[:, 0], nan=2.0) * 2.0 + (np.nan_to_num(X[:, 2]) > 0)
+    X, y = holed(loss, n=20000, d=8, seed=14, nan_seed=4, frac=0.1, rmse_nan=2.0)
     kw = dict(loss=loss, grow_policy=grow_policy, n_estimators=12, max_depth=6, numeric_mode=mode)
     if grow_policy == "Lossguide":
         kw["max_leaves"] = 13

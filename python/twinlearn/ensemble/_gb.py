@@ -178,8 +178,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
     # -- fitting --------------------------------------------------------------
     def _encode_target(self, y, loss_name, classes_codes=None):
         """Labels as float64 codes for the core; sets classes_ for classification.
-        classes_codes: y's (classes, codes) when already counted
-        (_labels.integral_classes)."""
+        classes_codes: y's (classes, codes) from _labels.integral_classes;
+        None when the labels are not integral (then checked and sorted)."""
         if loss_name == "CrossEntropy" and _probabilistic(y):
             # probabilistic targets: the classes are 0 and 1
             self.classes_ = np.array([0, 1])
@@ -190,7 +190,7 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             if not np.all(np.isfinite(y)):
                 raise ValueError("Input y contains NaN or infinity.")
             return y, 1
-        classes, codes = classes_codes if classes_codes is not None else _labels.encode_classes(y)
+        classes, codes = classes_codes if classes_codes is not None else _labels.checked_unique(y)
         if len(classes) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, but the data "

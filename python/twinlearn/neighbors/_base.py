@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .. import _array, identity
-from .._labels import encode_classes, integral_classes
+from .._labels import integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ..metrics._pairwise import METRICS, resolve_metric
 from ._input import as_dtype, check_X, n_threads_context
@@ -506,7 +506,10 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         self : KNeighborsClassifier
         """
         X, y = self._check_Xy(X, y, y_dtype=None, y_finite=False)
-        if integral_classes(np.ravel(y)) is None:  # integral labels pass the check by construction
+        # Each output's (classes, codes), counted where its labels are integral
+        # (and such labels pass scikit-learn's target check by construction).
+        counted = [integral_classes(col) for col in y.reshape((y.shape[0], -1)).T]
+        if any(c is None for c in counted):
             check_classification_targets(y)
         if y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1):
             if y.ndim != 1:
@@ -523,7 +526,7 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
         self.classes_ = []
         self._y = np.empty(y.shape, dtype=np.intp)
         for k in range(self._y.shape[1]):
-            classes, self._y[:, k] = encode_classes(y[:, k])
+            classes, self._y[:, k] = counted[k] if counted[k] is not None else np.unique(y[:, k], return_inverse=True)
             self.classes_.append(classes)
         if not self.outputs_2d_:
             self.classes_ = self.classes_[0]

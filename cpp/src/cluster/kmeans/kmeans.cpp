@@ -5,7 +5,6 @@
 // open (argpartition), the order here is stated.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
