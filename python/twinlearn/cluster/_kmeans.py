@@ -40,10 +40,13 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     fitted attributes and steps (centering, k-means++ with
     ``2 + int(log(n_clusters))`` local trials, Lloyd iterations, scikit-learn's
     convergence test and empty-cluster relocation, best of ``n_init`` runs).
-    Every numeric mode delivers ``identical``: labels, centers and inertia are
-    the same bits on the CPU and on any GPU, for any thread count
-    (docs/NUMERICS.md; the arithmetic is described in
-    cpp/include/twinlearn/cluster/kmeans.hpp). Initialisations draw from a
+    ``deterministic`` and ``identical`` deliver ``identical``: labels, centers
+    and inertia are the same bits on the CPU and on any GPU, for any thread
+    count (docs/NUMERICS.md; the arithmetic is described in
+    cpp/include/twinlearn/cluster/kmeans.hpp). ``fast`` on a GPU, float32 data
+    of at least 65 536 rows on the device, computes the assignment's dot
+    products on the tensor cores with split operands (3xTF32, about float32's
+    accuracy) and delivers ``fast``; elsewhere it delivers ``identical`` too. Initialisations draw from a
     counter-based generator seeded from ``random_state``, so the chosen
     initial centers differ from scikit-learn's for the same ``random_state``;
     from the same initial centers (``init=array``) the fit follows
@@ -223,7 +226,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         else:
             kind = "array"
             init_centers = self._check_centers(self.init, X, dtype)[None]
-        centers, labels, inertia, n_iter, best = mod.kmeans_fit(
+        centers, labels, inertia, n_iter, best, delivered = mod.kmeans_fit(
             ctx, X, sw, x_mean, init_centers, int(self.n_clusters), kind, int(n_init), int(self.max_iter),
             float(tol), seed, 0,
         )
@@ -247,7 +250,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         identity.record("KMeans.cluster_centers_", self.cluster_centers_)
         identity.record("KMeans.labels_", self.labels_)
         identity.record("KMeans.inertia_", np.array([self.inertia_]))
-        self._tl_record_fit(device, "identical")
+        self._tl_record_fit(device, delivered)
         return self
 
     # -- inference ---------------------------------------------------------------

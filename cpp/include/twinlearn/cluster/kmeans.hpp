@@ -23,6 +23,7 @@
 
 #include "twinlearn/core/array.hpp"
 #include "twinlearn/core/context.hpp"
+#include "twinlearn/core/numeric_mode.hpp"
 
 namespace tl {
 
@@ -46,6 +47,9 @@ struct KMeansResult {
   double inertia = 0.0;
   int n_iter = 0;
   int best_init = 0;  // which of the n_init runs was kept
+  // The contract the fit delivered: identical, except in fast mode on a GPU
+  // where the assignment ran on the 3xTF32 tensor-core path (see kmeans_cuda.cu).
+  NumericMode delivered = NumericMode::Identical;
 };
 
 // Fits KMeans to X (n x d, host or device), weighted by w (n entries or

@@ -269,6 +269,7 @@ KMeansResult kmeans_fit(const Context& ctx, MatrixView<const T> X, VectorView<co
       best_centers = centers;
     }
   }
+  best.delivered = e.delivered();
   for (std::int64_t c = 0; c < k; ++c)
     for (std::int64_t f = 0; f < d; ++f)
       centers_out[c * d + f] =

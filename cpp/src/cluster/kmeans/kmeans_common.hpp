@@ -90,6 +90,9 @@ class KMeansEngine {
   virtual void pp_partials(double* out) = 0;
   // w * closest (double) of the rows of chunk c (host, up to kRowChunk).
   virtual void pp_chunk_values(std::int64_t c, double* out) = 0;
+  // The contract of the assignments so far: identical, or fast once one ran
+  // on a path without bit promises.
+  virtual NumericMode delivered() const { return NumericMode::Identical; }
 };
 
 // Indices of the `take` largest of md[0..n) in the value order, largest

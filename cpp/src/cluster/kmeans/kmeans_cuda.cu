@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
+#include "core/cuda/blas.cuh"
 #include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
@@ -89,6 +92,78 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
     }
   }
   if (ch) atomicAdd(changed, ch);
+}
+
+// ---------------------------------------------------------------------------
+// Fast mode's assignment on the tensor cores (3xTF32). A float x is split as
+// x = hi + lo, hi = x rounded to TF32 (10 mantissa bits), lo = x - hi (exact
+// in float). With rows stored as [hi | hi | lo] and centers as [hi | lo | hi],
+// one TF32 GEMM of depth 3d gives x.c ~ hi.chi + hi.clo + lo.chi (the
+// dropped lo.clo is below float rounding; lo itself enters as TF32), summed
+// in float by cuBLAS in its own order: about float's accuracy, no bit
+// promise. The ranking value and the tie rule are those of assign_kernel.
+// ---------------------------------------------------------------------------
+constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
+
+__device__ __forceinline__ float tf32_round(float x) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+  return __uint_as_float(u);
+}
+
+// out (rows x 3d) from A (rows x d): [hi | hi | lo], or [hi | lo | hi] with
+// lo_middle. One thread per entry of A.
+__global__ void split_tf32_kernel(const float* __restrict__ A, std::int64_t rows, std::int64_t d, bool lo_middle,
+                                  float* __restrict__ out) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= rows * d) return;
+  const std::int64_t r = e / d, f = e - r * d;
+  const float x = A[e], hi = tf32_round(x), lo = num::sub(x, hi);
+  float* o = out + r * 3 * d;
+  o[f] = hi;
+  o[d + f] = lo_middle ? lo : hi;
+  o[2 * d + f] = lo_middle ? hi : lo;
+}
+
+// Nearest center of each row from its dot products (D: rows x k, row-major):
+// value sq_from_dot(xn, cn, dot), ties by lowest center (dist::nearer). One
+// warp per row, rows by grid stride; one count of changed labels per warp.
+__global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t rows, std::int64_t k,
+                                   const float* __restrict__ xn, const float* __restrict__ cn,
+                                   std::int32_t* __restrict__ labels, float* __restrict__ mind,
+                                   unsigned long long* __restrict__ changed) {
+  const int lane = threadIdx.x % 32;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  unsigned long long ch = 0;
+  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows;
+       r += warps) {
+    const float* drow = D + r * k;
+    const float x = xn[r];
+    float best = dist::empty_value<float>();
+    int bi = INT_MAX;
+    for (std::int64_t c = lane; c < k; c += 32) {
+      const float v = dist::sq_from_dot(x, cn[c], drow[c]);
+      if (dist::nearer<float>(v, c, best, bi)) {
+        best = v;
+        bi = static_cast<int>(c);
+      }
+    }
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+      if (dist::nearer<float>(ov, oi, best, bi)) {
+        best = ov;
+        bi = oi;
+      }
+    }
+    if (lane == 0) {
+      ch += labels[r] != bi;
+      labels[r] = bi;
+      mind[r] = best;
+    }
+  }
+  if (lane == 0 && ch) atomicAdd(changed, ch);
 }
 
 // Label histogram (integer atomics: exact). One thread per row.
@@ -361,6 +436,8 @@ class CudaEngine final : public KMeansEngine<T> {
     return tree_sum(h);
   }
 
+  NumericMode delivered() const override { return used_fast_ ? NumericMode::Fast : NumericMode::Identical; }
+
   void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
   void copy_weights(T* out) override { to_host(out, w_, this->n); }
   void copy_row(std::int64_t i, T* out) override {
@@ -495,10 +572,73 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   void assign_batch(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (fast_path(k)) {
+        fast_assign_batch(r0, len, k);
+        return;
+      }
+    }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
         xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
         mind_.data() + r0, changed_.data());
     TL_CUDA_CHECK_LAUNCH("assign_kernel");
+  }
+
+  // Fast mode's tensor-core assignment: float data resident on the device,
+  // at least kFastMinRows rows and kFastMinClusters centers, and room for the
+  // split rows (3 n d floats) in a quarter of the free device memory. The
+  // split rows are made once per fit (the data does not change).
+  bool fast_path(std::int64_t k) {
+    if (fast_state_ == 0) {
+      fast_state_ = -1;
+      const std::int64_t n = this->n, d = this->d;
+      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows) {
+        std::size_t free_b = 0, total_b = 0;
+        TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+        const std::size_t need = sizeof(float) * static_cast<std::size_t>(3 * n * d);
+        if (need <= free_b / 4) {
+          split_x_ = DeviceBuffer<float>(static_cast<std::size_t>(3 * n * d), dev_);
+          split_tf32_kernel<<<blocks_for(n * d, 256), 256, 0, stream_>>>(
+              reinterpret_cast<const float*>(x_), n, d, false, split_x_.data());
+          TL_CUDA_CHECK_LAUNCH("split_tf32_kernel");
+          fast_state_ = 1;
+        }
+      }
+    }
+    return fast_state_ == 1 && k >= kFastMinClusters;
+  }
+
+  // Rows r0 .. r0 + len: chunks of rows whose dot products (chunk x k floats,
+  // about 32 MiB: they stay in L2 for the argmin pass) come from one cuBLAS
+  // TF32 GEMM each.
+  void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
+    const std::int64_t d = this->d, d3 = 3 * d;
+    split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
+    split_tf32_kernel<<<blocks_for(k * d, 256), 256, 0, stream_>>>(reinterpret_cast<const float*>(centers_.data()),
+                                                                   k, d, true, split_c_.data());
+    TL_CUDA_CHECK_LAUNCH("split_tf32_kernel");
+    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (4 * k)));
+    dots_.reserve(static_cast<std::size_t>(chunk * k), dev_);
+    CublasLease blas(dev_, stream_);
+    const float one = 1.0f, zero = 0.0f;
+    const float* xn = reinterpret_cast<const float*>(norms_.data());
+    const float* cn = reinterpret_cast<const float*>(cnorms_.data());
+    for (std::int64_t c0 = 0; c0 < len; c0 += chunk) {
+      const std::int64_t rows = std::min(chunk, len - c0);
+      // Column-major: dots (k x rows) = split_c (3d x k)^T * split_x (3d x rows).
+      TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(k), static_cast<int>(rows),
+                                   static_cast<int>(d3), &one, split_c_.data(), CUDA_R_32F, static_cast<int>(d3),
+                                   split_x_.data() + (r0 + c0) * d3, CUDA_R_32F, static_cast<int>(d3), &zero,
+                                   dots_.data(), CUDA_R_32F, static_cast<int>(k), CUBLAS_COMPUTE_32F_FAST_TF32,
+                                   CUBLAS_GEMM_DEFAULT));
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(rows * 32, 256), 4096));
+      argmin_rows_kernel<<<grid, 256, 0, stream_>>>(dots_.data(), rows, k, xn + r0 + c0, cn,
+                                                     labels_.data() + r0 + c0,
+                                                     reinterpret_cast<float*>(mind_.data()) + r0 + c0,
+                                                     changed_.data());
+      TL_CUDA_CHECK_LAUNCH("argmin_rows_kernel");
+    }
+    used_fast_ = true;
   }
 
   std::int64_t read_changed() {
@@ -627,6 +767,10 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<std::int64_t> table_;
   DeviceBuffer<double> part_, out_;
   DeviceBuffer<double> pp_part_;  // k-means++'s chunk partials
+  // Fast mode's tensor-core assignment: 0 undecided, 1 on, -1 off.
+  int fast_state_ = 0;
+  bool used_fast_ = false;
+  DeviceBuffer<float> split_x_, split_c_, dots_;
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };
