@@ -11,6 +11,7 @@
 
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "core/cuda/blas.cuh"
+#include "core/cuda/tf32_split.cuh"
 #include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
@@ -95,35 +96,13 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
 }
 
 // ---------------------------------------------------------------------------
-// Fast mode's assignment on the tensor cores (3xTF32). A float x is split as
-// x = hi + lo, hi = x rounded to TF32 (10 mantissa bits), lo = x - hi (exact
-// in float). With rows stored as [hi | hi | lo] and centers as [hi | lo | hi],
-// one TF32 GEMM of depth 3d gives x.c ~ hi.chi + hi.clo + lo.chi (the
-// dropped lo.clo is below float rounding; lo itself enters as TF32), summed
-// in float by cuBLAS in its own order: about float's accuracy, no bit
-// promise. The ranking value and the tie rule are those of assign_kernel.
+// Fast mode's assignment on the tensor cores: the dot products of rows and
+// centers from one cuBLAS TF32 GEMM over split operands (3xTF32,
+// core/cuda/tf32_split.cuh), summed in float in cuBLAS's order: about
+// float's accuracy, no bit promise. The ranking value and the tie rule are
+// those of assign_kernel.
 // ---------------------------------------------------------------------------
 constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
-
-__device__ __forceinline__ float tf32_round(float x) {
-  unsigned u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-  return __uint_as_float(u);
-}
-
-// out (rows x 3d) from A (rows x d): [hi | hi | lo], or [hi | lo | hi] with
-// lo_middle. One thread per entry of A.
-__global__ void split_tf32_kernel(const float* __restrict__ A, std::int64_t rows, std::int64_t d, bool lo_middle,
-                                  float* __restrict__ out) {
-  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e >= rows * d) return;
-  const std::int64_t r = e / d, f = e - r * d;
-  const float x = A[e], hi = tf32_round(x), lo = num::sub(x, hi);
-  float* o = out + r * 3 * d;
-  o[f] = hi;
-  o[d + f] = lo_middle ? lo : hi;
-  o[2 * d + f] = lo_middle ? hi : lo;
-}
 
 // Nearest center of each row from its dot products (D: rows x k, row-major):
 // value sq_from_dot(xn, cn, dot), ties by lowest center (dist::nearer). One
@@ -598,9 +577,7 @@ class CudaEngine final : public KMeansEngine<T> {
         const std::size_t need = sizeof(float) * static_cast<std::size_t>(3 * n * d);
         if (need <= free_b / 4) {
           split_x_ = DeviceBuffer<float>(static_cast<std::size_t>(3 * n * d), dev_);
-          split_tf32_kernel<<<blocks_for(n * d, 256), 256, 0, stream_>>>(
-              reinterpret_cast<const float*>(x_), n, d, false, split_x_.data());
-          TL_CUDA_CHECK_LAUNCH("split_tf32_kernel");
+          split_tf32(reinterpret_cast<const float*>(x_), n, d, false, split_x_.data(), stream_);
           fast_state_ = 1;
         }
       }
@@ -614,9 +591,7 @@ class CudaEngine final : public KMeansEngine<T> {
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
     split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
-    split_tf32_kernel<<<blocks_for(k * d, 256), 256, 0, stream_>>>(reinterpret_cast<const float*>(centers_.data()),
-                                                                   k, d, true, split_c_.data());
-    TL_CUDA_CHECK_LAUNCH("split_tf32_kernel");
+    split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
     const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (4 * k)));
     dots_.reserve(static_cast<std::size_t>(chunk * k), dev_);
     CublasLease blas(dev_, stream_);
