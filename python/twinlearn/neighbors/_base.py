@@ -125,7 +125,11 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         self._fit_X = X
         self.n_samples_fit_ = X.shape[0]
         self._fit_method = "brute"
-        self._tl_record_fit(device, "identical")
+        # Fast mode on a GPU searches a float32 index of 65 536 rows or more
+        # on the tensor cores (3xTF32, no bit promise; docs/NUMERICS.md).
+        tensor_cores = (self._tl_requested_mode() == "fast" and device != "cpu" and self.metric != "precomputed"
+                        and str(X.dtype).endswith("float32") and X.shape[0] >= 65536)
+        self._tl_record_fit(device, "fast" if tensor_cores else "identical")
         return self
 
     # -- queries -----------------------------------------------------------------

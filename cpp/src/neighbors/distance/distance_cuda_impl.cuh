@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cuda/blas.cuh"
+#include "core/cuda/tf32_split.cuh"
 #include "neighbors/distance/distance_impl.hpp"
 #include "neighbors/distance/distance_tile.cuh"
 
@@ -316,6 +318,114 @@ __global__ void merge_lists_kernel(const T* __restrict__ lv, const std::int64_t*
   }
 }
 
+// Fast mode's search (float, dot-product metrics): the dot products of a
+// block of queries with a chunk of the index from one cuBLAS TF32 GEMM over
+// split operands (3xTF32, core/cuda/tf32_split.cuh; about float's accuracy,
+// no bit promise), then this kernel: warp w takes queries w, w + warps, ...
+// of the block, ranks the chunk's candidates (rank_value) and inserts those
+// that beat its list's worst entry (insert_sorted), as knn_split_kernel does.
+// The chunks come in index order, into one list per query.
+template <class T>
+__global__ void knn_chunk_select_kernel(const T* __restrict__ dots, std::int64_t rows, std::int64_t nb,
+                                        std::int64_t j0, const T* __restrict__ qn, const T* __restrict__ yn,
+                                        MetricKind kind, std::int64_t k, T* __restrict__ list_v,
+                                        std::int64_t* __restrict__ list_i) {
+  const int lane = threadIdx.x % 32;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; q < rows;
+       q += warps) {
+    T* lv = list_v + q * k;
+    std::int64_t* li = list_i + q * k;
+    T wv = lv[k - 1];
+    std::int64_t wi = li[k - 1];
+    const T* drow = dots + q * nb;
+    const T xq = qn[q];
+    for (std::int64_t c0 = 0; c0 < nb; c0 += 32) {
+      const std::int64_t c = c0 + lane, ci = j0 + c;
+      T v{};
+      bool pass = false;
+      if (c < nb) {
+        v = dist::rank_value(kind, drow[c], xq, yn[ci]);
+        pass = dist::nearer(v, ci, wv, wi);
+      }
+      unsigned ball = __ballot_sync(0xffffffffu, pass);
+      while (ball) {
+        const int src = __ffs(ball) - 1;
+        ball &= ball - 1;
+        const T cv = __shfl_sync(0xffffffffu, v, src);
+        const std::int64_t cidx = __shfl_sync(0xffffffffu, ci, src);
+        insert_sorted(lv, li, k, cv, cidx, wv, wi);
+      }
+    }
+  }
+}
+
+// Index rows at which the fast search pays (below, the fused kernel).
+inline constexpr std::int64_t kKnnFastMinIndex = 65536;
+
+// The fast search of knn_search_cuda when it serves (fast mode, float, a
+// dot-product metric, an index of at least kKnnFastMinIndex rows, room for
+// the split operands in a quarter of the free device memory); false when it
+// does not. Query blocks of up to 4096 rows, index chunks sized so that a
+// block's dot products (about 32 MiB) stay in L2 for the selection.
+template <class T>
+bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, std::int64_t m, std::int64_t n,
+                     std::int64_t d, const Metric& metric, std::int64_t k, T* dist_out, std::int64_t* ind_out,
+                     cudaStream_t stream) {
+  if constexpr (!std::is_same_v<T, float>) {
+    return false;
+  } else {
+    if (ctx.mode() != NumericMode::Fast || dist::family_of(metric) != Family::Dot || n < kKnnFastMinIndex ||
+        m == 0 || d == 0)
+      return false;
+    const int dev = ctx.device().id;
+    const std::int64_t QB = std::min<std::int64_t>(m, 4096), d3 = 3 * d;
+    const std::int64_t NB = std::min<std::int64_t>(
+        n, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
+    std::size_t free_b = 0, total_b = 0;
+    TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + QB * NB) +
+                             static_cast<std::size_t>(QB * k) * 2 * (sizeof(float) + sizeof(std::int64_t));
+    if (need > free_b / 4) return false;
+    DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
+    split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
+    split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
+    DeviceBuffer<float> dots(static_cast<std::size_t>(QB * NB), dev), lv(static_cast<std::size_t>(QB * k), dev),
+        dv(static_cast<std::size_t>(QB * k), dev);
+    DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
+    CublasLease blas(dev, stream);
+    const float one = 1.0f, zero = 0.0f;
+    for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
+      const std::int64_t rows = std::min(QB, m - q0);
+      fill_lists_kernel<T><<<static_cast<unsigned>((rows * k + 255) / 256), 256, 0, stream>>>(lv.data(), li.data(),
+                                                                                           rows * k);
+      TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
+      for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
+        const std::int64_t nb = std::min(NB, n - j0);
+        // Column-major: dots (nb x rows) = y3 chunk (3d x nb)^T * q3 block (3d x rows).
+        TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(nb),
+                                     static_cast<int>(rows), static_cast<int>(d3), &one, y3.data() + j0 * d3,
+                                     CUDA_R_32F, static_cast<int>(d3), q3.data() + q0 * d3, CUDA_R_32F,
+                                     static_cast<int>(d3), &zero, dots.data(), CUDA_R_32F, static_cast<int>(nb),
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        knn_chunk_select_kernel<T><<<grid, 256, 0, stream>>>(dots.data(), rows, nb, j0, qs.norm_ptr() + q0,
+                                                             ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
+        TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
+      }
+      merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+          lv.data(), li.data(), rows, 1, k, metric.kind, static_cast<T>(metric.p), dv.data(), iv.data());
+      TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
+      TL_CUDA_CHECK(
+          cudaMemcpyAsync(dist_out + q0 * k, dv.data(), sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));
+      TL_CUDA_CHECK(cudaMemcpyAsync(ind_out + q0 * k, iv.data(), sizeof(std::int64_t) * rows * k,
+                                    cudaMemcpyDeviceToHost, stream));
+    }
+    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return true;
+  }
+}
+
 template <class T>
 std::size_t knn_smem_bytes() {
   return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN;
@@ -390,6 +500,7 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   Side<T> qs = prepare_side(ctx, queries, norms);
   Side<T> ys = prepare_side(ctx, index, norms);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
+  if (knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
   constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN;
   const std::int64_t ntiles = (n + BN - 1) / BN;
   // Splits of the index so that the grid fills the GPU about four times over

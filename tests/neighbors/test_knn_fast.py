@@ -1,0 +1,62 @@
+"""Nearest neighbours in fast mode on a GPU: the dot products on the tensor
+cores with split operands (3xTF32). No bit promise, float accuracy: every
+returned neighbour is within float rounding of the true k nearest."""
+
+import numpy as np
+import pytest
+
+from twinlearn.neighbors import NearestNeighbors
+
+pytestmark = pytest.mark.gpu
+
+
+def _exact_sq(Q, X):
+    Q, X = Q.astype(np.float64), X.astype(np.float64)
+    return (Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
+def test_fast_search_returns_the_nearest_to_float_accuracy(metric):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (100_000, 24)).astype(np.float32)
+    Q = rng.uniform(-1, 1, (300, 24)).astype(np.float32)
+    k = 10
+    nn = NearestNeighbors(n_neighbors=k, metric=metric, device="cuda", numeric_mode="fast").fit(X)
+    assert nn.numeric_mode_used() == "fast"
+    dist, ind = nn.kneighbors(Q)
+    D = _exact_sq(Q, X)
+    kth = np.sort(D, axis=1)[:, k - 1]
+    scale = (Q.astype(np.float64) ** 2).sum(1) + (X.astype(np.float64) ** 2).sum(1).max()
+    got = D[np.arange(Q.shape[0])[:, None], ind]
+    assert np.all(got <= (kth + 2e-5 * scale)[:, None])
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    assert np.all((ind >= 0) & (ind < X.shape[0]))
+    assert all(len(set(r)) == k for r in ind)
+    ref = NearestNeighbors(n_neighbors=k, metric=metric, device="cuda", numeric_mode="identical").fit(X)
+    rd, ri = ref.kneighbors(Q)
+    assert np.mean(ri == ind) > 0.99
+    np.testing.assert_allclose(dist, rd, rtol=1e-4, atol=1e-5)
+
+
+def test_fast_search_on_duplicates_orders_ties_by_index():
+    # Every index row appears twice: equal distances, lowest index first.
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(40_000, 8)).astype(np.float32)
+    X = np.vstack([base, base])
+    Q = base[:50] + np.float32(0.01)
+    nn = NearestNeighbors(n_neighbors=4, device="cuda", numeric_mode="fast").fit(X)
+    _, ind = nn.kneighbors(Q)
+    for r in ind:
+        for a, b in zip(r[0::2], r[1::2]):
+            assert b == a + 40_000
+
+
+def test_fast_mode_small_index_keeps_the_canonical_search():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(5000, 16)).astype(np.float32)
+    Q = rng.normal(size=(100, 16)).astype(np.float32)
+    fast = NearestNeighbors(n_neighbors=5, device="cuda", numeric_mode="fast").fit(X)
+    cpu = NearestNeighbors(n_neighbors=5, device="cpu", numeric_mode="identical").fit(X)
+    assert fast.numeric_mode_used() == "identical"
+    for a, b in zip(fast.kneighbors(Q), cpu.kneighbors(Q)):
+        assert a.tobytes() == b.tobytes()
