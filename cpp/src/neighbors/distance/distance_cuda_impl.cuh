@@ -213,6 +213,23 @@ __device__ __forceinline__ void insert_sorted(T* __restrict__ lv, std::int64_t* 
   __syncwarp();
 }
 
+// The lanes of a warp each offer one candidate (cv, ci) when `pass`; the
+// passing ones are inserted one at a time, in lane order (insert_sorted).
+// Every lane of the warp calls it.
+template <class T>
+__device__ __forceinline__ void insert_passing(bool pass, T v, std::int64_t c, T* __restrict__ lv,
+                                               std::int64_t* __restrict__ li, std::int64_t k, T& wv,
+                                               std::int64_t& wi) {
+  unsigned ball = __ballot_sync(0xffffffffu, pass);
+  while (ball) {
+    const int src = __ffs(ball) - 1;
+    ball &= ball - 1;
+    const T cv = __shfl_sync(0xffffffffu, v, src);
+    const std::int64_t ci = __shfl_sync(0xffffffffu, c, src);
+    insert_sorted(lv, li, k, cv, ci, wv, wi);
+  }
+}
+
 template <class T, Family F>
 __global__ void __launch_bounds__(tile::kThreads)
     knn_split_kernel(const T* __restrict__ Q, const T* __restrict__ qn, std::int64_t m, const T* __restrict__ Y,
@@ -260,15 +277,7 @@ __global__ void __launch_bounds__(tile::kThreads)
       for (int j0 = 0; j0 < BN; j0 += 32) {
         const std::int64_t c = col0 + j0 + lane;
         const T v = dt[qq][j0 + lane];
-        const bool pass = c < n && dist::nearer(v, c, wv, wi);
-        unsigned ball = __ballot_sync(0xffffffffu, pass);
-        while (ball) {
-          const int src = __ffs(ball) - 1;
-          ball &= ball - 1;
-          const T cv = __shfl_sync(0xffffffffu, v, src);
-          const std::int64_t ci = __shfl_sync(0xffffffffu, c, src);
-          insert_sorted(lv, li, k, cv, ci, wv, wi);
-        }
+        insert_passing(c < n && dist::nearer(v, c, wv, wi), v, c, lv, li, k, wv, wi);
       }
     }
     __syncthreads();
@@ -318,6 +327,25 @@ __global__ void merge_lists_kernel(const T* __restrict__ lv, const std::int64_t*
   }
 }
 
+// A block of queries' lists: all slots empty before the search; after it,
+// merged (nsplit lists per query), their distances reported and copied with
+// the indices to the host outputs of the block.
+template <class T>
+void start_lists(T* lv, std::int64_t* li, std::int64_t total, cudaStream_t stream) {
+  fill_lists_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(lv, li, total);
+  TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
+}
+template <class T>
+void finish_lists(const T* lv, const std::int64_t* li, std::int64_t rows, std::int64_t nsplit, std::int64_t k,
+                  const Metric& metric, T* dv, std::int64_t* iv, T* dist_out, std::int64_t* ind_out,
+                  cudaStream_t stream) {
+  merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+      lv, li, rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv, iv);
+  TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
+  TL_CUDA_CHECK(cudaMemcpyAsync(dist_out, dv, sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaMemcpyAsync(ind_out, iv, sizeof(std::int64_t) * rows * k, cudaMemcpyDeviceToHost, stream));
+}
+
 // Fast mode's search (float, dot-product metrics): the dot products of a
 // block of queries with a chunk of the index from one cuBLAS TF32 GEMM over
 // split operands (3xTF32, core/cuda/tf32_split.cuh; about float's accuracy,
@@ -348,14 +376,7 @@ __global__ void knn_chunk_select_kernel(const T* __restrict__ dots, std::int64_t
         v = dist::rank_value(kind, drow[c], xq, yn[ci]);
         pass = dist::nearer(v, ci, wv, wi);
       }
-      unsigned ball = __ballot_sync(0xffffffffu, pass);
-      while (ball) {
-        const int src = __ffs(ball) - 1;
-        ball &= ball - 1;
-        const T cv = __shfl_sync(0xffffffffu, v, src);
-        const std::int64_t cidx = __shfl_sync(0xffffffffu, ci, src);
-        insert_sorted(lv, li, k, cv, cidx, wv, wi);
-      }
+      insert_passing(pass, v, ci, lv, li, k, wv, wi);
     }
   }
 }
@@ -397,9 +418,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     const float one = 1.0f, zero = 0.0f;
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
-      fill_lists_kernel<T><<<static_cast<unsigned>((rows * k + 255) / 256), 256, 0, stream>>>(lv.data(), li.data(),
-                                                                                           rows * k);
-      TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
+      start_lists(lv.data(), li.data(), rows * k, stream);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
       for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
         const std::int64_t nb = std::min(NB, n - j0);
@@ -413,13 +432,8 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
                                                              ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
         TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
       }
-      merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
-          lv.data(), li.data(), rows, 1, k, metric.kind, static_cast<T>(metric.p), dv.data(), iv.data());
-      TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
-      TL_CUDA_CHECK(
-          cudaMemcpyAsync(dist_out + q0 * k, dv.data(), sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));
-      TL_CUDA_CHECK(cudaMemcpyAsync(ind_out + q0 * k, iv.data(), sizeof(std::int64_t) * rows * k,
-                                    cudaMemcpyDeviceToHost, stream));
+      finish_lists(lv.data(), li.data(), rows, 1, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
+                   ind_out + q0 * k, stream);
     }
     TL_CUDA_CHECK(cudaStreamSynchronize(stream));
     return true;
@@ -523,8 +537,7 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   for (std::int64_t q0 = 0; q0 < m; q0 += mb) {
     const std::int64_t rows = std::min(mb, m - q0);
     const std::int64_t total = rows * nsplit * k;
-    fill_lists_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(lv.data(), li.data(), total);
-    TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
+    start_lists(lv.data(), li.data(), total, stream);
     const dim3 grid(static_cast<unsigned>((rows + BM - 1) / BM), static_cast<unsigned>(nsplit));
     const T* Q = qs.rows.view.data + q0 * d;
     const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
@@ -535,14 +548,8 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
       launch_knn_split_kernel<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n, d,
                                     metric, k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
     });
-    merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
-        lv.data(), li.data(), rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv.data(),
-        iv.data());
-    TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
-    TL_CUDA_CHECK(
-        cudaMemcpyAsync(dist_out + q0 * k, dv.data(), sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));
-    TL_CUDA_CHECK(cudaMemcpyAsync(ind_out + q0 * k, iv.data(), sizeof(std::int64_t) * rows * k,
-                                  cudaMemcpyDeviceToHost, stream));
+    finish_lists(lv.data(), li.data(), rows, nsplit, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
+                 ind_out + q0 * k, stream);
   }
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
