@@ -437,6 +437,17 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return p
 
     def _labels_from_raw(self, raw):
+        """Class labels of the raw margins (n, 1) or (n, n_classes): in raw's
+        array type, on its device, when raw is a device array and the classes
+        are numeric (as the linear classifiers' labels); NumPy otherwise."""
+        if _array.is_device_array(raw) and self.classes_.dtype.kind in "biuf":
+            torch_like = _array.kind(raw) == "torch"
+            if raw.shape[1] == 1:
+                hit = raw[:, 0] > 0
+                idx = hit.long() if torch_like else hit.astype(np.intp)
+            else:
+                idx = raw.argmax(dim=1) if torch_like else raw.argmax(axis=1)
+            return _array.from_numpy_like(raw, self.classes_)[idx]
         raw = _array.to_numpy(raw)
         if raw.shape[1] == 1:
             return self.classes_[(raw[:, 0] > 0).astype(np.intp)]
