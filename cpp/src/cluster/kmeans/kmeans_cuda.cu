@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <type_traits>
 #include <vector>
@@ -23,6 +24,20 @@ using tile::Smem;
 unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
 // X - mean (in T), one thread per element; out may be X (in place).
+// Adds the threads' counts of a block to *total with one atomic (a million
+// rows' counts on one address would queue behind each other). Every thread of
+// the block calls it.
+__device__ __forceinline__ void add_block_count(unsigned long long ch, unsigned long long* __restrict__ total) {
+  __shared__ unsigned long long block_sum;
+  if (threadIdx.x == 0) block_sum = 0;
+  __syncthreads();
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) ch += __shfl_xor_sync(0xffffffffu, ch, o);
+  if (threadIdx.x % 32 == 0 && ch) atomicAdd(&block_sum, ch);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_sum) atomicAdd(total, block_sum);
+}
+
 template <class T>
 __global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t n, std::int64_t d, T* out) {
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -92,7 +107,7 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
       mind[r] = best[i];
     }
   }
-  if (ch) atomicAdd(changed, ch);
+  add_block_count(ch, changed);
 }
 
 // ---------------------------------------------------------------------------
@@ -104,45 +119,75 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
 // ---------------------------------------------------------------------------
 constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
 
-// Nearest center of each row from its dot products (D: rows x k, row-major):
-// value sq_from_dot(xn, cn, dot), ties by lowest center (dist::nearer). One
-// warp per row, rows by grid stride; one count of changed labels per warp.
-__global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t rows, std::int64_t k,
+// Nearest center of each row from its dot products (D: rows x k, leading
+// dimension ldd, a multiple of 4). Fast mode's arithmetic: a row's centers are
+// ranked by cn - 2 dot (one FMA; the row's own norm is the same for all of
+// them), ties by lowest center; the row's squared distance is xn + that,
+// clamped at 0. The data are finite (checked before the fit). Eight lanes per
+// row, four columns per lane and step (128-bit loads of D and of cn), so a
+// warp ranks four rows at a time and reduces each in three shuffles; a warp's
+// lanes loop together (the shuffles take the whole warp).
+__global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t rows, int k, std::int64_t ldd,
                                    const float* __restrict__ xn, const float* __restrict__ cn,
                                    std::int32_t* __restrict__ labels, float* __restrict__ mind,
                                    unsigned long long* __restrict__ changed) {
-  const int lane = threadIdx.x % 32;
+  const int lane = threadIdx.x % 32, sub = lane % 8;
+  const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const bool vec = (reinterpret_cast<std::uintptr_t>(cn) % 16) == 0;
   unsigned long long ch = 0;
-  for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < rows;
-       r += warps) {
-    const float* drow = D + r * k;
-    const float x = xn[r];
-    float best = dist::empty_value<float>();
+  for (std::int64_t base = warp * 4; base < rows; base += warps * 4) {
+    const std::int64_t r = base + lane / 8;
+    const bool live = r < rows;
+    const float* drow = D + (live ? r : 0) * ldd;
+    float best = INFINITY;
     int bi = INT_MAX;
-    for (std::int64_t c = lane; c < k; c += 32) {
-      const float v = dist::sq_from_dot(x, cn[c], drow[c]);
-      if (dist::nearer<float>(v, c, best, bi)) {
-        best = v;
-        bi = static_cast<int>(c);
+#pragma unroll 4
+    for (int c = 4 * sub; c < k; c += 32) {
+      float dv[4], cv[4];
+      if (c + 4 <= k) {
+        const float4 d4 = *reinterpret_cast<const float4*>(drow + c);
+        dv[0] = d4.x, dv[1] = d4.y, dv[2] = d4.z, dv[3] = d4.w;
+        if (vec) {
+          const float4 c4 = *reinterpret_cast<const float4*>(cn + c);
+          cv[0] = c4.x, cv[1] = c4.y, cv[2] = c4.z, cv[3] = c4.w;
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) cv[j] = cn[c + j];
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          dv[j] = 0.0f;
+          cv[j] = c + j < k ? cn[c + j] : INFINITY;
+          if (c + j < k) dv[j] = drow[c + j];
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float v = fmaf(-2.0f, dv[j], cv[j]);
+        if (v < best) {  // a lane's columns rise: the first of equal values is kept
+          best = v;
+          bi = c + j;
+        }
       }
     }
 #pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) {
+    for (int o = 4; o >= 1; o >>= 1) {
       const float ov = __shfl_xor_sync(0xffffffffu, best, o);
       const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-      if (dist::nearer<float>(ov, oi, best, bi)) {
+      if (ov < best || (ov == best && oi < bi)) {
         best = ov;
         bi = oi;
       }
     }
-    if (lane == 0) {
+    if (live && sub == 0) {
       ch += labels[r] != bi;
       labels[r] = bi;
-      mind[r] = best;
+      mind[r] = fmaxf(xn[r] + best, 0.0f);
     }
   }
-  if (lane == 0 && ch) atomicAdd(changed, ch);
+  add_block_count(ch, changed);
 }
 
 // Label histogram (integer atomics: exact). One thread per row.
@@ -592,22 +637,24 @@ class CudaEngine final : public KMeansEngine<T> {
     const std::int64_t d = this->d, d3 = 3 * d;
     split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
     split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
-    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (4 * k)));
-    dots_.reserve(static_cast<std::size_t>(chunk * k), dev_);
+    // Rows of dots padded to a multiple of 4 floats (the argmin's 128-bit loads).
+    const std::int64_t ldk = (k + 3) / 4 * 4;
+    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (4 * ldk)));
+    dots_.reserve(static_cast<std::size_t>(chunk * ldk), dev_);
     CublasLease blas(dev_, stream_);
     const float one = 1.0f, zero = 0.0f;
     const float* xn = reinterpret_cast<const float*>(norms_.data());
     const float* cn = reinterpret_cast<const float*>(cnorms_.data());
     for (std::int64_t c0 = 0; c0 < len; c0 += chunk) {
       const std::int64_t rows = std::min(chunk, len - c0);
-      // Column-major: dots (k x rows) = split_c (3d x k)^T * split_x (3d x rows).
+      // Column-major: dots (k x rows, leading dimension ldk) = split_c (3d x k)^T * split_x (3d x rows).
       TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(k), static_cast<int>(rows),
                                    static_cast<int>(d3), &one, split_c_.data(), CUDA_R_32F, static_cast<int>(d3),
                                    split_x_.data() + (r0 + c0) * d3, CUDA_R_32F, static_cast<int>(d3), &zero,
-                                   dots_.data(), CUDA_R_32F, static_cast<int>(k), CUBLAS_COMPUTE_32F_FAST_TF32,
+                                   dots_.data(), CUDA_R_32F, static_cast<int>(ldk), CUBLAS_COMPUTE_32F_FAST_TF32,
                                    CUBLAS_GEMM_DEFAULT));
-      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(rows * 32, 256), 4096));
-      argmin_rows_kernel<<<grid, 256, 0, stream_>>>(dots_.data(), rows, k, xn + r0 + c0, cn,
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for((rows + 3) / 4 * 32, 256), 4096));
+      argmin_rows_kernel<<<grid, 256, 0, stream_>>>(dots_.data(), rows, static_cast<int>(k), ldk, xn + r0 + c0, cn,
                                                      labels_.data() + r0 + c0,
                                                      reinterpret_cast<float*>(mind_.data()) + r0 + c0,
                                                      changed_.data());

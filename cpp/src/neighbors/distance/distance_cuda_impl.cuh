@@ -352,31 +352,71 @@ void finish_lists(const T* lv, const std::int64_t* li, std::int64_t rows, std::i
 // no bit promise), then this kernel: warp w takes queries w, w + warps, ...
 // of the block, ranks the chunk's candidates (rank_value) and inserts those
 // that beat its list's worst entry (insert_sorted), as knn_split_kernel does.
-// The chunks come in index order, into one list per query.
-template <class T>
-__global__ void knn_chunk_select_kernel(const T* __restrict__ dots, std::int64_t rows, std::int64_t nb,
+// The chunks come in index order, into one list per query. A warp step covers
+// 256 candidates, eight per lane from two 128-bit loads (rows of dots have a
+// leading dimension ldd, a multiple of 4), so the loads of a step are in
+// flight together. The per-candidate test is one comparison with the list's
+// worst value (an empty list's NaN counts as +inf; the data are finite); the
+// insertions (rare once a list has filled) run only in steps where some lane
+// has a candidate, and insert_sorted decides each exactly against the list's
+// current worst (value, index), so the order of insertion is free. Sq: the
+// (squared) Euclidean metrics, whose ranking value is one FMA and a clamp.
+template <class T, bool Sq>
+__global__ void knn_chunk_select_kernel(const T* __restrict__ dots, std::int64_t rows, int nb, std::int64_t ldd,
                                         std::int64_t j0, const T* __restrict__ qn, const T* __restrict__ yn,
                                         MetricKind kind, std::int64_t k, T* __restrict__ list_v,
                                         std::int64_t* __restrict__ list_i) {
+  static_assert(std::is_same_v<T, float>, "the fast search is float only");
+  constexpr int kStep = 256, kPer = 8;
   const int lane = threadIdx.x % 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  const T* ynj = yn + j0;
   for (std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; q < rows;
        q += warps) {
     T* lv = list_v + q * k;
     std::int64_t* li = list_i + q * k;
     T wv = lv[k - 1];
     std::int64_t wi = li[k - 1];
-    const T* drow = dots + q * nb;
+    T bound = isnan(wv) ? INFINITY : wv;
+    const T* drow = dots + q * ldd;
     const T xq = qn[q];
-    for (std::int64_t c0 = 0; c0 < nb; c0 += 32) {
-      const std::int64_t c = c0 + lane, ci = j0 + c;
-      T v{};
-      bool pass = false;
-      if (c < nb) {
-        v = dist::rank_value(kind, drow[c], xq, yn[ci]);
-        pass = dist::nearer(v, ci, wv, wi);
+    for (int c0 = 0; c0 < nb; c0 += kStep) {
+      T v[kPer];
+      bool pass[kPer];
+      bool any = false;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int c = c0 + h * 128 + 4 * lane;
+        T dv[4];
+        if (c + 4 <= nb) {
+          const float4 d4 = *reinterpret_cast<const float4*>(drow + c);
+          dv[0] = d4.x, dv[1] = d4.y, dv[2] = d4.z, dv[3] = d4.w;
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) dv[j] = c + j < nb ? drow[c + j] : T(0);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int cj = c + j;
+          const T y = cj < nb ? ynj[cj] : T(0);
+          T r;
+          if constexpr (Sq) {
+            r = fmaxf(fmaf(-2.0f, dv[j], xq + y), 0.0f);
+          } else {
+            r = dist::rank_value(kind, dv[j], xq, y);
+          }
+          v[h * 4 + j] = r;
+          pass[h * 4 + j] = cj < nb && r <= bound;
+          any |= pass[h * 4 + j];
+        }
       }
-      insert_passing(pass, v, ci, lv, li, k, wv, wi);
+      if (!__any_sync(0xffffffffu, any)) continue;
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const std::int64_t ci = j0 + c0 + (e / 4) * 128 + 4 * lane + e % 4;
+        insert_passing(pass[e], v[e], ci, lv, li, k, wv, wi);
+      }
+      bound = isnan(wv) ? INFINITY : wv;
     }
   }
 }
@@ -400,36 +440,45 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
         m == 0 || d == 0)
       return false;
     const int dev = ctx.device().id;
-    const std::int64_t QB = std::min<std::int64_t>(m, 4096), d3 = 3 * d;
+    // Query blocks of at most 8192 rows, of equal size (one warp per query in
+    // the selection: the more queries, the more warps in flight); index chunks
+    // of a multiple of 32 rows such that a block's dot products fill about
+    // 32 MiB.
+    const std::int64_t nblk = (m + 8191) / 8192;
+    const std::int64_t QB = std::min<std::int64_t>(m, ((m + nblk - 1) / nblk + 31) / 32 * 32), d3 = 3 * d;
     const std::int64_t NB = std::min<std::int64_t>(
         n, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
+    const std::int64_t ldmax = (NB + 3) / 4 * 4;
     std::size_t free_b = 0, total_b = 0;
     TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + QB * NB) +
+    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + QB * ldmax) +
                              static_cast<std::size_t>(QB * k) * 2 * (sizeof(float) + sizeof(std::int64_t));
     if (need > free_b / 4) return false;
     DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
     split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
     split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
-    DeviceBuffer<float> dots(static_cast<std::size_t>(QB * NB), dev), lv(static_cast<std::size_t>(QB * k), dev),
+    DeviceBuffer<float> dots(static_cast<std::size_t>(QB * ldmax), dev), lv(static_cast<std::size_t>(QB * k), dev),
         dv(static_cast<std::size_t>(QB * k), dev);
     DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
     CublasLease blas(dev, stream);
     const float one = 1.0f, zero = 0.0f;
+    const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
       start_lists(lv.data(), li.data(), rows * k, stream);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
       for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
         const std::int64_t nb = std::min(NB, n - j0);
-        // Column-major: dots (nb x rows) = y3 chunk (3d x nb)^T * q3 block (3d x rows).
+        const std::int64_t ldd = (nb + 3) / 4 * 4;  // <= ldmax
+        // Column-major: dots (nb x rows, leading dimension ldd) = y3 chunk (3d x nb)^T * q3 block (3d x rows).
         TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(nb),
                                      static_cast<int>(rows), static_cast<int>(d3), &one, y3.data() + j0 * d3,
                                      CUDA_R_32F, static_cast<int>(d3), q3.data() + q0 * d3, CUDA_R_32F,
-                                     static_cast<int>(d3), &zero, dots.data(), CUDA_R_32F, static_cast<int>(nb),
+                                     static_cast<int>(d3), &zero, dots.data(), CUDA_R_32F, static_cast<int>(ldd),
                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-        knn_chunk_select_kernel<T><<<grid, 256, 0, stream>>>(dots.data(), rows, nb, j0, qs.norm_ptr() + q0,
-                                                             ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
+        const auto select = sq ? knn_chunk_select_kernel<T, true> : knn_chunk_select_kernel<T, false>;
+        select<<<grid, 256, 0, stream>>>(dots.data(), rows, static_cast<int>(nb), ldd, j0, qs.norm_ptr() + q0,
+                                         ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
         TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
       }
       finish_lists(lv.data(), li.data(), rows, 1, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
