@@ -122,7 +122,7 @@ def merge_results(results: list[dict]) -> dict:
         by_name: dict = {}
         for r in results:
             for w in r.get(key, []):
-                by_name[w["name"]] = w
+                by_name[w["name"] if key == "workloads" else w["workload"]] = w
         merged[key] = list(by_name.values())
     merged["plots"] = {}
     return merged

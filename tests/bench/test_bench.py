@@ -207,8 +207,10 @@ def test_markdown_regenerates_from_json(smoke):
 
 def test_merge_combines_separate_runs(smoke, tmp_path):
     result, out, _ = smoke
+    sweep = {"workload": "kmeans", "title": "KMeans N x 8", "cols": 8,
+             "points": [{"rows": 1024, "contenders": []}]}
     one = dict(result, workloads=result["workloads"][:2], elapsed_s=1.0)
-    two = dict(result, workloads=result["workloads"][1:], elapsed_s=2.0)
+    two = dict(result, workloads=result["workloads"][1:], sweeps=[sweep], elapsed_s=2.0)
     paths = [tmp_path / "one.json", tmp_path / "two.json"]
     for r, p in zip((one, two), paths):
         report.write_json(r, p)
@@ -218,6 +220,7 @@ def test_merge_combines_separate_runs(smoke, tmp_path):
     merged = json.loads(merged_path.read_text())
     assert [w["name"] for w in merged["workloads"]] == [w["name"] for w in result["workloads"]]
     assert merged["elapsed_s"] == 3.0
+    assert merged["sweeps"] == [sweep]  # sweeps are named by "workload"
     check_schema(merged)
     for w in result["workloads"]:
         assert f"### {w['title']}" in md.read_text()
