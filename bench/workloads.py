@@ -178,6 +178,29 @@ KNN = register(Workload(
     ),
 ))
 
+# The same searches in float64 (the full suite): twinlearn's float64 path is
+# the canonical kernel in every mode.
+for _base in (KMEANS, KNN):
+    register(replace(_base, name=f"{_base.name}_float64", title=_base.title + " {dtype}", dtype="float64",
+                     suites=NOT_QUICK, sweep=False))
+
+# A KMeans fit larger than one pass of the device's fast paths allows: 100M x 64
+# float32 (25.6 GB) in batches; PyTorch's plain version would materialise the
+# 100M x 256 distance matrix, so it is not a contender here.
+register(replace(
+    KMEANS,
+    name="kmeans_large",
+    title="KMeans {rows} x {cols}, k={k}, {iters} Lloyd iterations (large)",
+    scales={
+        "smoke": Scale(4_000, 8, {"k": 8, "centers": 8, "iters": 3}),
+        "cpu": Scale(2_000_000, 64, {"k": 64, "centers": 64, "iters": 3}),
+        "cuda": Scale(100_000_000, 64, {"k": 256, "centers": 256, "iters": 5}),
+    },
+    peers=(),
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
 KNN_PREDICT_SCALES = {
     "smoke": Scale(2_000, 8, NONLINEAR),
     "cpu": Scale(50_000, 16, NONLINEAR),
