@@ -14,12 +14,17 @@ from twinlearn import _labels
         np.array([-5, 7, 7, 3, -5, 0], dtype=np.int32),
         np.array([2, 9, 4], dtype=np.uint8),
         np.array([True, False, True]),
+        np.array([True, True]),
         np.array([0.0, 1.0, 1.0, 0.0]),
         np.array([3.0, -2.0, 3.0, 11.0], dtype=np.float32),
         np.array([0.0, -0.0, 2.0]),
         np.array([4, 4, 4]),
         np.random.default_rng(0).integers(-300, 300, 5000),
         np.random.default_rng(1).integers(0, 10, 5000).astype(np.float64),
+        np.array([-128, 127, 0, -128], dtype=np.int8),  # the span overflows int8
+        np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], dtype=np.uint64),  # above int64, a narrow span
+        np.array([-3, -2, -3, -1], dtype=np.int16),  # every value of the span present, lo < 0
+        np.array([-1.0, 4096.0, -1.0], dtype=np.float16),  # y - lo = 4097 has no float16
     ],
 )
 def test_counted_labels_equal_np_unique(y):

@@ -25,21 +25,41 @@ def integral_classes(y):
     if y.ndim != 1 or y.size == 0:
         return None
     if y.dtype.kind in "iub":
-        yi = y.astype(np.int64, copy=False)
+        lo, hi = int(y.min()), int(y.max())
+        if hi - lo >= MAX_COUNTED_RANGE:
+            return None
+        if y.dtype.kind == "u" and y.dtype.itemsize >= np.dtype(np.intp).itemsize:
+            shifted = (y - y.dtype.type(lo)).astype(np.intp)  # values above intp's range, a narrow span
+        else:
+            shifted = y.astype(np.intp)
+            if lo:
+                shifted -= lo
     elif y.dtype.kind == "f":
         with np.errstate(invalid="ignore"):  # NaN and inf cast to some integer, then fail the comparison
-            yi = y.astype(np.int64)
-        if not np.array_equal(yi, y):
+            shifted = y.astype(np.intp)
+        if not np.array_equal(shifted, y):
             return None
+        lo, hi = int(shifted.min()), int(shifted.max())
+        if hi - lo >= MAX_COUNTED_RANGE:
+            return None
+        if lo:
+            shifted -= lo
     else:
         return None
-    lo, hi = int(yi.min()), int(yi.max())
-    if hi - lo >= MAX_COUNTED_RANGE:
-        return None
-    present = np.flatnonzero(np.bincount(yi - lo, minlength=hi - lo + 1))
+    # shifted = y - lo as intp (one array, made once); when every value of the
+    # span occurs (two classes 0 and 1, say) it is already the codes.
+    present = np.flatnonzero(np.bincount(shifted, minlength=hi - lo + 1))
+    # lo + present: for integers in y's dtype (wrapping arithmetic, exact since
+    # every class fits it; lo may exceed int64), else from int64.
+    if y.dtype.kind in "iu":
+        classes = present.astype(y.dtype) + y.dtype.type(lo)
+    else:
+        classes = (present + lo).astype(y.dtype)
+    if present.shape[0] == hi - lo + 1:
+        return classes, shifted
     lut = np.full(hi - lo + 1, -1, dtype=np.intp)
     lut[present] = np.arange(present.shape[0], dtype=np.intp)
-    return (present + lo).astype(y.dtype), lut[yi - lo]
+    return classes, lut[shifted]
 
 
 def checked_unique(y):
