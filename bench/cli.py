@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a contender whose first run takes this long is run only once (default 2)")
     p.add_argument("--sweep-cutoff", type=float, default=30.0, metavar="SECONDS",
                    help="full suite: skip a contender at larger sizes once a run takes this long (default 30)")
+    p.add_argument("--sweep-min-rows", type=int, metavar="N",
+                   help="full suite: first sweep size (default: a 64th of the workload's rows, at least 1024)")
     p.add_argument("--sweep-max-rows", type=int, metavar="N", help="full suite: largest sweep size")
     p.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
@@ -169,6 +171,7 @@ def main(argv=None) -> int:
         repeats=args.repeats,
         single_run_above_s=args.single_run_above,
         sweep_cutoff_s=args.sweep_cutoff,
+        sweep_min_rows=args.sweep_min_rows,
         sweep_max_rows=args.sweep_max_rows,
     )
     log(f"bench: {len(chosen)} workload(s), suite {cfg.suite}, sizes {cfg.sizes}, device {cfg.device}")
@@ -187,6 +190,7 @@ def main(argv=None) -> int:
                 "warmup_slice_rows": WARMUP_ROWS,
                 "single_run_above_s": cfg.single_run_above_s,
                 "sweep_cutoff_s": cfg.sweep_cutoff_s,
+                "sweep_min_rows": cfg.sweep_min_rows,
                 "sweep_max_rows": cfg.sweep_max_rows,
                 "device_input": cfg.device_input,
                 "only": args.only,

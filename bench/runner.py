@@ -40,6 +40,7 @@ class RunConfig:
     repeats: int = 3
     single_run_above_s: float = 2.0
     sweep_cutoff_s: float = 30.0
+    sweep_min_rows: int | None = None
     sweep_max_rows: int | None = None
 
 
@@ -405,9 +406,12 @@ def memory_limit_rows(wl: Workload, scale, device: str) -> int:
 
 
 def sweep_rows(wl: Workload, scale, cfg: RunConfig) -> list[int]:
-    """Rows doubling from a 64th of the workload's size (at least 1024) up to
-    the memory limit; on the CPU at most 8x the quick size."""
+    """Rows doubling from a 64th of the workload's size (at least 1024), or
+    from ``sweep_min_rows``, up to the memory limit; on the CPU at most 8x the
+    quick size."""
     start = 1 << max(10, (max(scale.rows // 64, 1) - 1).bit_length())
+    if cfg.sweep_min_rows:
+        start = max(1, cfg.sweep_min_rows)
     limit = memory_limit_rows(wl, scale, cfg.device)
     limit = min(limit, scale.rows * 8 if cfg.device == "cpu" else 1 << 27)
     if cfg.sweep_max_rows:

@@ -352,6 +352,16 @@ def test_full_suite_sweeps_rows(tmp_path):
     assert "## Scaling" in md.read_text()
 
 
+def test_sweep_starts_where_asked(tmp_path):
+    result, _, _ = run_bench(
+        tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
+        "--sweep-min-rows", "3000", "--sweep-max-rows", "12000", "--repeats", "1",
+    )
+    (sweep,) = result["sweeps"]
+    assert [p["rows"] for p in sweep["points"]] == [3000, 6000, 12000]
+    assert result["settings"]["sweep_min_rows"] == 3000
+
+
 def test_accelerated_scikit_learn(monkeypatch, tmp_path):
     import twinlearn
 
