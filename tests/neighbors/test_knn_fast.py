@@ -60,3 +60,18 @@ def test_fast_mode_small_index_keeps_the_canonical_search():
     assert fast.numeric_mode_used() == "identical"
     for a, b in zip(fast.kneighbors(Q), cpu.kneighbors(Q)):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "chebyshev", "minkowski"])
+def test_fast_mode_keeps_the_exact_search_for_other_metrics(metric):
+    # Only the dot-product metrics have a tensor-core search: the others run
+    # the exact kernel in fast mode and say so (the same bits as the CPU).
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(70_000, 6)).astype(np.float32)
+    Q = rng.normal(size=(50, 6)).astype(np.float32)
+    kw = {"p": 3} if metric == "minkowski" else {}
+    fast = NearestNeighbors(n_neighbors=3, metric=metric, device="cuda", numeric_mode="fast", **kw).fit(X)
+    cpu = NearestNeighbors(n_neighbors=3, metric=metric, device="cpu", numeric_mode="identical", **kw).fit(X)
+    assert fast.numeric_mode_used() == "identical"
+    for a, b in zip(fast.kneighbors(Q), cpu.kneighbors(Q)):
+        assert a.tobytes() == b.tobytes()

@@ -126,8 +126,10 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         self.n_samples_fit_ = X.shape[0]
         self._fit_method = "brute"
         # Fast mode on a GPU searches a float32 index of 65 536 rows or more
-        # on the tensor cores (3xTF32, no bit promise; docs/NUMERICS.md).
-        tensor_cores = (self._tl_requested_mode() == "fast" and device != "cpu" and self.metric != "precomputed"
+        # on the tensor cores for the dot-product metrics (3xTF32, no bit
+        # promise; docs/NUMERICS.md); other metrics keep the exact kernel.
+        tensor_cores = (self._tl_requested_mode() == "fast" and device != "cpu"
+                        and self.effective_metric_ in ("euclidean", "sqeuclidean", "cosine")
                         and str(X.dtype).endswith("float32") and X.shape[0] >= 65536)
         self._tl_record_fit(device, "fast" if tensor_cores else "identical")
         return self
