@@ -81,3 +81,27 @@ class TwinlearnEstimatorMixin:
         """The device the last fit ran on ('cpu' or 'cuda:N')."""
         check_is_fitted(self)
         return self._tl_fit_info["device"]
+
+
+def _on_host(a):
+    """a as NumPy when it is a device array; anything else unchanged."""
+    return _array.to_numpy(a) if a is not None and _array.is_device_array(a) else a
+
+
+class DeviceScoreMixin:
+    """scikit-learn's ``score`` (accuracy for a classifier, R² for a
+    regressor, as ClassifierMixin and RegressorMixin compute them) that also
+    takes device arrays: predict returns the caller's array type, and
+    scikit-learn's metrics take host arrays, so the predictions, y and
+    sample_weight go to the host first. Listed before scikit-learn's mixin in
+    an estimator's bases."""
+
+    def score(self, X, y, sample_weight=None):
+        from sklearn.base import is_classifier
+        from sklearn.metrics import accuracy_score, r2_score
+
+        pred = _on_host(self.predict(X))
+        y, sample_weight = _on_host(y), _on_host(sample_weight)
+        if is_classifier(self):
+            return accuracy_score(y, pred, sample_weight=sample_weight)
+        return r2_score(y, pred, sample_weight=sample_weight)

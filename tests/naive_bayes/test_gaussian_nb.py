@@ -283,7 +283,9 @@ def test_cupy_input():
     assert isinstance(proba, cp.ndarray)
     assert same_bits(cp.asnumpy(proba), proba_cpu)
     assert same_bits(cp.asnumpy(est.predict_joint_log_proba(cp.asarray(X))), jll_cpu)
-    assert_array_equal(est.predict(cp.asarray(X)), est.classes_[np.argmax(jll_cpu, axis=1)])
+    pred = est.predict(cp.asarray(X))
+    assert isinstance(pred, cp.ndarray)
+    assert_array_equal(cp.asnumpy(pred), est.classes_[np.argmax(jll_cpu, axis=1)])
 
 
 @pytest.mark.gpu

@@ -25,7 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .. import _array, _labels, identity
 from .._input import check_device_shape, check_n_features
-from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin, _on_host
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 _CLASSIFICATION_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
@@ -1120,11 +1120,14 @@ class GradientBoosting(_BoostingCore):
             yield self._proba_from_core(p)
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy (classification losses) or R^2 (RMSE)."""
-        pred = self.predict(X)
+        """Accuracy (classification losses) or R^2 (RMSE). Device arrays are
+        taken (the predictions, y and sample_weight go to the host for the
+        metric)."""
+        pred = _on_host(self.predict(X))
+        y, sample_weight = _on_host(y), _on_host(sample_weight)
         if self._is_fitted_classifier():
             return accuracy_score(y, pred, sample_weight=sample_weight)
-        return r2_score(y, _array.to_numpy(pred), sample_weight=sample_weight)
+        return r2_score(y, pred, sample_weight=sample_weight)
 
     def _is_fitted_classifier(self):
         check_is_fitted(self)
@@ -1293,7 +1296,7 @@ _SKLEARN_PARAMS_DOC = """
 """
 
 
-class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
+class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShaped):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
     __doc__ = """Gradient-boosted trees for classification, scikit-learn-shaped.
 
@@ -1363,7 +1366,7 @@ class GradientBoostingClassifier(ClassifierMixin, _SklearnShaped):
         return self._staged_core(X, "raw", sklearn_shape=True)
 
 
-class GradientBoostingRegressor(RegressorMixin, _SklearnShaped):
+class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
     __doc__ = """Gradient-boosted trees for regression, scikit-learn-shaped.
 

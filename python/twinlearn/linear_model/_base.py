@@ -19,7 +19,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .. import _array, identity
-from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from .._labels import labels_like
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -226,13 +227,6 @@ def scores_to_labels(X, classes, scores):
     return labels_like(X, classes[idx])
 
 
-def labels_like(X, y):
-    """NumPy labels y in X's array type when X is a device array and y is numeric."""
-    if _array.is_device_array(X) and y.dtype.kind in "biuf":
-        return _array.from_numpy_like(X, y)
-    return y
-
-
 class LinearRegressorMixin:
     """predict of the linear regressors."""
 
@@ -250,7 +244,7 @@ class LinearRegressorMixin:
         return _ravel_single(self._tl_decision(X), np.ndim(self.coef_) == 1)
 
 
-class LinearRegression(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class LinearRegression(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Ordinary least squares linear regression.
 
     scikit-learn's :class:`sklearn.linear_model.LinearRegression` on the CPU

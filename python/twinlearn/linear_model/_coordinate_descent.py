@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _array, _backend, identity
-from ..base import TL_PARAMETER_CONSTRAINTS
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
 from ._base import LinearFitMixin, LinearRegressorMixin, _as_2d_targets
 
 _MESSAGE_CONV = (
@@ -34,7 +34,7 @@ _MESSAGE_NONFINITE = (
 )
 
 
-class ElasticNet(LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class ElasticNet(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Linear regression with combined L1 and L2 priors as regularizer.
 
     scikit-learn's :class:`sklearn.linear_model.ElasticNet` on the CPU backend

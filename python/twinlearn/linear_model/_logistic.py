@@ -44,7 +44,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .. import _array, identity
 from .._labels import encode_classes
-from ..base import TL_PARAMETER_CONSTRAINTS
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
 from ._base import _FLOAT_DTYPES, LinearFitMixin, _nonfinite_message, scores_to_labels
 
 # The run continues until the largest (pseudo-)gradient entry is at most
@@ -60,7 +60,7 @@ _STATUS_MESSAGES = {
 }
 
 
-class LogisticRegression(LinearFitMixin, LinearClassifierMixin, BaseEstimator):
+class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin, BaseEstimator):
     """Logistic regression (binary or multinomial) by L-BFGS / OWL-QN.
 
     scikit-learn's :class:`sklearn.linear_model.LogisticRegression` on the

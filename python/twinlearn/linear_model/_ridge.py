@@ -35,8 +35,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
 
 from .. import _array
-from ..base import TL_PARAMETER_CONSTRAINTS
-from ._base import _FLOAT_DTYPES, LinearFitMixin, LinearRegressorMixin, _as_2d_targets, labels_like, scores_to_labels
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
+from .._labels import labels_like
+from ._base import _FLOAT_DTYPES, LinearFitMixin, LinearRegressorMixin, _as_2d_targets, scores_to_labels
 
 _SOLVERS = {"auto", "svd", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"}
 
@@ -93,7 +94,7 @@ class _RidgeFit(LinearFitMixin):
         self._tl_record_fit(device, delivered)
 
 
-class Ridge(_RidgeFit, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class Ridge(DeviceScoreMixin, _RidgeFit, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Linear least squares with l2 regularization.
 
     scikit-learn's :class:`sklearn.linear_model.Ridge` on the CPU backend or a
@@ -180,7 +181,7 @@ class Ridge(_RidgeFit, LinearRegressorMixin, MultiOutputMixin, RegressorMixin, B
 
 
 
-class RidgeClassifier(_RidgeFit, LinearClassifierMixin, BaseEstimator):
+class RidgeClassifier(DeviceScoreMixin, _RidgeFit, LinearClassifierMixin, BaseEstimator):
     """Classifier using Ridge regression.
 
     scikit-learn's :class:`sklearn.linear_model.RidgeClassifier`: the targets

@@ -17,8 +17,9 @@ from sklearn.utils.validation import (
 )
 
 from .. import _array, identity
+from .._labels import labels_like
 from .._input import check_X, check_sample_weight, np_float_dtype
-from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 
 def _labels_1d(y):
@@ -29,7 +30,7 @@ def _labels_1d(y):
     return y
 
 
-class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
+class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Gaussian Naive Bayes.
 
     scikit-learn's :class:`sklearn.naive_bayes.GaussianNB`, on the CPU
@@ -236,9 +237,6 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         jll = self._joint_log_likelihood(X)
         return jll - np.atleast_2d(logsumexp(jll, axis=1)).T
 
-    def _like_input(self, X, a):
-        return _array.from_numpy_like(X, a) if _array.is_device_array(X) else a
-
     def predict_joint_log_proba(self, X):
         """Joint log probability ``log P(x, y) = log P(y) + log P(x|y)`` of each class.
 
@@ -251,7 +249,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         C : array of shape (n_samples, n_classes), the caller's array type
             Columns in the order of ``classes_``.
         """
-        return self._like_input(X, self._joint_log_likelihood(X))
+        return labels_like(X, self._joint_log_likelihood(X))
 
     def predict(self, X):
         """Perform classification on an array of test vectors X.
@@ -262,11 +260,12 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        C : ndarray of shape (n_samples,)
-            Predicted labels (ties go to the first class in ``classes_``).
+        C : array of shape (n_samples,)
+            Predicted labels (ties go to the first class in ``classes_``), in
+            the caller's array type when the classes are numeric.
         """
         jll = self._joint_log_likelihood(X)
-        return self.classes_[np.argmax(jll, axis=1)]
+        return labels_like(X, self.classes_[np.argmax(jll, axis=1)])
 
     def predict_log_proba(self, X):
         """Log-probability estimates for the test vectors X.
@@ -279,7 +278,7 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return self._like_input(X, self._log_proba(X))
+        return labels_like(X, self._log_proba(X))
 
     def predict_proba(self, X):
         """Probability estimates for the test vectors X.
@@ -292,4 +291,4 @@ class GaussianNB(TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return self._like_input(X, np.exp(self._log_proba(X)))
+        return labels_like(X, np.exp(self._log_proba(X)))

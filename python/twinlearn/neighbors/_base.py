@@ -22,8 +22,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .. import _array, identity
-from .._labels import integral_classes
-from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
+from .._labels import integral_classes, labels_like
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 from ..metrics._pairwise import METRICS, resolve_metric
 from ._input import as_dtype, check_X, n_threads_context
 
@@ -451,7 +451,7 @@ class _SupervisedNeighbors(_NeighborsBase):
         return _array.to_numpy(dist), _array.to_numpy(ind)
 
 
-class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
+class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbors):
     """Classifier implementing the k-nearest neighbors vote (exact, brute force).
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsClassifier` on the CPU
@@ -562,31 +562,33 @@ class KNeighborsClassifier(ClassifierMixin, _SupervisedNeighbors):
 
         Returns
         -------
-        y : ndarray of shape (n_queries,) or (n_queries, n_outputs)
+        y : array of shape (n_queries,) or (n_queries, n_outputs), the
+            caller's array type when the classes are numeric
         """
         check_is_fitted(self, "_fit_method")
         classes = self.classes_ if self.outputs_2d_ else [self.classes_]
         votes = self._votes(X)
         y_pred = np.column_stack([cls[np.argmax(v, axis=1)] for cls, v in zip(classes, votes)])
-        return y_pred.ravel() if not self.outputs_2d_ else y_pred
+        return labels_like(X, y_pred.ravel() if not self.outputs_2d_ else y_pred)
 
     def predict_proba(self, X):
         """Return probability estimates for the test data X.
 
         Returns
         -------
-        p : ndarray of shape (n_queries, n_classes), or a list of n_outputs such arrays
+        p : array of shape (n_queries, n_classes), or a list of n_outputs such
+            arrays, the caller's array type
         """
         check_is_fitted(self, "_fit_method")
         probs = []
         for votes in self._votes(X):
             norm = votes.sum(axis=1)[:, None]
             norm[norm == 0.0] = 1.0
-            probs.append(votes / norm)
+            probs.append(labels_like(X, votes / norm))
         return probs if self.outputs_2d_ else probs[0]
 
 
-class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
+class KNeighborsRegressor(DeviceScoreMixin, RegressorMixin, _SupervisedNeighbors):
     """Regression based on k-nearest neighbors (exact, brute force).
 
     scikit-learn's :class:`sklearn.neighbors.KNeighborsRegressor` on the CPU
@@ -634,7 +636,8 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
 
         Returns
         -------
-        y : ndarray of shape (n_queries,) or (n_queries, n_outputs), float64
+        y : array of shape (n_queries,) or (n_queries, n_outputs), float64,
+            the caller's array type
         """
         check_is_fitted(self, "_fit_method")
         dist, ind = self._neighbors_for_predict(X)
@@ -645,4 +648,4 @@ class KNeighborsRegressor(RegressorMixin, _SupervisedNeighbors):
         else:
             num = np.sum(_y[ind] * w[:, :, None], axis=1)
             y_pred = num / np.sum(w, axis=1)[:, None]
-        return y_pred.ravel() if self._y.ndim == 1 else y_pred
+        return labels_like(X, y_pred.ravel() if self._y.ndim == 1 else y_pred)
