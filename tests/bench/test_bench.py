@@ -337,12 +337,16 @@ def test_first_call_cost_goes_to_the_warm_up(synthetic, tmp_path):
     assert result["settings"]["warmup_slice_rows"] == runner.WARMUP_ROWS
 
 
-def test_full_suite_sweeps_rows(tmp_path):
-    result, _, md = run_bench(
-        tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
-        "--sweep-max-rows", "4096", "--sweep-cutoff", "0", "--repeats", "1",
-    )
+def _scaler_sweep(tmp_path, *args):
+    """The full suite's sweep of standard_scaler at smoke sizes: (result, its sweep, page)."""
+    result, _, md = run_bench(tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
+                              "--repeats", "1", *args)
     (sweep,) = result["sweeps"]
+    return result, sweep, md
+
+
+def test_full_suite_sweeps_rows(tmp_path):
+    _, sweep, md = _scaler_sweep(tmp_path, "--sweep-max-rows", "4096", "--sweep-cutoff", "0")
     assert [p["rows"] for p in sweep["points"]] == [1024, 2048, 4096]
     first, *later = sweep["points"]
     assert by_name(first["contenders"])["scikit-learn"]["status"] == "ok"
@@ -353,11 +357,7 @@ def test_full_suite_sweeps_rows(tmp_path):
 
 
 def test_sweep_starts_where_asked(tmp_path):
-    result, _, _ = run_bench(
-        tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
-        "--sweep-min-rows", "3000", "--sweep-max-rows", "12000", "--repeats", "1",
-    )
-    (sweep,) = result["sweeps"]
+    result, sweep, _ = _scaler_sweep(tmp_path, "--sweep-min-rows", "3000", "--sweep-max-rows", "12000")
     assert [p["rows"] for p in sweep["points"]] == [3000, 6000, 12000]
     assert result["settings"]["sweep_min_rows"] == 3000
 
