@@ -7,19 +7,9 @@ import numpy as np
 import pytest
 
 import twinlearn
+from device_arrays import host, to_device
 
 pytestmark = pytest.mark.gpu
-
-
-def _to_device(lib, a):
-    mod = pytest.importorskip(lib)
-    if lib == "torch" and not mod.cuda.is_available():
-        pytest.skip("PyTorch has no CUDA device")
-    return mod.as_tensor(a, device="cuda:0") if lib == "torch" else mod.asarray(a)
-
-
-def _host(a):
-    return a.cpu().numpy() if hasattr(a, "cpu") else (a.get() if hasattr(a, "get") else np.asarray(a))
 
 
 CLASSIFIERS = [
@@ -54,10 +44,10 @@ def test_predict_and_score_with_device_arrays(lib, make):
     classification = any(est.__class__ is m().__class__ for m in CLASSIFIERS)
     X, y, w = _data(classification)
     est.fit(X, y)
-    Xd, yd, wd = _to_device(lib, X), _to_device(lib, y), _to_device(lib, w)
+    Xd, yd, wd = to_device(lib, X), to_device(lib, y), to_device(lib, w)
     got = est.predict(Xd)
     assert type(got) is type(Xd)
-    np.testing.assert_array_equal(_host(got), est.predict(X))
+    np.testing.assert_array_equal(host(got), est.predict(X))
     ref = est.score(X, y, sample_weight=w)
     assert est.score(Xd, y, sample_weight=w) == ref
     assert est.score(Xd, yd, sample_weight=wd) == ref
@@ -66,7 +56,7 @@ def test_predict_and_score_with_device_arrays(lib, make):
 def test_string_classes_come_back_as_numpy():
     X, y, _ = _data(True)
     names = np.array(["low", "high"])[(y > 1).astype(int)]
-    Xd = _to_device("cupy", X)
+    Xd = to_device("cupy", X)
     for est in (twinlearn.KNeighborsClassifier(device="cuda"), twinlearn.GaussianNB(device="cuda"),
                 twinlearn.LogisticRegression(device="cuda")):
         got = est.fit(X, names).predict(Xd)

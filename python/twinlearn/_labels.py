@@ -26,28 +26,23 @@ def integral_classes(y):
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0:
         return None
-    if y.dtype.kind in "iub":
-        lo, hi = int(y.min()), int(y.max())
-        if hi - lo >= MAX_COUNTED_RANGE:
-            return None
-        if y.dtype.kind == "u" and y.dtype.itemsize >= np.dtype(np.intp).itemsize:
-            shifted = (y - y.dtype.type(lo)).astype(np.intp)  # values above intp's range, a narrow span
-        else:
-            shifted = y.astype(np.intp)
-            if lo:
-                shifted -= lo
-    elif y.dtype.kind == "f":
+    if y.dtype.kind == "f":
         with np.errstate(invalid="ignore"):  # NaN and inf cast to some integer, then fail the comparison
             shifted = y.astype(np.intp)
         if not np.array_equal(shifted, y):
             return None
-        lo, hi = int(shifted.min()), int(shifted.max())
-        if hi - lo >= MAX_COUNTED_RANGE:
-            return None
+    elif y.dtype.kind not in "iub":
+        return None
+    lo, hi = int(y.min()), int(y.max())
+    if hi - lo >= MAX_COUNTED_RANGE:
+        return None
+    if y.dtype.kind == "u" and y.dtype.itemsize >= np.dtype(np.intp).itemsize:
+        shifted = (y - y.dtype.type(lo)).astype(np.intp)  # values above intp's range, a narrow span
+    else:
+        if y.dtype.kind != "f":
+            shifted = y.astype(np.intp)
         if lo:
             shifted -= lo
-    else:
-        return None
     # shifted = y - lo as intp (one array, made once); when every value of the
     # span occurs (two classes 0 and 1, say) it is already the codes.
     present = np.flatnonzero(np.bincount(shifted, minlength=hi - lo + 1))

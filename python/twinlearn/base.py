@@ -96,12 +96,18 @@ class DeviceScoreMixin:
     sample_weight go to the host first. Listed before scikit-learn's mixin in
     an estimator's bases."""
 
-    def score(self, X, y, sample_weight=None):
+    def _tl_score_is_accuracy(self):
         from sklearn.base import is_classifier
+
+        return is_classifier(self)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of ``predict(X)`` against y for a classifier, R² for a
+        regressor; X, y and sample_weight may be device arrays."""
         from sklearn.metrics import accuracy_score, r2_score
 
         pred = _on_host(self.predict(X))
         y, sample_weight = _on_host(y), _on_host(sample_weight)
-        if is_classifier(self):
+        if self._tl_score_is_accuracy():
             return accuracy_score(y, pred, sample_weight=sample_weight)
         return r2_score(y, pred, sample_weight=sample_weight)

@@ -5,17 +5,9 @@ import numpy as np
 import pytest
 
 import twinlearn
+from device_arrays import host, to_device
 
 pytestmark = pytest.mark.gpu
-
-
-def _to_device(lib, a):
-    mod = pytest.importorskip(lib)
-    return mod.as_tensor(a, device="cuda:0") if lib == "torch" else mod.asarray(a)
-
-
-def _host(a):
-    return a.cpu().numpy() if hasattr(a, "cpu") else (a.get() if hasattr(a, "get") else np.asarray(a))
 
 
 @pytest.mark.parametrize("lib", ["torch", "cupy"])
@@ -29,16 +21,16 @@ def test_device_input_predictions_in_caller_type(lib, n_classes, label_dtype):
     y = (X[:, 0] * 2 + X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1) * (n_classes - 2)
     y = (y * 5 + 3).astype(label_dtype) if label_dtype is not bool else y.astype(bool)
     m = twinlearn.GradientBoostingClassifier(n_estimators=20, max_depth=4, device="cuda").fit(X, y)
-    Xd = _to_device(lib, X)
+    Xd = to_device(lib, X)
     ref = m.predict(X)
     got = m.predict(Xd)
     assert type(got) is type(Xd)
-    assert _host(got).dtype == ref.dtype
-    np.testing.assert_array_equal(_host(got), ref)
+    assert host(got).dtype == ref.dtype
+    np.testing.assert_array_equal(host(got), ref)
     proba = m.predict_proba(Xd)
     assert type(proba) is type(Xd)
-    np.testing.assert_array_equal(_host(proba), m.predict_proba(X))
-    np.testing.assert_array_equal(_host(m.decision_function(Xd)), m.decision_function(X))
+    np.testing.assert_array_equal(host(proba), m.predict_proba(X))
+    np.testing.assert_array_equal(host(m.decision_function(Xd)), m.decision_function(X))
 
 
 @pytest.mark.parametrize("lib", ["torch", "cupy"])
@@ -47,6 +39,6 @@ def test_device_input_string_classes_come_back_as_numpy(lib):
     X = rng.normal(size=(500, 4)).astype(np.float32)
     y = np.where(X[:, 0] > 0, "yes", "no")
     m = twinlearn.GradientBoostingClassifier(n_estimators=10, max_depth=3, device="cuda").fit(X, y)
-    got = m.predict(_to_device(lib, X))
+    got = m.predict(to_device(lib, X))
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(got, m.predict(X))

@@ -46,11 +46,11 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     cpp/include/twinlearn/cluster/kmeans.hpp). ``fast`` on a GPU, float32 data
     of at least 65 536 rows on the device, computes the assignment's dot
     products on the tensor cores with split operands (3xTF32, about float32's
-    accuracy) and delivers ``fast``; elsewhere it delivers ``identical`` too. Initialisations draw from a
-    counter-based generator seeded from ``random_state``, so the chosen
-    initial centers differ from scikit-learn's for the same ``random_state``;
-    from the same initial centers (``init=array``) the fit follows
-    scikit-learn's.
+    accuracy) and delivers ``fast``; elsewhere it delivers ``identical`` too.
+    Initialisations draw from a counter-based generator seeded from
+    ``random_state``, so the chosen initial centers differ from scikit-learn's
+    for the same ``random_state``; from the same initial centers
+    (``init=array``) the fit follows scikit-learn's.
 
     Parameters
     ----------

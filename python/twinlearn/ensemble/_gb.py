@@ -17,7 +17,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils._available_if import available_if
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -25,7 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .. import _array, _labels, identity
 from .._input import check_device_shape, check_n_features
-from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin, _on_host
+from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 _CLASSIFICATION_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
@@ -632,7 +631,7 @@ def _has_classification_loss(est):
     return _loss_name_or_none(est.loss) in _CLASSIFICATION_LOSSES
 
 
-class GradientBoosting(_BoostingCore):
+class GradientBoosting(DeviceScoreMixin, _BoostingCore):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
     __doc__ = """Gradient-boosted decision trees, CatBoost-shaped.
 
@@ -1119,15 +1118,9 @@ class GradientBoosting(_BoostingCore):
         for p in self._staged_core(X, "probability"):
             yield self._proba_from_core(p)
 
-    def score(self, X, y, sample_weight=None):
-        """Accuracy (classification losses) or R^2 (RMSE). Device arrays are
-        taken (the predictions, y and sample_weight go to the host for the
-        metric)."""
-        pred = _on_host(self.predict(X))
-        y, sample_weight = _on_host(y), _on_host(sample_weight)
-        if self._is_fitted_classifier():
-            return accuracy_score(y, pred, sample_weight=sample_weight)
-        return r2_score(y, pred, sample_weight=sample_weight)
+    def _tl_score_is_accuracy(self):
+        # score (DeviceScoreMixin): accuracy for the classification losses, R^2 otherwise.
+        return self._is_fitted_classifier()
 
     def _is_fitted_classifier(self):
         check_is_fitted(self)

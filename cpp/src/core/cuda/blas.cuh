@@ -1,7 +1,8 @@
 // cuBLAS for the fast paths: one handle per device, created on first use and
 // kept for the process, with TF32 off (fast mode trades the summation order,
-// not the precision of the products; KMeans' fast assignment asks for TF32
-// per call, on split operands that keep float accuracy: kmeans_cuda.cu). A handle's stream is handle state, so
+// not the precision of the products; KMeans' fast assignment and the fast
+// neighbour search ask for TF32 per call, on split operands that keep float
+// accuracy: core/cuda/tf32_split.cuh). A handle's stream is handle state, so
 // work on one device's handle is serialised by a lease.
 #pragma once
 #include <cublas_v2.h>
