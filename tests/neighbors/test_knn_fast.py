@@ -15,10 +15,14 @@ def _exact_sq(Q, X):
     return (Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T
 
 
-@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean"])
-def test_fast_search_returns_the_nearest_to_float_accuracy(metric):
+@pytest.mark.parametrize("metric,chunk_bytes", [("euclidean", None), ("sqeuclidean", None), ("euclidean", 1 << 20)])
+def test_fast_search_returns_the_nearest_to_float_accuracy(metric, chunk_bytes, monkeypatch):
+    # 1 MiB blocks of dot products: 98 index chunks of 1024 rows, the last one
+    # of 675 (not a multiple of 4: the selection's scalar tail).
+    if chunk_bytes is not None:
+        monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
     rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (100_000, 24)).astype(np.float32)
+    X = rng.uniform(-1, 1, (100_003, 24)).astype(np.float32)
     Q = rng.uniform(-1, 1, (300, 24)).astype(np.float32)
     k = 10
     nn = NearestNeighbors(n_neighbors=k, metric=metric, device="cuda", numeric_mode="fast").fit(X)
@@ -36,6 +40,29 @@ def test_fast_search_returns_the_nearest_to_float_accuracy(metric):
     rd, ri = ref.kneighbors(Q)
     assert np.mean(ri == ind) > 0.99
     np.testing.assert_allclose(dist, rd, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 1 << 20])
+def test_fast_cosine_search_returns_the_nearest_to_float_accuracy(chunk_bytes, monkeypatch):
+    # Cosine takes the selection's general ranking (rank_value), not the
+    # squared-distance FMA.
+    if chunk_bytes is not None:
+        monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(70_001, 16)).astype(np.float32)
+    Q = rng.normal(size=(200, 16)).astype(np.float32)
+    k = 5
+    nn = NearestNeighbors(n_neighbors=k, metric="cosine", device="cuda", numeric_mode="fast").fit(X)
+    assert nn.numeric_mode_used() == "fast"
+    dist, ind = nn.kneighbors(Q)
+    Xn = X.astype(np.float64) / np.linalg.norm(X.astype(np.float64), axis=1, keepdims=True)
+    Qn = Q.astype(np.float64) / np.linalg.norm(Q.astype(np.float64), axis=1, keepdims=True)
+    D = 1.0 - Qn @ Xn.T
+    kth = np.sort(D, axis=1)[:, k - 1]
+    got = D[np.arange(Q.shape[0])[:, None], ind]
+    assert np.all(got <= (kth + 1e-5)[:, None])
+    np.testing.assert_allclose(dist, got, atol=1e-5)
+    assert all(len(set(r)) == k for r in ind)
 
 
 def test_fast_search_on_duplicates_orders_ties_by_index():

@@ -632,15 +632,14 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   // Rows r0 .. r0 + len: chunks of rows whose dot products (chunk x k floats,
-  // about 32 MiB; on the H200 the argmin pass reads them back from DRAM, L2
-  // hit rate 4% under ncu) come from one cuBLAS TF32 GEMM each.
+  // fast_chunk_bytes()) come from one cuBLAS TF32 GEMM each.
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
     split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
     split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
     // Rows of dots padded to a multiple of 4 floats (the argmin's 128-bit loads).
     const std::int64_t ldk = (k + 3) / 4 * 4;
-    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (4 * ldk)));
+    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, fast_chunk_bytes() / (4 * ldk)));
     dots_.reserve(static_cast<std::size_t>(chunk * ldk), dev_);
     CublasLease blas(dev_, stream_);
     const float one = 1.0f, zero = 0.0f;

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "core/cuda/check.cuh"
 #include "twinlearn/core/numerics.hpp"
@@ -35,6 +36,20 @@ __global__ void split_tf32_kernel(const float* __restrict__ A, std::int64_t rows
   o[f] = hi;
   o[d + f] = lo_middle ? lo : hi;
   o[2 * d + f] = lo_middle ? hi : lo;
+}
+
+// Bytes of the dot-product block that one 3xTF32 GEMM of the fast searches
+// writes and the selection kernel then reads (KMeans: rows x clusters; the
+// neighbours: queries x index chunk): 32 MiB, or TWINLEARN_FAST_CHUNK_BYTES
+// (at least 1 MiB) to measure other sizes or to force many chunks in tests.
+// Smaller blocks mean more launches; at 32 MiB the H200 read them back from
+// DRAM anyway (L2 hit rate 4% under ncu).
+std::int64_t fast_chunk_bytes() {
+  if (const char* env = std::getenv("TWINLEARN_FAST_CHUNK_BYTES")) {
+    const long long b = std::strtoll(env, nullptr, 10);
+    return b >= (1LL << 20) ? static_cast<std::int64_t>(b) : std::int64_t(1) << 20;
+  }
+  return std::int64_t(32) << 20;
 }
 
 // Launches split_tf32_kernel on `stream`.

@@ -428,8 +428,7 @@ inline constexpr std::int64_t kKnnFastMinIndex = 65536;
 // dot-product metric, an index of at least kKnnFastMinIndex rows, room for
 // the split operands in a quarter of the free device memory); false when it
 // does not. Query blocks of up to 8192 rows, index chunks sized so that a
-// block's dot products fill about 32 MiB (the H200 reads them back from DRAM:
-// L2 hit rate 4% under ncu).
+// block's dot products fill fast_chunk_bytes().
 template <class T>
 bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, std::int64_t m, std::int64_t n,
                      std::int64_t d, const Metric& metric, std::int64_t k, T* dist_out, std::int64_t* ind_out,
@@ -444,11 +443,11 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     // Query blocks of at most 8192 rows, of equal size (one warp per query in
     // the selection: the more queries, the more warps in flight); index chunks
     // of a multiple of 32 rows such that a block's dot products fill about
-    // 32 MiB.
+    // fast_chunk_bytes().
     const std::int64_t nblk = (m + 8191) / 8192;
     const std::int64_t QB = std::min<std::int64_t>(m, ((m + nblk - 1) / nblk + 31) / 32 * 32), d3 = 3 * d;
     const std::int64_t NB = std::min<std::int64_t>(
-        n, std::max<std::int64_t>(1024, (std::int64_t(32) << 20) / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
+        n, std::max<std::int64_t>(1024, fast_chunk_bytes() / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
     const std::int64_t ldmax = (NB + 3) / 4 * 4;
     std::size_t free_b = 0, total_b = 0;
     TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
