@@ -20,17 +20,24 @@ def _exact_sq_dist(X, C):
     return (X**2).sum(1)[:, None] + (C**2).sum(1)[None, :] - 2 * X @ C.T
 
 
-@pytest.mark.parametrize("k,chunk_bytes", [(64, None), (61, 1 << 20)])
-def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, chunk_bytes, monkeypatch):
+@pytest.mark.parametrize(
+    "k,d,kernel,chunk_bytes",
+    [(64, 32, None, None), (61, 37, None, None), (64, 32, "gemm", None), (61, 37, "gemm", 1 << 20)],
+)
+def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, d, kernel, chunk_bytes, monkeypatch):
     # Uniform data has many rows nearly equidistant from two centers: plain
     # TF32 products (10-bit operands) pick a center farther than the nearest
     # by more than this tolerance for dozens of the 200k rows (simulated in
-    # NumPy); 3xTF32, like float32, for none. The second case forces 1 MiB
-    # blocks of dot products (49 chunks, the last one partial) and a cluster
-    # count that is not a multiple of 4 (the argmin's padded rows).
+    # NumPy); 3xTF32, like float32, for none. Both kernels: the fused WMMA
+    # kernel (default; 61 centers and 37 features leave partial tiles of
+    # centers and depth) and the cuBLAS GEMMs (TWINLEARN_KMEANS_FAST_KERNEL=gemm;
+    # with 1 MiB blocks of dot products: 49 chunks, the last one partial, and
+    # rows of dots padded to a multiple of 4).
+    if kernel is not None:
+        monkeypatch.setenv("TWINLEARN_KMEANS_FAST_KERNEL", kernel)
     if chunk_bytes is not None:
         monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
-    X, C = _uniform(k=k)
+    X, C = _uniform(d=d, k=k)
     km = KMeans(C.shape[0], init=C, n_init=1, max_iter=1, device="cuda", numeric_mode="fast").fit(X)
     assert km.numeric_mode_used() == "fast"
     km.cluster_centers_ = C.copy()

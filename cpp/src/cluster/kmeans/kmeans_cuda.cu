@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
+#include "cluster/kmeans/kmeans_wmma.cuh"
 #include "core/cuda/blas.cuh"
 #include "core/cuda/tf32_split.cuh"
 #include "neighbors/distance/distance_tile.cuh"
@@ -22,20 +24,6 @@ using tile::Cfg;
 using tile::Smem;
 
 unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
-
-// Adds the threads' counts of a block to *total with one atomic (a million
-// rows' counts on one address would queue behind each other). Every thread of
-// the block calls it.
-__device__ __forceinline__ void add_block_count(unsigned long long ch, unsigned long long* __restrict__ total) {
-  __shared__ unsigned long long block_sum;
-  if (threadIdx.x == 0) block_sum = 0;
-  __syncthreads();
-#pragma unroll
-  for (int o = 16; o >= 1; o >>= 1) ch += __shfl_xor_sync(0xffffffffu, ch, o);
-  if (threadIdx.x % 32 == 0 && ch) atomicAdd(&block_sum, ch);
-  __syncthreads();
-  if (threadIdx.x == 0 && block_sum) atomicAdd(total, block_sum);
-}
 
 // X - mean (in T), one thread per element; out may be X (in place).
 template <class T>
@@ -610,14 +598,24 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   // Fast mode's tensor-core assignment: float data resident on the device,
-  // at least kFastMinRows rows and kFastMinClusters centers, and room for the
-  // split rows (3 n d floats) in a quarter of the free device memory. The
-  // split rows are made once per fit (the data does not change).
+  // at least kFastMinRows rows and kFastMinClusters centers. Two kernels:
+  // the fused WMMA kernel (kmeans_wmma.cuh, the default), or, with
+  // TWINLEARN_KMEANS_FAST_KERNEL=gemm, cuBLAS GEMMs over split rows (3 n d
+  // floats, made once per fit, when they fit a quarter of the free device
+  // memory) and argmin_rows_kernel.
+  static bool fast_kernel_is_gemm() {
+    const char* env = std::getenv("TWINLEARN_KMEANS_FAST_KERNEL");
+    return env != nullptr && std::string(env) == "gemm";
+  }
+
   bool fast_path(std::int64_t k) {
     if (fast_state_ == 0) {
       fast_state_ = -1;
       const std::int64_t n = this->n, d = this->d;
-      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows) {
+      fused_ = !fast_kernel_is_gemm();
+      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows && fused_) {
+        fast_state_ = 1;
+      } else if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows) {
         std::size_t free_b = 0, total_b = 0;
         TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
         const std::size_t need = sizeof(float) * static_cast<std::size_t>(3 * n * d);
@@ -635,6 +633,16 @@ class CudaEngine final : public KMeansEngine<T> {
   // fast_chunk_bytes()) come from one cuBLAS TF32 GEMM each.
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
+    if (fused_) {
+      assign_wmma_kernel<<<blocks_for(len, kWmRows), kWmThreads, 0, stream_>>>(
+          reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
+          reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
+          static_cast<int>(k), static_cast<int>(d), labels_.data() + r0, reinterpret_cast<float*>(mind_.data()) + r0,
+          changed_.data());
+      TL_CUDA_CHECK_LAUNCH("assign_wmma_kernel");
+      used_fast_ = true;
+      return;
+    }
     split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
     split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
     // Rows of dots padded to a multiple of 4 floats (the argmin's 128-bit loads).
@@ -793,6 +801,7 @@ class CudaEngine final : public KMeansEngine<T> {
   int fast_state_ = 0;
   bool used_fast_ = false;
   DeviceBuffer<float> split_x_, split_c_, dots_;
+  bool fused_ = false;  // fast_path: the fused WMMA kernel, not the GEMMs
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };
