@@ -15,10 +15,19 @@ def _exact_sq(Q, X):
     return (Q**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * Q @ X.T
 
 
-@pytest.mark.parametrize("metric,chunk_bytes", [("euclidean", None), ("sqeuclidean", None), ("euclidean", 1 << 20)])
-def test_fast_search_returns_the_nearest_to_float_accuracy(metric, chunk_bytes, monkeypatch):
-    # 1 MiB blocks of dot products: 98 index chunks of 1024 rows, the last one
-    # of 675 (not a multiple of 4: the selection's scalar tail).
+@pytest.mark.parametrize(
+    "metric,kernel,chunk_bytes",
+    [("euclidean", None, None), ("sqeuclidean", None, None), ("sqeuclidean", "gemm", None),
+     ("euclidean", "gemm", 1 << 20)],
+)
+def test_fast_search_returns_the_nearest_to_float_accuracy(metric, kernel, chunk_bytes, monkeypatch):
+    # Both fast kernels: the fused tensor-core search (default; 100 003 index
+    # rows leave a partial last tile) and the cuBLAS GEMMs
+    # (TWINLEARN_KNN_FAST_KERNEL=gemm), there with 1 MiB blocks of dot
+    # products: 98 index chunks of 1024 rows, the last one of 675 (not a
+    # multiple of 4: the selection's scalar tail).
+    if kernel is not None:
+        monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", kernel)
     if chunk_bytes is not None:
         monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
     rng = np.random.default_rng(0)
@@ -42,10 +51,12 @@ def test_fast_search_returns_the_nearest_to_float_accuracy(metric, chunk_bytes, 
     np.testing.assert_allclose(dist, rd, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("chunk_bytes", [None, 1 << 20])
-def test_fast_cosine_search_returns_the_nearest_to_float_accuracy(chunk_bytes, monkeypatch):
-    # Cosine takes the selection's general ranking (rank_value), not the
-    # squared-distance FMA.
+@pytest.mark.parametrize("kernel,chunk_bytes", [(None, None), ("gemm", 1 << 20)])
+def test_fast_cosine_search_returns_the_nearest_to_float_accuracy(kernel, chunk_bytes, monkeypatch):
+    # Cosine takes the general ranking (rank_value), not the squared-distance
+    # FMA, in both fast kernels.
+    if kernel is not None:
+        monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", kernel)
     if chunk_bytes is not None:
         monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
     rng = np.random.default_rng(3)

@@ -7,11 +7,14 @@
 // longest step of the build.
 #pragma once
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/cuda/blas.cuh"
 #include "core/cuda/tf32_split.cuh"
+#include "core/cuda/wmma_tile.cuh"
 #include "neighbors/distance/distance_impl.hpp"
 #include "neighbors/distance/distance_tile.cuh"
 
@@ -421,6 +424,62 @@ __global__ void knn_chunk_select_kernel(const T* __restrict__ dots, std::int64_t
   }
 }
 
+// Fast mode's fused search (float, dot-product metrics): knn_split_kernel's
+// lists, index splits and tie rule, with each 128 x 64 tile of dot products
+// from core/cuda/wmma_tile.cuh (3xTF32 on the tensor cores, about float's
+// accuracy, no bit promise) instead of the SIMT tile, and no dot-product
+// matrix in global memory. Warp w filters queries w, w + 8, ... of the tile:
+// one comparison per candidate with the list's worst value (an empty list's
+// NaN counts as +inf; the data are finite), then insert_sorted decides
+// exactly. Sq: the (squared) Euclidean ranking value as one FMA and a clamp.
+template <bool Sq>
+__global__ void __launch_bounds__(kWmThreads)
+    knn_wmma_kernel(const float* __restrict__ Q, const float* __restrict__ qn, std::int64_t m,
+                    const float* __restrict__ Y, const float* __restrict__ yn, std::int64_t n, int d, MetricKind kind,
+                    std::int64_t k, std::int64_t tiles_per_split, int nsplit, float* __restrict__ list_v,
+                    std::int64_t* __restrict__ list_i) {
+  __shared__ WmmaTileSmem s;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kWmRows;
+  const int split = blockIdx.y;
+  const std::int64_t ntiles = (n + kWmCols - 1) / kWmCols;
+  const std::int64_t t0 = split * tiles_per_split, t1 = min(ntiles, t0 + tiles_per_split);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const bool vec = wmma_vec_ok(Q, Y, d);
+  for (std::int64_t t = t0; t < t1; ++t) {
+    const std::int64_t col0 = t * kWmCols;
+    wmma_dot_tile(Q, m, row0, Y, n, col0, d, vec, s);
+    for (int qq = warp; qq < kWmRows; qq += kWmThreads / 32) {
+      const std::int64_t r = row0 + qq;
+      if (r >= m) break;
+      float* lv = list_v + (r * nsplit + split) * k;
+      std::int64_t* li = list_i + (r * nsplit + split) * k;
+      float wv = lv[k - 1];
+      std::int64_t wi = li[k - 1];
+      const float xq = qn[r];
+      for (int j0 = 0; j0 < kWmCols; j0 += 32) {
+        const std::int64_t c = col0 + j0 + lane;
+        const float dot = s.u.dot[qq][j0 + lane];
+        const float y = c < n ? yn[c] : 0.0f;
+        float v;
+        if constexpr (Sq) {
+          v = fmaxf(fmaf(-2.0f, dot, xq + y), 0.0f);
+        } else {
+          v = dist::rank_value(kind, dot, xq, y);
+        }
+        const float bound = isnan(wv) ? INFINITY : wv;
+        insert_passing(c < n && v <= bound, v, c, lv, li, k, wv, wi);
+      }
+    }
+  }
+}
+
+// TWINLEARN_KNN_FAST_KERNEL=gemm: fast mode's search by cuBLAS GEMMs
+// (knn_search_fast) instead of the fused knn_wmma_kernel.
+inline bool knn_fast_kernel_is_gemm() {
+  const char* env = std::getenv("TWINLEARN_KNN_FAST_KERNEL");
+  return env != nullptr && std::string(env) == "gemm";
+}
+
 // Index rows at which the fast search pays (below, the fused kernel).
 inline constexpr std::int64_t kKnnFastMinIndex = 65536;
 
@@ -494,6 +553,14 @@ std::size_t knn_smem_bytes() {
   return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN;
 }
 
+// Blocks of knn_wmma_kernel<sq> in flight per multiprocessor.
+inline int knn_wmma_blocks_per_sm(bool sq) {
+  int blocks = 0;
+  TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, sq ? knn_wmma_kernel<true> : knn_wmma_kernel<false>, kWmThreads, 0));
+  return std::max(blocks, 1);
+}
+
 template <class T>
 int knn_blocks_per_sm(const Metric& metric) {
   return with_family(metric, [](auto fam) { return knn_split_occupancy<T, decltype(fam)::value>(); });
@@ -563,14 +630,22 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   Side<T> qs = prepare_side(ctx, queries, norms);
   Side<T> ys = prepare_side(ctx, index, norms);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
-  if (knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
-  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN;
+  if (knn_fast_kernel_is_gemm() && knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream))
+    return;
+  // Fast mode, float, a dot-product metric and an index of at least
+  // kKnnFastMinIndex rows: the fused tensor-core kernel in place of the SIMT
+  // one, with the same splits and lists.
+  const bool wm = std::is_same_v<T, float> && ctx.mode() == NumericMode::Fast &&
+                  dist::family_of(metric) == Family::Dot && n >= kKnnFastMinIndex && d > 0;
+  const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
+  const std::int64_t BM = wm ? kWmRows : Cfg<T>::BM, BN = wm ? kWmCols : Cfg<T>::BN;
   const std::int64_t ntiles = (n + BN - 1) / BN;
   // Splits of the index so that the grid fills the GPU about four times over
   // with a short last wave (blocks in flight from the occupancy calculator);
   // the result does not depend on the split (see knn_split_kernel).
   const std::int64_t qtiles_all = (m + BM - 1) / BM;
-  const std::int64_t slots = static_cast<std::int64_t>(sm_count(dev)) * knn_blocks_per_sm<T>(metric);
+  const std::int64_t slots = static_cast<std::int64_t>(sm_count(dev)) *
+                            (wm ? knn_wmma_blocks_per_sm(sq) : knn_blocks_per_sm<T>(metric));
   std::int64_t nsplit = std::max<std::int64_t>(1, slots * 4 / qtiles_all);
   nsplit = std::min<std::int64_t>({nsplit, ntiles, k > 256 ? 16 : 64});
   const std::int64_t tiles_per_split = (ntiles + nsplit - 1) / nsplit;
@@ -591,12 +666,23 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     const T* Q = qs.rows.view.data + q0 * d;
     const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
     const T* Y = ys.rows.view.data;
-    with_family(metric, [&](auto fam) {
-      constexpr Family F = decltype(fam)::value;
-      const bool dot = F == Family::Dot;
-      launch_knn_split_kernel<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n, d,
-                                    metric, k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
-    });
+    bool launched = false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (wm) {
+        const auto kernel = sq ? knn_wmma_kernel<true> : knn_wmma_kernel<false>;
+        kernel<<<grid, kWmThreads, 0, stream>>>(Q, qn, rows, Y, ys.norm_ptr(), n, static_cast<int>(d), metric.kind, k,
+                                                tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+        TL_CUDA_CHECK_LAUNCH("knn_wmma_kernel");
+        launched = true;
+      }
+    }
+    if (!launched)
+      with_family(metric, [&](auto fam) {
+        constexpr Family F = decltype(fam)::value;
+        const bool dot = F == Family::Dot;
+        launch_knn_split_kernel<T, F>(grid, stream, Q, dot ? qn : nullptr, rows, Y, dot ? ys.norm_ptr() : nullptr, n,
+                                      d, metric, k, tiles_per_split, static_cast<int>(nsplit), lv.data(), li.data());
+      });
     finish_lists(lv.data(), li.data(), rows, nsplit, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
                  ind_out + q0 * k, stream);
   }
