@@ -80,6 +80,9 @@ __device__ __forceinline__ void wmma_stage(const float* __restrict__ M, std::int
 // past na and of B past nb give 0; d >= 1). Every thread of the block calls
 // it; it begins with a barrier (the previous tile's readers are done with s)
 // and ends with one (the tile is complete).
+// Split = false: plain TF32 products (hi.hi' only), for the tests'
+// separating arm.
+template <bool Split = true>
 __device__ __forceinline__ void wmma_dot_tile(const float* __restrict__ A, std::int64_t na, std::int64_t row0,
                                               const float* __restrict__ B, std::int64_t nb, std::int64_t col0, int d,
                                               bool vec, WmmaTileSmem& s) {
@@ -114,8 +117,10 @@ __device__ __forceinline__ void wmma_dot_tile(const float* __restrict__ A, std::
       for (int i = 0; i < 2; ++i)
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          wmma::mma_sync(acc[i][j], al[i], bh[j], acc[i][j]);
-          wmma::mma_sync(acc[i][j], ah[i], bl[j], acc[i][j]);
+          if constexpr (Split) {
+            wmma::mma_sync(acc[i][j], al[i], bh[j], acc[i][j]);
+            wmma::mma_sync(acc[i][j], ah[i], bl[j], acc[i][j]);
+          }
           wmma::mma_sync(acc[i][j], ah[i], bh[j], acc[i][j]);
         }
     }
