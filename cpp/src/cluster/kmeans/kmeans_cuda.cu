@@ -650,17 +650,12 @@ class CudaEngine final : public KMeansEngine<T> {
     const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, fast_chunk_bytes() / (4 * ldk)));
     dots_.reserve(static_cast<std::size_t>(chunk * ldk), dev_);
     CublasLease blas(dev_, stream_);
-    const float one = 1.0f, zero = 0.0f;
     const float* xn = reinterpret_cast<const float*>(norms_.data());
     const float* cn = reinterpret_cast<const float*>(cnorms_.data());
     for (std::int64_t c0 = 0; c0 < len; c0 += chunk) {
       const std::int64_t rows = std::min(chunk, len - c0);
-      // Column-major: dots (k x rows, leading dimension ldk) = split_c (3d x k)^T * split_x (3d x rows).
-      TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(k), static_cast<int>(rows),
-                                   static_cast<int>(d3), &one, split_c_.data(), CUDA_R_32F, static_cast<int>(d3),
-                                   split_x_.data() + (r0 + c0) * d3, CUDA_R_32F, static_cast<int>(d3), &zero,
-                                   dots_.data(), CUDA_R_32F, static_cast<int>(ldk), CUBLAS_COMPUTE_32F_FAST_TF32,
-                                   CUBLAS_GEMM_DEFAULT));
+      // dots: rows x k, leading dimension ldk.
+      split_dots(blas.get(), split_x_.data() + (r0 + c0) * d3, rows, split_c_.data(), k, d3, dots_.data(), ldk);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for((rows + 3) / 4 * 32, 256), 4096));
       argmin_rows_kernel<<<grid, 256, 0, stream_>>>(dots_.data(), rows, static_cast<int>(k), ldk, xn + r0 + c0, cn,
                                                      labels_.data() + r0 + c0,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "core/cuda/blas.cuh"
 #include "core/cuda/check.cuh"
 #include "twinlearn/core/numerics.hpp"
 
@@ -50,6 +51,19 @@ std::int64_t fast_chunk_bytes() {
     return b >= (1LL << 20) ? static_cast<std::int64_t>(b) : std::int64_t(1) << 20;
   }
   return std::int64_t(32) << 20;
+}
+
+// The dot products of split rows: dots[c + r * ldc] = A3 row r . B3 row c
+// for r < na, c < nb (A3 split as [hi | hi | lo], B3 as [hi | lo | hi], rows of
+// d3 = 3d floats), one cuBLAS TF32 GEMM (column-major: dots (nb x na) =
+// B3ᵀ A3).
+void split_dots(cublasHandle_t blas, const float* A3, std::int64_t na, const float* B3, std::int64_t nb,
+                std::int64_t d3, float* dots, std::int64_t ldc) {
+  const float one = 1.0f, zero = 0.0f;
+  TL_CUBLAS_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(nb), static_cast<int>(na),
+                               static_cast<int>(d3), &one, B3, CUDA_R_32F, static_cast<int>(d3), A3, CUDA_R_32F,
+                               static_cast<int>(d3), &zero, dots, CUDA_R_32F, static_cast<int>(ldc),
+                               CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
 // Launches split_tf32_kernel on `stream`.

@@ -520,7 +520,6 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
         dv(static_cast<std::size_t>(QB * k), dev);
     DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
     CublasLease blas(dev, stream);
-    const float one = 1.0f, zero = 0.0f;
     const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
@@ -529,12 +528,8 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
       for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
         const std::int64_t nb = std::min(NB, n - j0);
         const std::int64_t ldd = (nb + 3) / 4 * 4;  // <= ldmax
-        // Column-major: dots (nb x rows, leading dimension ldd) = y3 chunk (3d x nb)^T * q3 block (3d x rows).
-        TL_CUBLAS_CHECK(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(nb),
-                                     static_cast<int>(rows), static_cast<int>(d3), &one, y3.data() + j0 * d3,
-                                     CUDA_R_32F, static_cast<int>(d3), q3.data() + q0 * d3, CUDA_R_32F,
-                                     static_cast<int>(d3), &zero, dots.data(), CUDA_R_32F, static_cast<int>(ldd),
-                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        // dots: rows x nb, leading dimension ldd.
+        split_dots(blas.get(), q3.data() + q0 * d3, rows, y3.data() + j0 * d3, nb, d3, dots.data(), ldd);
         const auto select = sq ? knn_chunk_select_kernel<T, true> : knn_chunk_select_kernel<T, false>;
         select<<<grid, 256, 0, stream>>>(dots.data(), rows, static_cast<int>(nb), ldd, j0, qs.norm_ptr() + q0,
                                          ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
