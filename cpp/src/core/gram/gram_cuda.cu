@@ -3,7 +3,9 @@
 #include "core/cuda/blas.cuh"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda/memory.cuh"
@@ -235,25 +237,45 @@ __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, s
 // Fast path: Zc rows widened to double into a dense buffer (rows x ldz,
 // row-major = column-major ldz x rows for cuBLAS). Columns D..ldz-1 are
 // written as zeros, so the products may run over them (whole multiples of 8
-// columns: aligned operands and cuBLAS's better kernels). One thread per
-// entry, entry e = b*ldz + col of the batch (rows * ldz < 2^32): consecutive
-// threads read consecutive entries of X and write consecutive doubles of Z.
+// columns: aligned operands and cuBLAS's better kernels). 64 threads per row,
+// four rows per block of 256, rows by grid stride; each thread takes four
+// consecutive columns at a time: one 128-bit load of X when all four are X's
+// (vec: d % 4 == 0 and X 16-byte aligned), two 128-bit stores of doubles.
 template <class T>
 __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
                                    const T* __restrict__ w, const T* __restrict__ off, std::int64_t r0,
-                                   unsigned rows, std::int64_t ldz, double* __restrict__ Z) {
-  const unsigned D = static_cast<unsigned>(d + t), W = static_cast<unsigned>(ldz);
-  const unsigned e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= rows * W) return;
-  const unsigned b = e / W, col = e - b * W;
-  if (col >= D) {
-    Z[e] = 0.0;
-    return;
-  }
-  const std::int64_t i = r0 + b;
+                                   std::int64_t rows, std::int64_t ldz, bool vec, double* __restrict__ Z) {
+  const std::int64_t D = d + t, groups = ldz / 4;
   const bool weighted = w != nullptr;
-  const T s = weighted ? num::sqrt(w[i]) : T(1);
-  Z[e] = static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted));
+  const int lane = threadIdx.x % 64;
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * 4 + threadIdx.x / 64; b < rows;
+       b += static_cast<std::int64_t>(gridDim.x) * 4) {
+    const std::int64_t i = r0 + b;
+    const T s = weighted ? num::sqrt(w[i]) : T(1);
+    double* zrow = Z + b * ldz;
+    for (std::int64_t g = lane; g < groups; g += 64) {
+      const std::int64_t c0 = 4 * g;
+      double v[4];
+      if constexpr (std::is_same_v<T, float>) {
+        if (vec && c0 + 4 <= d) {
+          const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
+          const float xs[4] = {x4.x, x4.y, x4.z, x4.w};
+#pragma unroll
+          for (int q = 0; q < 4; ++q) v[q] = static_cast<double>(gram_detail::centred(xs[q], off, c0 + q, s, weighted));
+          reinterpret_cast<double2*>(zrow + c0)[0] = make_double2(v[0], v[1]);
+          reinterpret_cast<double2*>(zrow + c0)[1] = make_double2(v[2], v[3]);
+          continue;
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const std::int64_t col = c0 + q;
+        v[q] = col < D ? static_cast<double>(load_zc(X, d, Y, t, off, i, col, s, weighted)) : 0.0;
+      }
+      reinterpret_cast<double2*>(zrow + c0)[0] = make_double2(v[0], v[1]);
+      reinterpret_cast<double2*>(zrow + c0)[1] = make_double2(v[2], v[3]);
+    }
+  }
 }
 
 // The column split of the fast product: the upper triangle of the ldz x ldz
@@ -290,6 +312,7 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_BATCH_ROWS")) cap = std::strtoll(env, nullptr, 10);
   const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, cap));
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
+  const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
   DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
   CublasLease blas(dev, stream);
   const std::int64_t h = fast_split(ldz);
@@ -306,9 +329,8 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   }
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    const std::int64_t entries = rows * ldz;
-    centre_rows_kernel<T><<<static_cast<unsigned>((entries + 255) / 256), 256, 0, stream>>>(
-        X, d, Y, t, w, off, r0, static_cast<unsigned>(rows), ldz, Z.data());
+    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows + 3) / 4, 65536));
+    centre_rows_kernel<T><<<grid, 256, 0, stream>>>(X, d, Y, t, w, off, r0, rows, ldz, vec, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     const double one = 1.0, beta = r0 == 0 ? 0.0 : 1.0;
     // Column-major: Z is ldz x rows, C is ldz x ldz with G[j, k] at C[j + k*ldz].
