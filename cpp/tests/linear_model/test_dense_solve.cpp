@@ -53,6 +53,40 @@ TEST(DenseSolve, CholeskySolvesSpdSystem) {
   EXPECT_FALSE(tl::linalg::cholesky_upper(S.data(), n));
 }
 
+// The factor's documented arithmetic, entry by entry (left-looking):
+// u_ij = (a_ij - u_0i u_0j - u_1i u_1j - ... - u_(i-1)i u_(i-1)j) / u_ii in
+// that order, u_ii = sqrt of its diagonal so reduced. cholesky_upper works in
+// blocks of rows; its bits must be these for every size around the block
+// (a block's updates applied in another order, or summed first, differ).
+Vec cholesky_reference(const Vec& A, std::int64_t n) {
+  Vec U(A.size(), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double dii = A[i * n + i];
+    for (std::int64_t k = 0; k < i; ++k) dii = dii - U[k * n + i] * U[k * n + i];
+    const double uii = std::sqrt(dii);
+    U[i * n + i] = uii;
+    for (std::int64_t j = i + 1; j < n; ++j) {
+      double s = A[i * n + j];
+      for (std::int64_t k = 0; k < i; ++k) s = s - U[k * n + i] * U[k * n + j];
+      U[i * n + j] = s / uii;
+    }
+  }
+  return U;
+}
+
+TEST(DenseSolve, BlockedCholeskyHasTheEntrywiseBits) {
+  for (std::int64_t n : {1, 2, 7, 8, 9, 16, 17, 63, 100, 257}) {
+    const Vec A = spd(n, n + 5, 0.25, 40 + static_cast<std::uint64_t>(n));
+    Vec U = A;
+    ASSERT_TRUE(tl::linalg::cholesky_upper(U.data(), n));
+    const Vec R = cholesky_reference(A, n);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = i; j < n; ++j)
+        ASSERT_TRUE(tltest::same_bits(U[i * n + j], R[i * n + j]))
+            << "n=" << n << " (" << i << ", " << j << "): " << U[i * n + j] << " vs " << R[i * n + j];
+  }
+}
+
 TEST(DenseSolve, ConditionEstimateIsClose) {
   // diag(1, ..., 1e-8): ‖A⁻¹‖₁ = 1e8 exactly.
   const std::int64_t n = 9;
@@ -63,6 +97,20 @@ TEST(DenseSolve, ConditionEstimateIsClose) {
   const double est = tl::linalg::inverse_norm1_estimate(n, [&](double* x) { tl::linalg::cholesky_solve(U.data(), n, x); });
   EXPECT_NEAR(est, 1e8, 1e-2);
   EXPECT_DOUBLE_EQ(tl::linalg::norm1(A.data(), n), 1.0);
+}
+
+TEST(DenseSolve, SymmetricNormReadsTheUpperTriangleOnly) {
+  for (std::int64_t n : {1, 2, 5, 33}) {
+    Vec A = spd(n, n + 3, 0.0, 90 + static_cast<std::uint64_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) A[i * n + (n - 1 - i)] *= 1e9;  // one large entry a row
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < i; ++j) A[i * n + j] = A[j * n + i];
+    Vec upper = A;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < i; ++j) upper[i * n + j] = NAN;  // never read
+    const double full = tl::linalg::norm1(A.data(), n);
+    EXPECT_TRUE(tltest::same_bits(tl::linalg::norm1_symmetric_upper(upper.data(), n), full)) << "n=" << n;
+  }
 }
 
 TEST(DenseSolve, EigenDecompositionReconstructs) {

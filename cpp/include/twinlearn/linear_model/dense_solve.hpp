@@ -28,6 +28,10 @@ double inverse_norm1_estimate(std::int64_t n, const std::function<void(double*)>
 // ‖A‖₁ (largest absolute column sum).
 double norm1(const double* A, std::int64_t n);
 
+// ‖A‖₁ of the symmetric matrix whose upper triangle (j >= i) A holds; the
+// lower triangle is not read. The same bits as norm1 of the mirrored matrix.
+double norm1_symmetric_upper(const double* A, std::int64_t n);
+
 // Symmetric eigendecomposition A = V diag(lam) Vᵀ: Householder reduction to
 // tridiagonal form and the implicit QL method (EISPACK tred2/tql2).
 // lam: n eigenvalues in ascending order; V: n x n row-major, column i the

@@ -9,20 +9,51 @@
 namespace tl::linalg {
 
 bool cholesky_upper(double* A, std::int64_t n) {
-  for (std::int64_t k = 0; k < n; ++k) {
-    double* rk = A + k * n;
-    const double akk = rk[k];
-    if (!(akk > 0.0) || num::is_inf(akk)) return false;
-    const double ukk = num::sqrt(akk);
-    rk[k] = ukk;
-    for (std::int64_t j = k + 1; j < n; ++j) rk[j] = rk[j] / ukk;
-    // Trailing update, row by row: A[i][j] -= U[k][i] * U[k][j] for j >= i.
-    // Each entry receives its updates in increasing k; the inner loop is an
-    // axpy over independent entries.
-    for (std::int64_t i = k + 1; i < n; ++i) {
-      const double uki = rk[i];
+  // Entry (i, j), j >= i, receives A[i][j] - U[k][i] * U[k][j] for k = 0, 1,
+  // ..., i - 1 in increasing k, then row i is divided by U[i][i] = sqrt of
+  // its diagonal. The steps go in blocks of kBlock rows: the block's rows are
+  // factored one after another (each updating the block's later rows only),
+  // then every row below the block takes the block's kBlock updates at once,
+  // still in increasing k, so each entry sees the same operations in the
+  // same order as step by step, while the block's rows stay in cache.
+  constexpr std::int64_t kBlock = 8;
+  for (std::int64_t k0 = 0; k0 < n; k0 += kBlock) {
+    const std::int64_t k1 = k0 + kBlock < n ? k0 + kBlock : n;
+    for (std::int64_t k = k0; k < k1; ++k) {
+      double* rk = A + k * n;
+      const double akk = rk[k];
+      if (!(akk > 0.0) || num::is_inf(akk)) return false;
+      const double ukk = num::sqrt(akk);
+      rk[k] = ukk;
+      for (std::int64_t j = k + 1; j < n; ++j) rk[j] = rk[j] / ukk;
+      for (std::int64_t i = k + 1; i < k1; ++i) {
+        const double uki = rk[i];
+        double* ri = A + i * n;
+        for (std::int64_t j = i; j < n; ++j) ri[j] = ri[j] - uki * rk[j];
+      }
+    }
+    const std::int64_t nb = k1 - k0;
+    for (std::int64_t i = k1; i < n; ++i) {
       double* ri = A + i * n;
-      for (std::int64_t j = i; j < n; ++j) ri[j] = ri[j] - uki * rk[j];
+      double c[kBlock];
+      const double* r[kBlock];
+      for (std::int64_t q = 0; q < nb; ++q) {
+        r[q] = A + (k0 + q) * n;
+        c[q] = r[q][i];
+      }
+      if (nb == kBlock) {
+        for (std::int64_t j = i; j < n; ++j) {
+          double s = ri[j];
+          for (std::int64_t q = 0; q < kBlock; ++q) s = s - c[q] * r[q][j];
+          ri[j] = s;
+        }
+      } else {
+        for (std::int64_t j = i; j < n; ++j) {
+          double s = ri[j];
+          for (std::int64_t q = 0; q < nb; ++q) s = s - c[q] * r[q][j];
+          ri[j] = s;
+        }
+      }
     }
   }
   return true;
@@ -46,11 +77,31 @@ void cholesky_solve(const double* U, std::int64_t n, double* b) {
 }
 
 double norm1(const double* A, std::int64_t n) {
+  // Column sums in increasing row order, accumulated row by row (contiguous
+  // reads; each sum sees the same additions in the same order).
+  std::vector<double> col(static_cast<std::size_t>(n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double* ri = A + i * n;
+    for (std::int64_t j = 0; j < n; ++j) col[j] = col[j] + std::fabs(ri[j]);
+  }
   double best = 0.0;
-  for (std::int64_t j = 0; j < n; ++j) {
-    double s = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) s = s + std::fabs(A[i * n + j]);
+  for (std::int64_t j = 0; j < n; ++j)
+    if (col[j] > best || num::is_nan(col[j])) best = col[j];
+  return best;
+}
+
+double norm1_symmetric_upper(const double* A, std::int64_t n) {
+  // Column j of the symmetric matrix is A[i][j] for i < j, then row j from
+  // the diagonal on: col[j] takes the first part row by row, and at row j
+  // the rest, in increasing i as norm1 of the full matrix does.
+  std::vector<double> col(static_cast<std::size_t>(n), 0.0);
+  double best = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double* ri = A + i * n;
+    double s = col[i];
+    for (std::int64_t j = i; j < n; ++j) s = s + std::fabs(ri[j]);
     if (s > best || num::is_nan(s)) best = s;
+    for (std::int64_t j = i + 1; j < n; ++j) col[j] = col[j] + std::fabs(ri[j]);
   }
   return best;
 }

@@ -40,19 +40,14 @@ bool spd_factor(const Vec& A, std::int64_t n, double cond_limit, double unscaled
   }
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = i; j < n; ++j) f.U[i * n + j] = (f.s[i] * A[i * n + j]) * f.s[j];
-  Vec scaled = f.U;  // upper triangle of S A S, for its norm
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < i; ++j) scaled[i * n + j] = scaled[j * n + i];
+  const double scaled_norm = linalg::norm1_symmetric_upper(f.U.data(), n);  // S A S, before factoring
   if (!linalg::cholesky_upper(f.U.data(), n)) return false;
   const double scaled_cond =
-      linalg::norm1(scaled.data(), n) *
+      scaled_norm *
       linalg::inverse_norm1_estimate(n, [&](double* x) { linalg::cholesky_solve(f.U.data(), n, x); });
   if (!(scaled_cond < cond_limit)) return false;
   if (unscaled_limit > 0.0) {
-    Vec full(A);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < i; ++j) full[i * n + j] = full[j * n + i];
-    const double cond = linalg::norm1(full.data(), n) *
+    const double cond = linalg::norm1_symmetric_upper(A.data(), n) *
                         linalg::inverse_norm1_estimate(n, [&](double* x) { f.solve(x); });
     if (!(cond < unscaled_limit)) return false;
   }
