@@ -23,6 +23,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="smoke: tiny sizes (tests); quick: one size per workload (default); "
                         "full: quick plus scaling sweeps and extra workloads")
     p.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads (see --list)")
+    p.add_argument("--contenders", metavar="PREFIX[,PREFIX]",
+                   help="run only the contenders whose name starts with one of these (case-insensitive), "
+                        "e.g. 'twinlearn deterministic,scikit-learn'")
     p.add_argument("--device", choices=("cuda", "cpu"),
                    help="default: cuda when twinlearn's CUDA backend is usable, else cpu")
     p.add_argument("--sizes", choices=("smoke", "cpu", "cuda"),
@@ -173,6 +176,7 @@ def main(argv=None) -> int:
         sweep_cutoff_s=args.sweep_cutoff,
         sweep_min_rows=args.sweep_min_rows,
         sweep_max_rows=args.sweep_max_rows,
+        contenders=tuple(args.contenders.split(",")) if args.contenders else None,
     )
     log(f"bench: {len(chosen)} workload(s), suite {cfg.suite}, sizes {cfg.sizes}, device {cfg.device}")
     load_at_start = environment.load_average()
@@ -194,6 +198,7 @@ def main(argv=None) -> int:
                 "sweep_max_rows": cfg.sweep_max_rows,
                 "device_input": cfg.device_input,
                 "only": args.only,
+                "contenders": args.contenders,
             },
             "environment": env,
             "elapsed_s": elapsed,

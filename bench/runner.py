@@ -42,6 +42,13 @@ class RunConfig:
     sweep_cutoff_s: float = 30.0
     sweep_min_rows: int | None = None
     sweep_max_rows: int | None = None
+    contenders: tuple[str, ...] | None = None  # name prefixes to run; None: all
+
+
+def picked(name: str, prefixes) -> bool:
+    """Whether a contender runs under ``--contenders`` (name prefixes,
+    case-insensitive; None runs every contender)."""
+    return prefixes is None or any(name.lower().startswith(p.strip().lower()) for p in prefixes)
 
 
 class _Inputs:
@@ -254,7 +261,8 @@ class Runner:
         plan = []
         for wl in workloads:
             scale = wl.scales[self.cfg.sizes]
-            contenders = contenders_for(wl, self.cfg.device, self.cfg.device_input, self.cfg.suite)
+            contenders = [c for c in contenders_for(wl, self.cfg.device, self.cfg.device_input, self.cfg.suite)
+                          if picked(c.name, self.cfg.contenders)]
             rows = sweep_rows(wl, scale, self.cfg) if self.cfg.suite == "full" and wl.sweep else []
             plan.append((wl, scale, contenders, rows))
         return plan

@@ -565,3 +565,11 @@ def test_a_cpu_run_keeps_the_published_page(tmp_path, monkeypatch):
     assert cli.main(argv) == 0
     assert out.exists() and (tmp_path / "cpu-run.md").exists()
     assert not (tmp_path / "published.md").exists()
+
+
+def test_contenders_option_runs_only_the_named_ones(tmp_path):
+    result, sweep, _ = _scaler_sweep(tmp_path, "--sweep-max-rows", "2048", "--contenders",
+                                     "twinlearn deterministic,Scikit-Learn")
+    for recs in [records(result, "standard_scaler")] + [by_name(p["contenders"]) for p in sweep["points"]]:
+        assert set(recs) == {"scikit-learn", "twinlearn deterministic (numpy)"}
+    assert result["settings"]["contenders"] == "twinlearn deterministic,Scikit-Learn"

@@ -17,16 +17,19 @@ def _exact_sq(Q, X):
 
 @pytest.mark.parametrize(
     "metric,kernel,chunk_bytes",
-    [("euclidean", None, None), ("sqeuclidean", None, None), ("sqeuclidean", "gemm", None),
-     ("euclidean", "gemm", 1 << 20)],
+    [("euclidean", None, None), ("sqeuclidean", None, None), ("euclidean", None, 1 << 20),
+     ("euclidean", "0", 1 << 20), ("sqeuclidean", "wmma", None), ("euclidean", "wmma", None)],
 )
 def test_fast_search_returns_the_nearest_to_float_accuracy(metric, kernel, chunk_bytes, monkeypatch):
-    # Both fast kernels: the fused tensor-core search (default; 100 003 index
-    # rows leave a partial last tile) and the cuBLAS GEMMs
-    # (TWINLEARN_KNN_FAST_KERNEL=gemm), there with 1 MiB blocks of dot
-    # products: 98 index chunks of 1024 rows, the last one of 675 (not a
-    # multiple of 4: the selection's scalar tail).
-    if kernel is not None:
+    # Both fast kernels: the cuBLAS GEMMs (default), there also with 1 MiB
+    # blocks of dot products: 98 index chunks of 1024 rows, the last one of
+    # 675 (not a multiple of 4: the selection's scalar tail), the selection
+    # on the second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0, on the
+    # first; and the fused tensor-core search (TWINLEARN_KNN_FAST_KERNEL=wmma;
+    # 100 003 index rows leave a partial last tile).
+    if kernel == "0":
+        monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", "0")
+    elif kernel is not None:
         monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", kernel)
     if chunk_bytes is not None:
         monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
@@ -51,7 +54,7 @@ def test_fast_search_returns_the_nearest_to_float_accuracy(metric, kernel, chunk
     np.testing.assert_allclose(dist, rd, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("kernel,chunk_bytes", [(None, None), ("gemm", 1 << 20)])
+@pytest.mark.parametrize("kernel,chunk_bytes", [(None, None), (None, 1 << 20), ("wmma", None)])
 def test_fast_cosine_search_returns_the_nearest_to_float_accuracy(kernel, chunk_bytes, monkeypatch):
     # Cosine takes the general ranking (rank_value), not the squared-distance
     # FMA, in both fast kernels.
@@ -113,3 +116,23 @@ def test_fast_mode_keeps_the_exact_search_for_other_metrics(metric):
     assert fast.numeric_mode_used() == "identical"
     for a, b in zip(fast.kneighbors(Q), cpu.kneighbors(Q)):
         assert a.tobytes() == b.tobytes()
+
+
+def test_overlapped_selection_gives_the_lists_of_the_serial_one(monkeypatch):
+    # The selection of each chunk runs on a second stream beside the next
+    # chunk's GEMM, two dot-product blocks in turn. The same GEMMs and the
+    # same selections in the same order: the bits of the serial run
+    # (TWINLEARN_FAST_PIPELINE=0). 1 MiB blocks: 98 chunks, each block reused
+    # 49 times, so a GEMM that overwrote a block still being read would
+    # change the lists.
+    monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(1 << 20))
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(100_003, 32)).astype(np.float32)
+    Q = rng.normal(size=(300, 32)).astype(np.float32)
+    out = []
+    for pipeline in ("1", "0"):
+        monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", pipeline)
+        nn = NearestNeighbors(n_neighbors=16, device="cuda", numeric_mode="fast").fit(X)
+        out.append(nn.kneighbors(Q))
+    assert out[0][1].tobytes() == out[1][1].tobytes()
+    assert out[0][0].tobytes() == out[1][0].tobytes()

@@ -14,6 +14,7 @@
 
 #include "core/cuda/blas.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/memory.cuh"
 #include "twinlearn/core/numerics.hpp"
 
 namespace tl::detail {
@@ -65,6 +66,74 @@ void split_dots(cublasHandle_t blas, const float* A3, std::int64_t na, const flo
                                static_cast<int>(d3), &zero, dots, CUDA_R_32F, static_cast<int>(ldc),
                                CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
+
+// Two dot-product blocks used in turn by a search's loop of (GEMM, then a
+// kernel that reads the block): the GEMM of block c + 1 runs on the caller's
+// stream while the reader of block c runs on a second stream, so the
+// tensor-core GEMM and the memory-bound reader overlap. The readers run in
+// order on their stream (they may update the same lists); a GEMM waits for
+// the reader that last used its block. join() makes the caller's stream wait
+// for every reader (the destructor joins too). TWINLEARN_FAST_PIPELINE=0:
+// one block, everything on the caller's stream (to measure the difference).
+//   float* dots = pipe.next();          // GEMM into dots on `stream`
+//   cudaStream_t rs = pipe.reader();    // then the reader on rs
+//   ... launch on rs ...; pipe.read();
+class DotsPipeline {
+ public:
+  DotsPipeline(cudaStream_t stream, int dev, std::size_t floats) : main_(stream) {
+    const char* env = std::getenv("TWINLEARN_FAST_PIPELINE");
+    overlap_ = !(env != nullptr && env[0] == '0');
+    for (int b = 0; b < (overlap_ ? 2 : 1); ++b) buf_[b] = DeviceBuffer<float>(floats, dev);
+    if (!overlap_) return;
+    TL_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    for (int b = 0; b < 2; ++b) {
+      TL_CUDA_CHECK(cudaEventCreateWithFlags(&made_[b], cudaEventDisableTiming));
+      TL_CUDA_CHECK(cudaEventCreateWithFlags(&read_[b], cudaEventDisableTiming));
+    }
+  }
+  DotsPipeline(const DotsPipeline&) = delete;
+  DotsPipeline& operator=(const DotsPipeline&) = delete;
+  ~DotsPipeline() {
+    if (!overlap_) return;
+    cudaStreamWaitEvent(main_, done_, 0);
+    for (int b = 0; b < 2; ++b) {
+      cudaEventDestroy(made_[b]);
+      cudaEventDestroy(read_[b]);
+    }
+    cudaStreamDestroy(side_);
+  }
+  // The block for the next GEMM (enqueue it on the caller's stream).
+  float* next() {
+    if (!overlap_) return buf_[0].data();
+    cur_ ^= 1;
+    TL_CUDA_CHECK(cudaStreamWaitEvent(main_, read_[cur_], 0));  // a never-recorded event: no wait
+    return buf_[cur_].data();
+  }
+  // The stream for the reader of the block just made.
+  cudaStream_t reader() {
+    if (!overlap_) return main_;
+    TL_CUDA_CHECK(cudaEventRecord(made_[cur_], main_));
+    TL_CUDA_CHECK(cudaStreamWaitEvent(side_, made_[cur_], 0));
+    return side_;
+  }
+  // After the reader was enqueued.
+  void read() {
+    if (!overlap_) return;
+    TL_CUDA_CHECK(cudaEventRecord(read_[cur_], side_));
+    done_ = read_[cur_];
+  }
+  // The caller's stream waits for every reader enqueued so far.
+  void join() {
+    if (overlap_ && done_ != nullptr) TL_CUDA_CHECK(cudaStreamWaitEvent(main_, done_, 0));
+  }
+
+ private:
+  cudaStream_t main_, side_ = nullptr;
+  bool overlap_ = true;
+  int cur_ = 1;
+  DeviceBuffer<float> buf_[2];
+  cudaEvent_t made_[2] = {nullptr, nullptr}, read_[2] = {nullptr, nullptr}, done_ = nullptr;
+};
 
 // Launches split_tf32_kernel on `stream`.
 void split_tf32(const float* A, std::int64_t rows, std::int64_t d, bool lo_middle, float* out,
