@@ -22,8 +22,7 @@ def _exact_sq_dist(X, C):
 
 @pytest.mark.parametrize(
     "k,d,kernel,chunk_bytes",
-    [(64, 32, None, None), (61, 37, None, 1 << 20), (61, 37, "0", 1 << 20), (64, 32, "wmma", None),
-     (61, 37, "wmma", None)],
+    [(64, 32, None, None), (61, 37, None, 1 << 20), (64, 32, "wmma", None), (61, 37, "wmma", None)],
 )
 def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, d, kernel, chunk_bytes, monkeypatch):
     # Uniform data has many rows nearly equidistant from two centers: plain
@@ -31,13 +30,10 @@ def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, d, kernel, chu
     # by more than this tolerance for dozens of the 200k rows (simulated in
     # NumPy); 3xTF32, like float32, for none. Both kernels: the cuBLAS GEMMs
     # (default; with 1 MiB blocks of dot products: 49 chunks, the last one
-    # partial, rows of dots padded to a multiple of 4, and the argmin on the
-    # second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0, on the first)
-    # and the fused WMMA kernel (TWINLEARN_KMEANS_FAST_KERNEL=wmma; 61 centers
-    # and 37 features leave partial tiles of centers and depth).
-    if kernel == "0":
-        monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", "0")
-    elif kernel is not None:
+    # partial, rows of dots padded to a multiple of 4) and the fused WMMA
+    # kernel (TWINLEARN_KMEANS_FAST_KERNEL=wmma; 61 centers and 37 features
+    # leave partial tiles of centers and depth).
+    if kernel is not None:
         monkeypatch.setenv("TWINLEARN_KMEANS_FAST_KERNEL", kernel)
     if chunk_bytes is not None:
         monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
@@ -86,18 +82,3 @@ def test_fast_mode_keeps_the_canonical_kernel_where_the_tensor_cores_do_not_serv
     assert fast.cluster_centers_.tobytes() == cpu.cluster_centers_.tobytes()
     assert fast.labels_.tobytes() == cpu.labels_.tobytes()
 
-
-def test_overlapped_argmin_gives_the_fit_of_the_serial_one(monkeypatch):
-    # Each chunk's argmin runs on a second stream beside the next chunk's
-    # GEMM, two dot-product blocks in turn; the same kernels on the same
-    # blocks give the bits of the serial run (TWINLEARN_FAST_PIPELINE=0).
-    # 1 MiB blocks: 49 chunks an iteration, each block reused about 25 times.
-    monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(1 << 20))
-    X, C = _uniform(d=32, k=64)
-    fits = []
-    for pipeline in ("1", "0"):
-        monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", pipeline)
-        fits.append(KMeans(64, init=C, n_init=1, max_iter=5, tol=0.0, device="cuda", numeric_mode="fast").fit(X))
-    assert fits[0].labels_.tobytes() == fits[1].labels_.tobytes()
-    assert fits[0].cluster_centers_.tobytes() == fits[1].cluster_centers_.tobytes()
-    assert fits[0].inertia_ == fits[1].inertia_

@@ -632,7 +632,7 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   // Rows r0 .. r0 + len: chunks of rows whose dot products (chunk x k floats,
-  // fast_chunk_bytes()) come from one cuBLAS TF32 GEMM each.
+  // fast_chunk_bytes(32 MiB)) come from one cuBLAS TF32 GEMM each.
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
     if (fused_) {
@@ -649,15 +649,17 @@ class CudaEngine final : public KMeansEngine<T> {
     split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
     // Rows of dots padded to a multiple of 4 floats (the argmin's 128-bit loads).
     const std::int64_t ldk = (k + 3) / 4 * 4;
-    const std::int64_t chunk = std::min(len, std::max<std::int64_t>(1024, fast_chunk_bytes() / (4 * ldk)));
-    DotsPipeline pipe(stream_, dev_, static_cast<std::size_t>(chunk * ldk));
+    const std::int64_t chunk =
+        std::min(len, std::max<std::int64_t>(1024, fast_chunk_bytes(std::int64_t(32) << 20) / (4 * ldk)));
+    // One block, GEMM and argmin one after the other (overlapped, both ran
+    // slower on the H200; see DotsPipeline).
+    DotsPipeline pipe(stream_, dev_, static_cast<std::size_t>(chunk * ldk), false);
     CublasLease blas(dev_, stream_);
     const float* xn = reinterpret_cast<const float*>(norms_.data());
     const float* cn = reinterpret_cast<const float*>(cnorms_.data());
     for (std::int64_t c0 = 0; c0 < len; c0 += chunk) {
       const std::int64_t rows = std::min(chunk, len - c0);
       // dots: rows x k, leading dimension ldk.
-      // The argmin of this chunk runs beside the next chunk's GEMM.
       float* dots = pipe.next();
       split_dots(blas.get(), split_x_.data() + (r0 + c0) * d3, rows, split_c_.data(), k, d3, dots, ldk);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for((rows + 3) / 4 * 32, 256), 4096));

@@ -42,16 +42,17 @@ __global__ void split_tf32_kernel(const float* __restrict__ A, std::int64_t rows
 
 // Bytes of the dot-product block that one 3xTF32 GEMM of the fast searches
 // writes and the selection kernel then reads (KMeans: rows x clusters; the
-// neighbours: queries x index chunk): 32 MiB, or TWINLEARN_FAST_CHUNK_BYTES
-// (at least 1 MiB) to measure other sizes or to force many chunks in tests.
-// Smaller blocks mean more launches; at 32 MiB the H200 read them back from
-// DRAM anyway (L2 hit rate 4% under ncu).
-std::int64_t fast_chunk_bytes() {
+// neighbours: queries x index chunk): `preferred`, or
+// TWINLEARN_FAST_CHUNK_BYTES (at least 1 MiB) to measure other sizes or to
+// force many chunks in tests. Smaller blocks mean more launches; at 32 MiB
+// the H200 read them back from DRAM anyway (L2 hit rate 4% under ncu), and
+// 8 MiB blocks were slower for both searches.
+std::int64_t fast_chunk_bytes(std::int64_t preferred) {
   if (const char* env = std::getenv("TWINLEARN_FAST_CHUNK_BYTES")) {
     const long long b = std::strtoll(env, nullptr, 10);
     return b >= (1LL << 20) ? static_cast<std::int64_t>(b) : std::int64_t(1) << 20;
   }
-  return std::int64_t(32) << 20;
+  return preferred;
 }
 
 // The dot products of split rows: dots[c + r * ldc] = A3 row r . B3 row c
@@ -67,22 +68,26 @@ void split_dots(cublasHandle_t blas, const float* A3, std::int64_t na, const flo
                                CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
-// Two dot-product blocks used in turn by a search's loop of (GEMM, then a
-// kernel that reads the block): the GEMM of block c + 1 runs on the caller's
-// stream while the reader of block c runs on a second stream, so the
-// tensor-core GEMM and the memory-bound reader overlap. The readers run in
-// order on their stream (they may update the same lists); a GEMM waits for
-// the reader that last used its block. join() makes the caller's stream wait
-// for every reader (the destructor joins too). TWINLEARN_FAST_PIPELINE=0:
-// one block, everything on the caller's stream (to measure the difference).
+// The dot-product blocks of a search's loop of (GEMM, then a kernel that
+// reads the block). With `overlap`, two blocks in turn: the GEMM of block
+// c + 1 runs on the caller's stream while the reader of block c runs on a
+// second stream. The readers run in order on their stream (they may update
+// the same lists); a GEMM waits for the reader that last used its block.
+// join() makes the caller's stream wait for every reader (the destructor
+// joins too). Without overlap (or with TWINLEARN_FAST_PIPELINE=0): one
+// block, everything on the caller's stream. On the H200 the overlap paid for
+// the neighbour search with 128 MiB blocks (1M x 64 index, 10k queries:
+// 38.5 ms against 46.9 ms serial with 32 MiB blocks) and not for KMeans'
+// assignment (55.4 against 50.1 ms: the GEMM and the argmin each ran slower
+// side by side).
 //   float* dots = pipe.next();          // GEMM into dots on `stream`
 //   cudaStream_t rs = pipe.reader();    // then the reader on rs
 //   ... launch on rs ...; pipe.read();
 class DotsPipeline {
  public:
-  DotsPipeline(cudaStream_t stream, int dev, std::size_t floats) : main_(stream) {
+  DotsPipeline(cudaStream_t stream, int dev, std::size_t floats, bool overlap) : main_(stream) {
     const char* env = std::getenv("TWINLEARN_FAST_PIPELINE");
-    overlap_ = !(env != nullptr && env[0] == '0');
+    overlap_ = overlap && !(env != nullptr && env[0] == '0');
     for (int b = 0; b < (overlap_ ? 2 : 1); ++b) buf_[b] = DeviceBuffer<float>(floats, dev);
     if (!overlap_) return;
     TL_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));

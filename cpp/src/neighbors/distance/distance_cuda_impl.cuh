@@ -484,12 +484,15 @@ inline bool knn_fast_kernel_is_wmma() {
 
 // Index rows at which the fast search pays (below, the fused kernel).
 inline constexpr std::int64_t kKnnFastMinIndex = 65536;
+// Bytes of one block of dot products (fast_chunk_bytes): 128 MiB, two in
+// turn (DotsPipeline), a few hundred launches for 10k queries against 1M rows.
+inline constexpr std::int64_t kKnnFastChunkBytes = std::int64_t(128) << 20;
 
 // The fast search of knn_search_cuda when it serves (fast mode, float, a
 // dot-product metric, an index of at least kKnnFastMinIndex rows, room for
 // the split operands in a quarter of the free device memory); false when it
 // does not. Query blocks of up to 8192 rows, index chunks sized so that a
-// block's dot products fill fast_chunk_bytes().
+// block's dot products fill fast_chunk_bytes(kKnnFastChunkBytes).
 template <class T>
 bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, std::int64_t m, std::int64_t n,
                      std::int64_t d, const Metric& metric, std::int64_t k, T* dist_out, std::int64_t* ind_out,
@@ -504,21 +507,22 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     // Query blocks of at most 8192 rows, of equal size (one warp per query in
     // the selection: the more queries, the more warps in flight); index chunks
     // of a multiple of 32 rows such that a block's dot products fill about
-    // fast_chunk_bytes().
+    // fast_chunk_bytes(kKnnFastChunkBytes).
     const std::int64_t nblk = (m + 8191) / 8192;
     const std::int64_t QB = std::min<std::int64_t>(m, ((m + nblk - 1) / nblk + 31) / 32 * 32), d3 = 3 * d;
     const std::int64_t NB = std::min<std::int64_t>(
-        n, std::max<std::int64_t>(1024, fast_chunk_bytes() / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
+        n, std::max<std::int64_t>(
+               1024, fast_chunk_bytes(kKnnFastChunkBytes) / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
     const std::int64_t ldmax = (NB + 3) / 4 * 4;
     std::size_t free_b = 0, total_b = 0;
     TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + QB * ldmax) +
+    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + 2 * QB * ldmax) +
                              static_cast<std::size_t>(QB * k) * 2 * (sizeof(float) + sizeof(std::int64_t));
     if (need > free_b / 4) return false;
     DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
     split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
     split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
-    DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax));
+    DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax), true);
     DeviceBuffer<float> lv(static_cast<std::size_t>(QB * k), dev), dv(static_cast<std::size_t>(QB * k), dev);
     DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
     CublasLease blas(dev, stream);
