@@ -380,3 +380,14 @@ def test_device_nonfinite_input_raises_as_scikit_learn(lib, name, bad):
     for mode in ("fast", "identical"):
         with pytest.raises(ValueError, match=msg):
             cls(2, device="cuda:0", numeric_mode=mode).fit(Xd)
+
+
+def test_kept_normal_matrices_are_the_draws_and_read_only():
+    from twinlearn.decomposition import _solvers
+
+    a = _solvers.normal_matrix(7, 50, 12)
+    assert a is _solvers.normal_matrix(7, 50, 12)  # kept, not drawn again
+    assert a.tobytes() == _solvers._draw_normal_matrix(7, 50, 12, 0).tobytes()
+    assert _solvers.normal_matrix(7, 50, 12, 3).tobytes() != a.tobytes()
+    with pytest.raises(ValueError):
+        a[0, 0] = 1.0

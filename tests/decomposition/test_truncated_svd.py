@@ -49,6 +49,21 @@ def test_matches_scikit_learn(dtype, algorithm, shape):
     assert_close(ours.inverse_transform(Z), ref.inverse_transform(Zr), tol * 10, "inverse_transform")
 
 
+@pytest.mark.parametrize("shape", [(500, 30), (30, 200)])
+def test_fit_gives_the_attributes_of_fit_transform(shape):
+    # fit skips the reduced X when the solver formed XᵀX (500 x 30): the
+    # variances then come from XᵀX and the column means, in fit_transform
+    # too, so both give the same bits; they are the reduced X's variances
+    # (the data's mean is 2, so a missing mean term would show).
+    X = spectrum_data(*shape)
+    a = TruncatedSVD(5, random_state=0, device="cpu").fit(X)
+    b = TruncatedSVD(5, random_state=0, device="cpu")
+    Z = b.fit_transform(X)
+    for attr in ("components_", "explained_variance_", "explained_variance_ratio_", "singular_values_"):
+        assert bits(getattr(a, attr)) == bits(getattr(b, attr)), attr
+    assert_close(a.explained_variance_, Z.var(axis=0), 1e-10, "explained_variance_")
+
+
 def test_digits():
     X = load_digits().data
     ours = TruncatedSVD(8, n_iter=20, random_state=0, device="cpu").fit(X)

@@ -102,6 +102,7 @@ class TruncatedSVD(BaseProjection):
         self.device = device
         self.numeric_mode = numeric_mode
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model on X.
 
@@ -116,7 +117,7 @@ class TruncatedSVD(BaseProjection):
         -------
         self : object
         """
-        self.fit_transform(X)
+        self._fit(X, transform=False)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -133,35 +134,51 @@ class TruncatedSVD(BaseProjection):
         -------
         X_new : array of shape (n_samples, n_components), the caller's array type
         """
+        return self._fit(X, transform=True)
+
+    def _fit(self, X, transform):
+        """Fit; with `transform`, return X reduced (else None).
+
+        explained_variance_ is the variance of each column of the reduced X,
+        as scikit-learn's. When the solver formed G = XᵀX (n >= d), that is
+        vᵀGv / n - (v·mean)² for each component v (host, float64), the same in
+        fit and fit_transform and no pass over the data; otherwise the
+        reduced X's column variances."""
         orig = X
         X, backend, device = fit_input(self, X, min_features=2, finite_by_stats=True)
         n, d = X.shape
-        _, _, m2 = backend.column_stats(X, require_finite=True)
+        _, mean, m2 = backend.column_stats(X, require_finite=True)
         k = self.n_components
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
         if self.algorithm == "arpack":
             if not 0 < k < min(n, d):
                 raise ValueError(f"`k` must be an integer satisfying `0 < k < min(A.shape)`, got k={k}.")
-            Vt, S = self._exact(backend, X, k)
+            Vt, S, G = self._exact(backend, X, k)
         else:
             if k > d:
                 raise ValueError(f"n_components({k}) must be <= n_features({d}).")
-            Vt, S = self._randomized(backend, X, k)
+            Vt, S, G = self._randomized(backend, X, k)
         _solvers.svd_flip_rows(Vt)
         self.components_ = np.ascontiguousarray(Vt, dtype=dtype)
         backend.record("components_", self.components_)
 
-        X_new = project(backend, X, self.components_)
-        backend.record("transform", X_new)
-        _, _, m2_new = backend.column_stats(X_new)
+        X_new = None
+        if transform or G is None:
+            X_new = project(backend, X, self.components_)
+            backend.record("transform", X_new)
         with np.errstate(divide="ignore", invalid="ignore"):
-            exp_var = m2_new / n
+            if G is not None:
+                V = self.components_.astype(np.float64)
+                quad = np.sum(V.T * (G @ V.T), axis=0)
+                exp_var = np.maximum(quad / n - (V @ mean) ** 2, 0.0)
+            else:
+                exp_var = backend.column_stats(X_new)[2] / n
             full_var = (m2 / n).sum()
             self.explained_variance_ = exp_var.astype(dtype)
             self.explained_variance_ratio_ = (exp_var / full_var).astype(dtype)
         self.singular_values_ = np.asarray(S, dtype=dtype)
         self._tl_record_fit(device, backend.delivered)
-        return as_caller_type(orig, X_new, backend)
+        return as_caller_type(orig, X_new, backend) if transform else None
 
     def _exact(self, backend, X, k):
         n, d = X.shape
@@ -170,12 +187,12 @@ class TruncatedSVD(BaseProjection):
             backend.record("gram", G)
             lam, V = backend.eigh_desc(G, k)
             lam = np.where(lam < 0.0, 0.0, lam)
-            return V[:, :k].T.copy(), np.sqrt(lam[:k])
+            return V[:, :k].T.copy(), np.sqrt(lam[:k]), G
         from scipy import linalg
 
         _, S, Vt = linalg.svd(np.asarray(backend.host(X), dtype=np.float64), full_matrices=False,
                               check_finite=False)
-        return Vt[:k].copy(), S[:k]
+        return Vt[:k].copy(), S[:k], None
 
     def _randomized(self, backend, X, k):
         n, d = X.shape
@@ -195,7 +212,7 @@ class TruncatedSVD(BaseProjection):
         if len(S) < rank_limit:
             Vt = _solvers.complete_rows(Vt, rank_limit, seed, offset=(k + p) * max(n, d))
             S = np.concatenate([S, np.zeros(rank_limit - len(S))])
-        return Vt, S
+        return Vt, S, (G if side == "right" else None)
 
     def transform(self, X):
         """Reduce X.
