@@ -64,6 +64,22 @@ def test_fit_gives_the_attributes_of_fit_transform(shape):
     assert_close(a.explained_variance_, Z.var(axis=0), 1e-10, "explained_variance_")
 
 
+def test_float32_data_far_from_the_origin_keeps_every_component():
+    # The mean direction's singular value is ~500 times the 32nd one: judged
+    # by float32's rounding, the randomized solver took the smaller ones for
+    # noise and returned fewer real components (zeros, then random
+    # directions); XᵀX is summed in float64, so they are real.
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((64, 64)))
+    X = (rng.standard_normal((20_000, 64)) * (1.0 / np.sqrt(1.0 + np.arange(64)))) @ q.T
+    X = (X + rng.uniform(-20.0, 20.0, 64)).astype(np.float32)
+    ours = TruncatedSVD(32, random_state=0, device="cpu").fit(X)
+    exact = SkTruncatedSVD(32, algorithm="arpack").fit(X.astype(np.float64))
+    assert np.all(ours.singular_values_ > 0)
+    assert_close(ours.singular_values_, exact.singular_values_, 2e-2, "singular_values_")
+    assert ours.explained_variance_ratio_.sum() >= 0.99 * exact.explained_variance_ratio_.sum()
+
+
 def test_digits():
     X = load_digits().data
     ours = TruncatedSVD(8, n_iter=20, random_state=0, device="cpu").fit(X)
