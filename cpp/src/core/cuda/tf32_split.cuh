@@ -100,7 +100,7 @@ class DotsPipeline {
   DotsPipeline& operator=(const DotsPipeline&) = delete;
   ~DotsPipeline() {
     if (!overlap_) return;
-    cudaStreamWaitEvent(main_, done_, 0);
+    if (done_ != nullptr) cudaStreamWaitEvent(main_, done_, 0);  // no error left behind for a later check
     for (int b = 0; b < 2; ++b) {
       cudaEventDestroy(made_[b]);
       cudaEventDestroy(read_[b]);
