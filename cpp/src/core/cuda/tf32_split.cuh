@@ -68,26 +68,26 @@ void split_dots(cublasHandle_t blas, const float* A3, std::int64_t na, const flo
                                CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
 }
 
-// The dot-product blocks of a search's loop of (GEMM, then a kernel that
-// reads the block). With `overlap`, two blocks in turn: the GEMM of block
-// c + 1 runs on the caller's stream while the reader of block c runs on a
-// second stream. The readers run in order on their stream (they may update
-// the same lists); a GEMM waits for the reader that last used its block.
-// join() makes the caller's stream wait for every reader (the destructor
-// joins too). Without overlap (or with TWINLEARN_FAST_PIPELINE=0): one
-// block, everything on the caller's stream. On the H200 the overlap paid for
-// the neighbour search with 128 MiB blocks (1M x 64 index, 10k queries:
-// 38.5 ms against 46.9 ms serial with 32 MiB blocks) and not for KMeans'
-// assignment (55.4 against 50.1 ms: the GEMM and the argmin each ran slower
-// side by side).
+// Two dot-product blocks used in turn by the neighbour search's loop of
+// (GEMM, then the selection that reads the block): the GEMM of block c + 1
+// runs on the caller's stream while the selection of block c runs on a
+// second stream. The selections run in order on their stream (they update
+// the same lists); a GEMM waits for the selection that last read its block.
+// join() makes the caller's stream wait for every selection (the destructor
+// joins too). TWINLEARN_FAST_PIPELINE=0: one block, everything on the
+// caller's stream (to measure the difference). On the H200 this paid with
+// 128 MiB blocks (1M x 64 index, 10k queries: 38.5 ms against 46.9 ms serial
+// with 32 MiB blocks); KMeans' assignment ran slower so (55.4 against
+// 50.1 ms: the GEMM and the argmin each slower side by side) and keeps one
+// block.
 //   float* dots = pipe.next();          // GEMM into dots on `stream`
 //   cudaStream_t rs = pipe.reader();    // then the reader on rs
 //   ... launch on rs ...; pipe.read();
 class DotsPipeline {
  public:
-  DotsPipeline(cudaStream_t stream, int dev, std::size_t floats, bool overlap) : main_(stream) {
+  DotsPipeline(cudaStream_t stream, int dev, std::size_t floats) : main_(stream) {
     const char* env = std::getenv("TWINLEARN_FAST_PIPELINE");
-    overlap_ = overlap && !(env != nullptr && env[0] == '0');
+    overlap_ = !(env != nullptr && env[0] == '0');
     for (int b = 0; b < (overlap_ ? 2 : 1); ++b) buf_[b] = DeviceBuffer<float>(floats, dev);
     if (!overlap_) return;
     TL_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));

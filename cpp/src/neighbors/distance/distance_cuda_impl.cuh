@@ -522,7 +522,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
     split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
     split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
-    DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax), true);
+    DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax));
     DeviceBuffer<float> lv(static_cast<std::size_t>(QB * k), dev), dv(static_cast<std::size_t>(QB * k), dev);
     DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
     CublasLease blas(dev, stream);
