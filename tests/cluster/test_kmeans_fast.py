@@ -82,3 +82,66 @@ def test_fast_mode_keeps_the_canonical_kernel_where_the_tensor_cores_do_not_serv
     assert fast.cluster_centers_.tobytes() == cpu.cluster_centers_.tobytes()
     assert fast.labels_.tobytes() == cpu.labels_.tobytes()
 
+
+
+def _blobs(n=150_000, k=32, d=16, seed=1):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=8.0, size=(k, d))
+    X = (centers[rng.integers(0, k, n)] + rng.normal(size=(n, d))).astype(np.float32)
+    init = (centers + rng.normal(scale=0.5, size=centers.shape)).astype(np.float32)
+    return X, init
+
+
+def test_device_steps_match_host_steps(monkeypatch):
+    # The fast fit keeps its centers on the device between Lloyd steps (sums
+    # in shared memory, the next centers and their shift on the device).
+    # With TWINLEARN_KMEANS_DEVICE_STEPS=0 every update runs on the host
+    # from the canonical sums: the same labels, iterations and, to float
+    # rounding, the same centers and inertia.
+    X, init = _blobs()
+    held = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="fast").fit(X)
+    monkeypatch.setenv("TWINLEARN_KMEANS_DEVICE_STEPS", "0")
+    host = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="fast").fit(X)
+    assert held.numeric_mode_used() == "fast" and host.numeric_mode_used() == "fast"
+    np.testing.assert_array_equal(held.labels_, host.labels_)
+    assert held.n_iter_ == host.n_iter_
+    np.testing.assert_allclose(held.cluster_centers_, host.cluster_centers_, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(held.inertia_, host.inertia_, rtol=1e-6)
+
+
+def test_device_steps_stop_by_labels_and_by_shift():
+    # The changed-label count and the shift come back from the device each
+    # step and decide the stop. Overlapping blobs from random rows take many
+    # steps (and their trajectory depends on rounding: the sums' atomics add
+    # in any order, so no step count is compared across fits). tol = 0: the
+    # fit runs until a step changes no label, so the final centers label the
+    # rows as the fit did (a count stuck at 0 stops after two steps with
+    # labels still moving; one never 0 runs to max_iter). tol > 0: the
+    # shift stops it earlier (a shift stuck at 0 stops after one step).
+    X, _ = _blobs(seed=3, d=8)
+    X = X / np.float32(3.0)
+    init = X[np.random.default_rng(6).choice(X.shape[0], 32, replace=False)]
+    exact = KMeans(32, init=init, n_init=1, max_iter=300, tol=0.0, device="cuda", numeric_mode="fast").fit(X)
+    assert exact.numeric_mode_used() == "fast"
+    assert 10 <= exact.n_iter_ < 300
+    assert np.mean(exact.predict(X) == exact.labels_) > 0.999
+    early = KMeans(32, init=init, n_init=1, max_iter=300, tol=1e-3, device="cuda", numeric_mode="fast").fit(X)
+    assert 3 <= early.n_iter_ < exact.n_iter_
+
+
+def test_device_steps_relocate_empty_clusters_as_identical():
+    # Four starting centers far from every row: the first step leaves them
+    # empty, and that step's update runs on the host, which moves them to the
+    # rows farthest from their centers (here four distant outliers, far
+    # apart, so rounding cannot reorder them), as identical mode does.
+    X, init = _blobs(seed=4)
+    rng = np.random.default_rng(5)
+    outliers = (rng.normal(size=(4, 16)) * 10 + 200 * np.arange(1, 5)[:, None]).astype(np.float32)
+    X = np.concatenate([X, outliers])
+    init[-4:] = 1e4 + np.arange(4, dtype=np.float32)[:, None]
+    fast = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="fast").fit(X)
+    ident = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="identical").fit(X)
+    assert fast.numeric_mode_used() == "fast"
+    np.testing.assert_array_equal(fast.labels_, ident.labels_)
+    assert sorted(fast.labels_[-4:]) == sorted(ident.labels_[-4:]) and len(set(fast.labels_[-4:])) == 4
+    np.testing.assert_allclose(fast.inertia_, ident.inertia_, rtol=1e-5)

@@ -182,34 +182,55 @@ struct LloydOut {
 };
 
 // scikit-learn's _kmeans_single_lloyd. centers (host, k x d) in, final out.
+// Where the engine holds the centers on the device (device_steps), a step
+// that empties no cluster updates them there; otherwise, and for the step
+// that empties one, the update below runs on the host.
 template <class T>
 LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std::vector<T>& centers) {
   const std::int64_t d = e.d;
   std::vector<double> sums(static_cast<std::size_t>(k * d)), wsum(static_cast<std::size_t>(k));
   std::vector<T> next(static_cast<std::size_t>(k * d));
+  const bool held = e.device_steps(k);
+  if (held) e.set_centers(centers.data(), k);
   bool strict = false;
   int it = 0;
   for (; it < max_iter; ++it) {
-    const std::int64_t changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
-    relocate_empty(e, k, centers.data(), sums, wsum);
+    std::int64_t changed = 0;
     double shift_tot = 0.0;
-    for (std::int64_t c = 0; c < k; ++c) {
-      T shift = T(0);
-      for (std::int64_t f = 0; f < d; ++f) {
-        const T v = wsum[c] > 0.0 ? static_cast<T>(num::div(sums[c * d + f], wsum[c])) : static_cast<T>(sums[c * d + f]);
-        next[c * d + f] = v;
-        const T df = num::sub(v, centers[c * d + f]);
-        shift = num::fma(df, df, shift);
-      }
-      shift_tot = num::add(shift_tot, static_cast<double>(shift));
+    bool on_host = true;
+    if (held) {
+      const typename KMeansEngine<T>::StepStats st = e.device_step(k, sums.data(), wsum.data());
+      changed = st.changed;
+      on_host = st.empty > 0;
+      if (on_host) e.get_centers(centers.data(), k);
+      shift_tot = st.shift;
+    } else {
+      changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
     }
-    centers.swap(next);
+    if (on_host) {
+      relocate_empty(e, k, centers.data(), sums, wsum);
+      shift_tot = 0.0;
+      for (std::int64_t c = 0; c < k; ++c) {
+        T shift = T(0);
+        for (std::int64_t f = 0; f < d; ++f) {
+          const T v =
+              wsum[c] > 0.0 ? static_cast<T>(num::div(sums[c * d + f], wsum[c])) : static_cast<T>(sums[c * d + f]);
+          next[c * d + f] = v;
+          const T df = num::sub(v, centers[c * d + f]);
+          shift = num::fma(df, df, shift);
+        }
+        shift_tot = num::add(shift_tot, static_cast<double>(shift));
+      }
+      centers.swap(next);
+      if (held) e.set_centers(centers.data(), k);
+    }
     if (it > 0 && changed == 0) {
       strict = true;
       break;
     }
     if (shift_tot <= tol) break;
   }
+  if (held) e.get_centers(centers.data(), k);
   const int n_iter = it < max_iter ? it + 1 : max_iter;
   if (!strict) e.assign(centers.data(), k);
   return {e.inertia(centers.data(), k), n_iter};

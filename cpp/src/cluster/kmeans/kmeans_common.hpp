@@ -10,6 +10,7 @@
 
 #include "neighbors/distance/distance_common.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
+#include "twinlearn/core/error.hpp"
 #include "twinlearn/core/rng.hpp"
 #include "twinlearn/core/tree.hpp"
 
@@ -93,6 +94,37 @@ class KMeansEngine {
   // The contract of the assignments so far: identical, or fast once one ran
   // on a path without bit promises.
   virtual NumericMode delivered() const { return NumericMode::Identical; }
+
+  // Lloyd steps held on the device (the CUDA engine's fast path): the
+  // centers stay on the device from one step to the next, and a step returns
+  // to the host only its statistics. Engines without them say false.
+  struct StepStats {
+    std::int64_t changed = 0;  // labels that differ from the previous step's
+    std::int64_t empty = 0;    // clusters left without weight
+    double shift = 0.0;        // sum over clusters of the squared center shift
+  };
+  virtual bool device_steps(std::int64_t k) {
+    (void)k;
+    return false;
+  }
+  virtual void set_centers(const T* centers, std::int64_t k) {
+    (void)centers, (void)k;
+    TL_REQUIRE(false, NotAvailable, "this KMeans engine holds no centers");
+  }
+  virtual void get_centers(T* centers, std::int64_t k) {
+    (void)centers, (void)k;
+    TL_REQUIRE(false, NotAvailable, "this KMeans engine holds no centers");
+  }
+  // One step from the held centers: labels, the cluster sums, and, when no
+  // cluster is empty, the next centers (held in place of the old) and the
+  // squared shift. When a cluster is empty the held centers stay as they
+  // were and the sums come to the host (sums: k x d, wsum: k) for
+  // relocate_empty; shift is then not computed.
+  virtual StepStats device_step(std::int64_t k, double* sums, double* wsum) {
+    (void)k, (void)sums, (void)wsum;
+    TL_REQUIRE(false, NotAvailable, "this KMeans engine runs no device steps");
+    return {};
+  }
 };
 
 // Indices of the `take` largest of md[0..n) in the value order, largest

@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
 // assign_kernel: lowest center).
 // ---------------------------------------------------------------------------
 constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
+constexpr int kArgminBatch = 4;  // argmin_rows_kernel: column groups loaded at once
 
 // Nearest center of each row from its dot products (D: rows x k, leading
 // dimension ldd, a multiple of 4). Fast mode's arithmetic: a row's centers are
@@ -124,6 +125,7 @@ __global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t row
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
   const bool vec = (reinterpret_cast<std::uintptr_t>(cn) % 16) == 0;
+  const int kfull = k / 32 * 32;
   unsigned long long ch = 0;
   for (std::int64_t base = warp * 4; base < rows; base += warps * 4) {
     const std::int64_t r = base + lane / 8;
@@ -131,31 +133,43 @@ __global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t row
     const float* drow = D + (live ? r : 0) * ldd;
     float best = INFINITY;
     int bi = INT_MAX;
-#pragma unroll 4
-    for (int c = 4 * sub; c < k; c += 32) {
-      float dv[4], cv[4];
-      if (c + 4 <= k) {
-        const float4 d4 = *reinterpret_cast<const float4*>(drow + c);
-        dv[0] = d4.x, dv[1] = d4.y, dv[2] = d4.z, dv[3] = d4.w;
-        if (vec) {
-          const float4 c4 = *reinterpret_cast<const float4*>(cn + c);
-          cv[0] = c4.x, cv[1] = c4.y, cv[2] = c4.z, cv[3] = c4.w;
-        } else {
+    // Whole groups of 32 columns, kArgminBatch groups at a time: the lane's
+    // loads of the batch are issued before any of them is ranked (the
+    // reads of a row are then in flight together, not one after another).
+    int c = 4 * sub;
+    for (; c + 32 * (kArgminBatch - 1) + 4 <= kfull; c += 32 * kArgminBatch) {
+      float4 d4[kArgminBatch], c4[kArgminBatch];
 #pragma unroll
-          for (int j = 0; j < 4; ++j) cv[j] = cn[c + j];
-        }
-      } else {
+      for (int b = 0; b < kArgminBatch; ++b) d4[b] = *reinterpret_cast<const float4*>(drow + c + 32 * b);
+#pragma unroll
+      for (int b = 0; b < kArgminBatch; ++b)
+        c4[b] = vec ? *reinterpret_cast<const float4*>(cn + c + 32 * b)
+                    : make_float4(cn[c + 32 * b], cn[c + 32 * b + 1], cn[c + 32 * b + 2], cn[c + 32 * b + 3]);
+#pragma unroll
+      for (int b = 0; b < kArgminBatch; ++b) {
+        const float dv[4] = {d4[b].x, d4[b].y, d4[b].z, d4[b].w}, cv[4] = {c4[b].x, c4[b].y, c4[b].z, c4[b].w};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          dv[j] = 0.0f;
-          cv[j] = c + j < k ? cn[c + j] : INFINITY;
-          if (c + j < k) dv[j] = drow[c + j];
+          const float v = fmaf(-2.0f, dv[j], cv[j]);
+          if (v < best) {  // a lane's columns rise: the first of equal values is kept
+            best = v;
+            bi = c + 32 * b + j;
+          }
         }
+      }
+    }
+    for (; c < k; c += 32) {
+      float dv[4], cv[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        dv[j] = 0.0f;
+        cv[j] = c + j < k ? cn[c + j] : INFINITY;
+        if (c + j < k) dv[j] = drow[c + j];
       }
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const float v = fmaf(-2.0f, dv[j], cv[j]);
-        if (v < best) {  // a lane's columns rise: the first of equal values is kept
+        if (v < best) {
           best = v;
           bi = c + j;
         }
@@ -260,6 +274,108 @@ __global__ void cluster_tree_kernel(double* __restrict__ part, const std::int64_
   out[t] = v;
 }
 
+// ---------------------------------------------------------------------------
+// Fast mode's Lloyd step held on the device (kmeans_common.hpp,
+// device_steps): cluster sums with atomics, in any order, then the next
+// centers and their shift; one small copy of statistics to the host a step.
+// ---------------------------------------------------------------------------
+
+// Cluster sums: w * x and w (weight in column d) of every row into sums
+// (k x (d + 1) doubles, zeroed before). A block takes spans of
+// kFastSumSpan rows by grid stride and adds each span's rows into float
+// sums in shared memory (atomics), then adds those into sums (float64
+// atomics) and clears them: a float sum never holds more than one span's
+// rows of a cluster. A warp takes kFastSumRows consecutive rows at a time,
+// its lanes over features, the rows' loads issued before their atomics.
+constexpr int kFastSumRows = 4;
+constexpr std::int64_t kFastSumSpan = 4096;
+template <class T>
+__global__ void fast_sums_kernel(const T* __restrict__ X, const T* __restrict__ w, std::int64_t n, std::int64_t d,
+                                 const std::int32_t* __restrict__ labels, std::int64_t k, double* __restrict__ sums) {
+  extern __shared__ float acc[];
+  const std::int64_t w1 = d + 1, kw = k * w1;
+  for (std::int64_t e = threadIdx.x; e < kw; e += blockDim.x) acc[e] = 0.0f;
+  const int lane = threadIdx.x % 32, wid = threadIdx.x / 32, nw = blockDim.x / 32;
+  for (std::int64_t s0 = static_cast<std::int64_t>(blockIdx.x) * kFastSumSpan; s0 < n;
+       s0 += static_cast<std::int64_t>(gridDim.x) * kFastSumSpan) {
+    const std::int64_t s1 = min(n, s0 + kFastSumSpan);
+    __syncthreads();
+    for (std::int64_t r0 = s0 + static_cast<std::int64_t>(wid) * kFastSumRows; r0 < s1;
+         r0 += static_cast<std::int64_t>(nw) * kFastSumRows) {
+      int lab[kFastSumRows];
+      float wr[kFastSumRows];
+#pragma unroll
+      for (int u = 0; u < kFastSumRows; ++u) {
+        const bool live = r0 + u < s1;
+        lab[u] = live ? labels[r0 + u] : -1;
+        wr[u] = live ? static_cast<float>(w ? w[r0 + u] : T(1)) : 0.0f;
+      }
+      for (std::int64_t f = lane; f < d; f += 32) {
+        float xv[kFastSumRows];
+#pragma unroll
+        for (int u = 0; u < kFastSumRows; ++u) xv[u] = lab[u] >= 0 ? static_cast<float>(X[(r0 + u) * d + f]) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < kFastSumRows; ++u)
+          if (lab[u] >= 0) atomicAdd(&acc[lab[u] * w1 + f], wr[u] * xv[u]);
+      }
+      if (lane == 0) {
+#pragma unroll
+        for (int u = 0; u < kFastSumRows; ++u)
+          if (lab[u] >= 0) atomicAdd(&acc[lab[u] * w1 + d], wr[u]);
+      }
+    }
+    __syncthreads();
+    for (std::int64_t e = threadIdx.x; e < kw; e += blockDim.x) {
+      const float v = acc[e];
+      if (v != 0.0f) {
+        atomicAdd(&sums[e], static_cast<double>(v));
+        acc[e] = 0.0f;
+      }
+    }
+  }
+}
+
+// The next centers from the sums, one warp per cluster (lanes over
+// features): sum / weight rounded to T, written to next, and the cluster's
+// squared shift (in T, lanes' terms added by shuffles) to shift; clusters
+// without weight are counted in *empty and their next centers not written.
+template <class T>
+__global__ void fast_update_kernel(const double* __restrict__ sums, std::int64_t k, std::int64_t d,
+                                   const T* __restrict__ C, T* __restrict__ next, double* __restrict__ shift,
+                                   unsigned int* __restrict__ empty) {
+  const std::int64_t c = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (c >= k) return;  // whole warps leave together
+  const std::int64_t w1 = d + 1;
+  const double ws = sums[c * w1 + d];
+  T sh = T(0);
+  if (ws > 0.0) {
+    for (std::int64_t f = lane; f < d; f += 32) {
+      const T v = static_cast<T>(num::div(sums[c * w1 + f], ws));
+      next[c * d + f] = v;
+      const T df = num::sub(v, C[c * d + f]);
+      sh = num::fma(df, df, sh);
+    }
+  } else if (lane == 0) {
+    atomicAdd(empty, 1u);
+  }
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) sh += __shfl_xor_sync(0xffffffffu, sh, o);
+  if (lane == 0) shift[c] = static_cast<double>(sh);
+}
+
+// stats = {labels changed, empty clusters, total squared shift (clusters
+// added in order)}; one thread.
+__global__ void fast_stats_kernel(const double* __restrict__ shift, std::int64_t k,
+                                  const unsigned long long* __restrict__ changed,
+                                  const unsigned int* __restrict__ empty, double* __restrict__ stats) {
+  double tot = 0.0;
+  for (std::int64_t c = 0; c < k; ++c) tot = num::add(tot, shift[c]);
+  stats[0] = static_cast<double>(*changed);
+  stats[1] = static_cast<double>(*empty);
+  stats[2] = tot;
+}
+
 // Per-row inertia terms w_i * sum_f (x_if - c_f)^2. One thread per row.
 template <class T>
 __global__ void inertia_terms_kernel(const T* __restrict__ X, const T* __restrict__ w, std::int64_t n,
@@ -275,7 +391,16 @@ __global__ void chunk_total_kernel(const double* __restrict__ v, std::int64_t n,
   if (c * kRowChunk >= n) return;
   const std::int64_t r1 = min(n, (c + 1) * kRowChunk);
   double acc = 0.0;
-  for (std::int64_t i = c * kRowChunk; i < r1; ++i) acc = num::add(acc, v[i]);
+  std::int64_t i = c * kRowChunk;
+  // Eight loads in flight, then their terms added in row order.
+  for (; i + 8 <= r1; i += 8) {
+    double t[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) t[u] = v[i + u];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) acc = num::add(acc, t[u]);
+  }
+  for (; i < r1; ++i) acc = num::add(acc, v[i]);
   out[c] = acc;
 }
 
@@ -451,6 +576,84 @@ class CudaEngine final : public KMeansEngine<T> {
 
   NumericMode delivered() const override { return used_fast_ ? NumericMode::Fast : NumericMode::Identical; }
 
+  // Steps held on the device: fast mode's tensor-core path (float data on
+  // the device, see fast_path) with the cluster sums in shared memory (k x
+  // (d + 1) floats within the block limit). TWINLEARN_KMEANS_DEVICE_STEPS=0
+  // turns them off (every step's update then runs on the host).
+  bool device_steps(std::int64_t k) override {
+    if constexpr (!std::is_same_v<T, float>) {
+      return false;
+    } else {
+      if (const char* env = std::getenv("TWINLEARN_KMEANS_DEVICE_STEPS"))
+        if (std::string(env) == "0") return false;
+      if (!fast_path(k)) return false;
+      int optin = 0;
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+      return static_cast<std::int64_t>(sizeof(float)) * k * (this->d + 1) <= optin;
+    }
+  }
+  void set_centers(const T* centers, std::int64_t k) override {
+    const std::int64_t d = this->d;
+    if (centers_.size() < static_cast<std::size_t>(k * d)) {
+      centers_ = DeviceBuffer<T>(static_cast<std::size_t>(k * d), dev_);
+      cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
+    }
+    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
+  }
+  void get_centers(T* centers, std::int64_t k) override { to_host(centers, centers_.data(), k * this->d); }
+
+  typename KMeansEngine<T>::StepStats device_step(std::int64_t k, double* sums, double* wsum) override {
+    const std::int64_t n = this->n, d = this->d, w1 = d + 1, kw = k * w1;
+    prepare_centers(k);
+    for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) { assign_batch(r0, len, xb, k); });
+    // Sums: spans of rows over as many blocks as fit the device at once.
+    const int threads = 512;
+    const std::size_t smem = sizeof(float) * static_cast<std::size_t>(kw);
+    if (sum_blocks_ == 0) {
+      if (smem > 48 * 1024)
+        TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)));
+      int per_sm = 0, sms = 0;
+      TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+      sum_blocks_ = std::max(per_sm, 1) * sms;
+    }
+    const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
+    const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));
+    step_sums_.reserve(static_cast<std::size_t>(kw), dev_);
+    step_shift_.reserve(static_cast<std::size_t>(k), dev_);
+    step_stats_.reserve(3, dev_);
+    step_empty_.reserve(1, dev_);
+    next_centers_.reserve(centers_.size(), dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(step_sums_.data(), 0, sizeof(double) * kw, stream_));
+    TL_CUDA_CHECK(cudaMemsetAsync(step_empty_.data(), 0, sizeof(unsigned int), stream_));
+    fast_sums_kernel<T><<<nb, threads, smem, stream_>>>(x_, w_, n, d, labels_.data(), k, step_sums_.data());
+    TL_CUDA_CHECK_LAUNCH("fast_sums_kernel");
+    fast_update_kernel<T><<<blocks_for(k * 32, 256), 256, 0, stream_>>>(
+        step_sums_.data(), k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
+    TL_CUDA_CHECK_LAUNCH("fast_update_kernel");
+    fast_stats_kernel<<<1, 1, 0, stream_>>>(step_shift_.data(), k, changed_.data(), step_empty_.data(),
+                                             step_stats_.data());
+    TL_CUDA_CHECK_LAUNCH("fast_stats_kernel");
+    double st[3];
+    to_host(st, step_stats_.data(), 3);
+    typename KMeansEngine<T>::StepStats out;
+    out.changed = static_cast<std::int64_t>(st[0]);
+    out.empty = static_cast<std::int64_t>(st[1]);
+    out.shift = st[2];
+    if (out.empty == 0) {
+      std::swap(centers_, next_centers_);
+    } else {
+      std::vector<double> h(static_cast<std::size_t>(kw));
+      to_host(h.data(), step_sums_.data(), kw);
+      for (std::int64_t c = 0; c < k; ++c) {
+        for (std::int64_t f = 0; f < d; ++f) sums[c * d + f] = h[c * w1 + f];
+        wsum[c] = h[c * w1 + d];
+      }
+    }
+    return out;
+  }
+
   void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
   void copy_weights(T* out) override { to_host(out, w_, this->n); }
   void copy_row(std::int64_t i, T* out) override {
@@ -580,7 +783,11 @@ class CudaEngine final : public KMeansEngine<T> {
       cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
     }
     TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
-    tile::row_sqnorms(centers_.data(), k, d, cnorms_.data(), stream_);
+    prepare_centers(k);
+  }
+  // The norms of the centers in centers_ and a zero count of changed labels.
+  void prepare_centers(std::int64_t k) {
+    tile::row_sqnorms(centers_.data(), k, this->d, cnorms_.data(), stream_);
     TL_CUDA_CHECK(cudaMemsetAsync(changed_.data(), 0, sizeof(unsigned long long), stream_));
   }
 
@@ -801,6 +1008,12 @@ class CudaEngine final : public KMeansEngine<T> {
   int fast_state_ = 0;
   bool used_fast_ = false;
   DeviceBuffer<float> split_x_, split_c_, dots_;
+  // device_step's buffers: the sums (k x (d + 1)), shifts, statistics, the
+  // empty-cluster count, and the next centers (swapped with centers_).
+  DeviceBuffer<double> step_sums_, step_shift_, step_stats_;
+  DeviceBuffer<unsigned int> step_empty_;
+  DeviceBuffer<T> next_centers_;
+  int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
   bool fused_ = false;  // fast_path: the fused WMMA kernel, not the GEMMs
   const T* x_ = nullptr;
   const T* w_ = nullptr;
