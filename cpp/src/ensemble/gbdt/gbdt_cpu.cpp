@@ -362,32 +362,30 @@ class CpuTrainer {
     const std::size_t per_leaf = static_cast<std::size_t>(F_) * Bp_ * Dh_ * 2;
     std::fill(cur_.begin(), cur_.begin() + L * per_leaf, 0);
     const int nt = ctx_.n_threads();
-    // Row blocks per feature when there are fewer features than threads;
+    pack_rows(L);
+    const std::int64_t nrows = static_cast<std::int64_t>(prow_.size());
+    // Features per task: two when there are enough features to keep every
+    // thread busy (each packed row is then read once for both), else one.
+    const int G = F_ >= 4 * nt ? 2 : 1;
+    const std::int64_t ngroups = ceil_div(F_, G);
+    // Row blocks per feature group when there are fewer groups than threads;
     // partial histograms are integer, so merging them is exact in any order.
-    std::int64_t rb = F_ >= nt ? 1 : ceil_div(nt, F_);
+    std::int64_t rb = ngroups >= nt ? 1 : ceil_div(nt, ngroups);
     rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(n_, 4 * kRowBlock)));
     const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * Dh_ * 2;
     while (rb > 1 && rb * F_ * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
-    // Rows of the built leaves, in increasing order (all rows at the root):
-    // the per-feature loops then run without a data-dependent branch.
-    const std::int32_t* rows = nullptr;
-    std::int64_t nrows = n_;
-    if (L > 1) {
-      rows_.clear();
-      for (std::int64_t i = 0; i < n_; ++i)
-        if (built_[leaf_[i]]) rows_.push_back(static_cast<std::int32_t>(i));
-      rows = rows_.data();
-      nrows = static_cast<std::int64_t>(rows_.size());
-    }
     const std::int64_t rows_per = ceil_div(nrows, rb);
     if (rb == 1) {
-      pfor(ctx_, F_, nrows * F_, [&](std::int64_t f) { accumulate(f, rows, 0, nrows, nullptr); });
+      pfor(ctx_, ngroups, nrows * F_, [&](std::int64_t g) {
+        accumulate(static_cast<int>(g * G), std::min(F_, static_cast<int>(g * G + G)), 0, nrows, nullptr);
+      });
       return;
     }
     std::vector<std::int64_t> parts(static_cast<std::size_t>(F_ * rb) * part_size, 0);
     pfor(ctx_, F_ * rb, n_ * F_, [&](std::int64_t task) {
       const std::int64_t f = task / rb, r = task % rb;
-      accumulate(f, rows, r * rows_per, std::min(nrows, (r + 1) * rows_per), parts.data() + task * part_size);
+      accumulate(static_cast<int>(f), static_cast<int>(f) + 1, r * rows_per, std::min(nrows, (r + 1) * rows_per),
+                 parts.data() + task * part_size);
     });
     pfor(ctx_, F_, L * F_ * Bp_ * Dh_ * rb, [&](std::int64_t f) {
       for (std::int64_t r = 0; r < rb; ++r) {
@@ -402,21 +400,82 @@ class CpuTrainer {
     });
   }
 
-  // Adds rows rows[r0..r1) (rows == nullptr: rows r0..r1) for feature f,
-  // into cur_ directly (part == nullptr: this task owns feature f) or into
-  // part[(leaf, bin, k)].
-  void accumulate(std::int64_t f, const std::int32_t* rows, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
-    const std::uint8_t* col = bins_.data() + f * n_;
-    const std::int64_t stride_leaf = part ? Bp_ * Dh_ * 2 : static_cast<std::int64_t>(F_) * Bp_ * Dh_ * 2;
-    std::int64_t* base = part ? part : cur_.data() + hidx(0, f, 0, 0);
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const std::int64_t i = rows ? rows[r] : r;
-      const std::int32_t leaf = leaf_[i];
-      std::int64_t* e = base + leaf * stride_leaf + static_cast<std::int64_t>(col[i]) * Dh_ * 2;
-      for (int k = 0; k < Dh_; ++k) {
-        e[2 * k] += qg_[i * Dh_ + k];
-        e[2 * k + 1] += qh_[i * Dh_ + k];
+  // The rows of the level's built leaves (all rows at the root), in
+  // increasing order, packed for the histogram loops: prow_ the row, pleaf_
+  // its leaf, pq_ its Dh_ (g, h) pairs. Row blocks are counted, then filled
+  // at their offsets, on the context's threads.
+  void pack_rows(std::int64_t L) {
+    const std::int64_t nb = ceil_div(n_, kRowBlock);
+    std::vector<std::int64_t> off(static_cast<std::size_t>(nb + 1), 0);
+    if (L > 1) {
+      pfor(ctx_, nb, n_, [&](std::int64_t b) {
+        const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
+        std::int64_t c = 0;
+        for (std::int64_t i = b * kRowBlock; i < r1; ++i) c += built_[leaf_[i]] != 0;
+        off[b + 1] = c;
+      });
+    } else {
+      for (std::int64_t b = 0; b < nb; ++b) off[b + 1] = std::min(n_, (b + 1) * kRowBlock) - b * kRowBlock;
+    }
+    for (std::int64_t b = 0; b < nb; ++b) off[b + 1] += off[b];
+    const std::size_t m = static_cast<std::size_t>(off[nb]);
+    prow_.resize(m);
+    pleaf_.resize(m);
+    pq_.resize(m * static_cast<std::size_t>(2 * Dh_));
+    pfor(ctx_, nb, n_ * Dh_, [&](std::int64_t b) {
+      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
+      std::int64_t o = off[b];
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
+        if (L > 1 && !built_[leaf_[i]]) continue;
+        prow_[o] = static_cast<std::int32_t>(i);
+        pleaf_[o] = leaf_[i];
+        for (int k = 0; k < Dh_; ++k) {
+          pq_[o * 2 * Dh_ + 2 * k] = qg_[i * Dh_ + k];
+          pq_[o * 2 * Dh_ + 2 * k + 1] = qh_[i * Dh_ + k];
+        }
+        ++o;
       }
+    });
+  }
+
+  // Adds the packed rows r0..r1 for features f0..f1 (f1 - f0 <= 2) into
+  // cur_ directly (part == nullptr: this task owns those features) or, for
+  // one feature, into part[(leaf, bin, k)].
+  void accumulate(int f0, int f1, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
+    if (Dh_ == 1) {
+      accumulate_channels<1>(f0, f1, r0, r1, part);
+    } else {
+      accumulate_channels<0>(f0, f1, r0, r1, part);
+    }
+  }
+  template <int KD>  // KD: Dh_ when known at compile time (1), else 0
+  void accumulate_channels(int f0, int f1, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
+    const int dh = KD > 0 ? KD : Dh_;
+    const std::int64_t w = 2 * dh;
+    const std::int64_t stride_leaf = part ? Bp_ * w : static_cast<std::int64_t>(F_) * Bp_ * w;
+    const std::uint8_t* c0 = bins_.data() + static_cast<std::int64_t>(f0) * n_;
+    std::int64_t* b0 = part ? part : cur_.data() + hidx(0, f0, 0, 0);
+    if (f1 - f0 == 2) {
+      const std::uint8_t* c1 = c0 + n_;
+      std::int64_t* b1 = b0 + static_cast<std::int64_t>(Bp_) * w;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const std::int64_t i = prow_[r];
+        const std::int64_t lo = pleaf_[r] * stride_leaf;
+        const std::int64_t* q = pq_.data() + r * w;
+        std::int64_t* e0 = b0 + lo + static_cast<std::int64_t>(c0[i]) * w;
+        std::int64_t* e1 = b1 + lo + static_cast<std::int64_t>(c1[i]) * w;
+        for (int j = 0; j < 2 * dh; ++j) {
+          e0[j] += q[j];
+          e1[j] += q[j];
+        }
+      }
+      return;
+    }
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t i = prow_[r];
+      const std::int64_t* q = pq_.data() + r * w;
+      std::int64_t* e0 = b0 + pleaf_[r] * stride_leaf + static_cast<std::int64_t>(c0[i]) * w;
+      for (int j = 0; j < 2 * dh; ++j) e0[j] += q[j];
     }
   }
 
@@ -571,6 +630,20 @@ class CpuTrainer {
     const std::int32_t f0 = sf[0], b0 = sb[0];  // the level's split (SymmetricTree), read once
     pfor(ctx_, nb, n_, [&](std::int64_t blk) {
       const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
+      if (!dw) {
+        // One split for every row: the leaf update is a branch-free pass
+        // over the split feature's bins, then the counts.
+        if (f0 >= 0) {
+          const std::uint8_t* col = bins_.data() + static_cast<std::int64_t>(f0) * n_;
+          for (std::int64_t i = blk * kRowBlock; i < r1; ++i)
+            leaf_[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], b0)) << d;
+        }
+        if (want_counts) {
+          std::int64_t* cnt = part.data() + blk * L2;
+          for (std::int64_t i = blk * kRowBlock; i < r1; ++i) cnt[leaf_[i]] += 1;
+        }
+        return;
+      }
       for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
         const std::int32_t f = dw ? sf[leaf_[i]] : f0;
         const std::int32_t b = dw ? sb[leaf_[i]] : b0;
@@ -691,7 +764,8 @@ class CpuTrainer {
   double isg_ = 1.0, ish_ = 1.0;
   std::vector<std::int32_t> leaf_;
   std::vector<std::uint8_t> built_;
-  std::vector<std::int32_t> rows_;
+  std::vector<std::int32_t> prow_, pleaf_;  // pack_rows: the level's rows and their leaves
+  std::vector<std::int64_t> pq_;             // pack_rows: their (g, h) pairs, Dh_ a row
   std::vector<int> nb_;  // borders per feature the current tree's splits may use
   std::vector<std::uint8_t> nan_bin_;  // nan_mode Learned: 1 where feature f has a NaN bin (bin 0); else empty
   std::vector<std::int64_t> prev_, cur_;
