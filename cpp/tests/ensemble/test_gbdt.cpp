@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -359,6 +360,22 @@ TEST(GbdtFit, BitsDoNotDependOnThreadCount) {
       SCOPED_TRACE(t);
       expect_same_model(ref, fit(cpu(t), D, params(loss, 6, 6)));
     }
+  }
+}
+
+// The CPU backend computes the losses' gradients in one of two builds of the
+// same code, chosen by the CPU (core of gbdt_cpu.cpp: std::fma as one
+// instruction where the CPU has FMA, else a library call); both must give
+// the same bits, for every loss whose gradients call exp or fma.
+TEST(GbdtFit, BitsDoNotDependOnTheFmaBuild) {
+  for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::RMSE, GbdtLoss::MultiClass}) {
+    SCOPED_TRACE(static_cast<int>(loss));
+    const Data D = make_data(20000, 5, loss, true, 4);
+    const GbdtModel ref = fit(cpu(2), D, params(loss, 8, 6));
+    setenv("TWINLEARN_CPU_FMA", "0", 1);
+    const GbdtModel plain = fit(cpu(2), D, params(loss, 8, 6));
+    unsetenv("TWINLEARN_CPU_FMA");
+    expect_same_model(ref, plain);
   }
 }
 

@@ -2,6 +2,7 @@
 // is tested against: the same steps in the same order, with OpenMP threads
 // deciding only who computes which feature or row block.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -123,6 +124,59 @@ void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std
     }
   });
 }
+
+// ---------------------------------------------------------------------------
+// Gradients of a block of rows (gbdt::row_gradients) and their largest |g|
+// and |h|, in two builds of the same code: the plain one, and one for CPUs
+// with FMA instructions, where every std::fma of the loss (the exp of
+// Logloss's sigmoid takes thirteen) is one instruction instead of a library
+// call. Both round each fma once, exactly: the same bits; cpu_has_fma
+// chooses at run time (TWINLEARN_CPU_FMA=0: the plain build).
+// ---------------------------------------------------------------------------
+struct GradientRows {
+  GbdtLoss loss;
+  int D;
+  double param;
+  const double* approx;
+  const double* y;
+  const gbdt::RowSampler* rs;
+  const double* w;
+  double* g;
+  double* h;
+  std::int64_t r0, r1;
+};
+
+inline void gradient_rows(const GradientRows& a, double& maxg, double& maxh) {
+  double mg = 0.0, mh = 0.0;
+  const int D = a.D;
+  for (std::int64_t i = a.r0; i < a.r1; ++i) {
+    gbdt::row_gradients(a.loss, D, a.approx + i * D, a.y[i], gbdt::row_weight(*a.rs, a.w, i), a.param, a.g + i * D,
+                        a.h + i * D);
+    for (int k = 0; k < D; ++k) {
+      const double ag = gbdt::abs_bits(a.g[i * D + k]), ah = gbdt::abs_bits(a.h[i * D + k]);
+      mg = ag > mg ? ag : mg;
+      mh = ah > mh ? ah : mh;
+    }
+  }
+  maxg = mg;
+  maxh = mh;
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+// gradient_rows with its callees inlined (flatten) under the FMA target.
+__attribute__((target("fma"), flatten)) void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) {
+  gradient_rows(a, maxg, maxh);
+}
+bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  if (const char* env = std::getenv("TWINLEARN_CPU_FMA"))  // "0": the plain build (tests compare the two)
+    if (env[0] == '0') return false;
+  return has;
+}
+#else
+void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
+bool cpu_has_fma() { return false; }
+#endif
 
 // ---------------------------------------------------------------------------
 // Trainer
@@ -296,21 +350,15 @@ class CpuTrainer {
   void gradients(const gbdt::RowSampler& rs) {
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     std::vector<double> mg(static_cast<std::size_t>(nb), 0.0), mh(static_cast<std::size_t>(nb), 0.0);
+    const bool fma = cpu_has_fma();
     pfor(ctx_, nb, n_ * D_ * 8, [&](std::int64_t b) {
-      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
-      double a = 0.0, c = 0.0;
-      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
-        gbdt::row_gradients(p_.loss, D_, approx_.data() + i * D_, y_[i], gbdt::row_weight(rs, w_, i), p_.loss_param,
-                            g_.data() + i * D_,
-                            h_.data() + i * D_);
-        for (int k = 0; k < D_; ++k) {
-          const double ag = gbdt::abs_bits(g_[i * D_ + k]), ah = gbdt::abs_bits(h_[i * D_ + k]);
-          a = ag > a ? ag : a;
-          c = ah > c ? ah : c;
-        }
+      const GradientRows gr{p_.loss, D_, p_.loss_param, approx_.data(), y_, &rs, w_, g_.data(), h_.data(),
+                            b * kRowBlock, std::min(n_, (b + 1) * kRowBlock)};
+      if (fma) {
+        gradient_rows_fma(gr, mg[b], mh[b]);
+      } else {
+        gradient_rows(gr, mg[b], mh[b]);
       }
-      mg[b] = a;
-      mh[b] = c;
     });
     double maxg = 0.0, maxh = 0.0;
     for (std::int64_t b = 0; b < nb; ++b) {
@@ -634,9 +682,10 @@ class CpuTrainer {
         // One split for every row: the leaf update is a branch-free pass
         // over the split feature's bins, then the counts.
         if (f0 >= 0) {
-          const std::uint8_t* col = bins_.data() + static_cast<std::int64_t>(f0) * n_;
+          const std::uint8_t* __restrict__ col = bins_.data() + static_cast<std::int64_t>(f0) * n_;
+          std::int32_t* __restrict__ lf = leaf_.data();
           for (std::int64_t i = blk * kRowBlock; i < r1; ++i)
-            leaf_[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], b0)) << d;
+            lf[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], b0)) << d;
         }
         if (want_counts) {
           std::int64_t* cnt = part.data() + blk * L2;
