@@ -130,8 +130,10 @@ void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std
 // and |h|, in two builds of the same code: the plain one, and one for CPUs
 // with FMA instructions, where every std::fma of the loss (the exp of
 // Logloss's sigmoid takes thirteen) is one instruction instead of a library
-// call. Both round each fma once, exactly: the same bits; cpu_has_fma
-// chooses at run time (TWINLEARN_CPU_FMA=0: the plain build).
+// call. Both round each fma once, exactly: the same bits. The idea of
+// TL_CPU_CLONES (core/reduce/cpu_clones.hpp), but chosen at run time by
+// cpu_has_fma, so that a test can run both builds in one process
+// (TWINLEARN_CPU_FMA=0: the plain build).
 // ---------------------------------------------------------------------------
 struct GradientRows {
   GbdtLoss loss;
