@@ -107,11 +107,19 @@ def test_large_k(device, k):
 @pytest.mark.parametrize("metric", ["minkowski", "manhattan", "cosine"])
 def test_classifier_matches_scikit_learn(device, weights, metric):
     X, y = load_iris(return_X_y=True)
-    X = X + np.random.default_rng(0).normal(scale=1e-3, size=X.shape)  # break exact ties
+    rng = np.random.default_rng(0)
+    X = X + rng.normal(scale=1e-3, size=X.shape)  # break exact ties
+    # Probabilities at points other than the training rows: a training row's
+    # distance to itself is 0 up to rounding, and with weights="distance" a
+    # rounding-level distance (scikit-learn 1.9 gives 1.7e-7 for one iris row
+    # where the clamped expansion gives 0) decides between an infinite and a
+    # finite weight.
+    Xq = X + rng.normal(scale=1e-2, size=X.shape)
     ours = KNeighborsClassifier(n_neighbors=7, weights=weights, metric=metric, device=device).fit(X, y)
     ref = skn.KNeighborsClassifier(n_neighbors=7, weights=weights, metric=metric, algorithm="brute").fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
-    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(Xq), ref.predict(Xq))
+    np.testing.assert_allclose(ours.predict_proba(Xq), ref.predict_proba(Xq), atol=1e-9)
     assert ours.score(X, y) == ref.score(X, y)
     names = np.array(["setosa", "versicolor", "virginica"])[y]
     np.testing.assert_array_equal(
@@ -124,11 +132,14 @@ def test_classifier_matches_scikit_learn(device, weights, metric):
 def test_regressor_matches_scikit_learn(device, weights):
     X, y = make_regression(n_samples=400, n_features=6, noise=0.5, random_state=0)
     Y2 = np.column_stack([y, -y])
+    # Queries off the training rows (see test_classifier_matches_scikit_learn:
+    # a row's rounding-level distance to itself decides its weight).
+    Xq = X + np.random.default_rng(1).normal(scale=1e-2, size=X.shape)
     for target in (y, Y2):
         ours = KNeighborsRegressor(n_neighbors=5, weights=weights, device=device).fit(X, target)
         ref = skn.KNeighborsRegressor(n_neighbors=5, weights=weights, algorithm="brute").fit(X, target)
-        np.testing.assert_allclose(ours.predict(X[:100]), ref.predict(X[:100]), rtol=1e-12)
-        np.testing.assert_allclose(ours.score(X, target), ref.score(X, target), rtol=1e-12)
+        np.testing.assert_allclose(ours.predict(Xq[:100]), ref.predict(Xq[:100]), rtol=1e-12)
+        np.testing.assert_allclose(ours.score(Xq, target), ref.score(Xq, target), rtol=1e-12)
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "brute", "kd_tree", "ball_tree"])

@@ -21,45 +21,61 @@ namespace {
 
 using dist::Family;
 
-// Four left-hand rows at a time share each panel load; one row for the rest.
+// R left-hand rows against JB panel columns, the R x JB accumulators held
+// in registers over all d features (each one chain over f = 0, 1, ... from
+// +0.0, as everywhere), then stored to acc.
+template <class T, Family F, int R, int JB>
+inline __attribute__((always_inline)) void accumulate_tile(const T* __restrict const* xr,
+                                                           const T* __restrict panel, std::int64_t NB,
+                                                           std::int64_t j0, std::int64_t d, T p,
+                                                           T* __restrict acc) {
+  using S = dist::Step<T, F>;
+  T a[R][JB];
+#pragma GCC unroll 8
+  for (int u = 0; u < R; ++u)
+#pragma GCC unroll 32
+    for (int j = 0; j < JB; ++j) a[u][j] = T(0);
+  for (std::int64_t f = 0; f < d; ++f) {
+    const T* __restrict y = panel + f * NB + j0;
+    T yv[JB];
+#pragma GCC unroll 32
+    for (int j = 0; j < JB; ++j) yv[j] = y[j];
+#pragma GCC unroll 8
+    for (int u = 0; u < R; ++u) {
+      const T v = xr[u][f];
+#pragma GCC unroll 32
+      for (int j = 0; j < JB; ++j) a[u][j] = S::apply(v, yv[j], a[u][j], p);
+    }
+  }
+#pragma GCC unroll 8
+  for (int u = 0; u < R; ++u)
+#pragma GCC unroll 32
+    for (int j = 0; j < JB; ++j) acc[u * NB + j0 + j] = a[u][j];
+}
+
+// R left-hand rows against the whole panel: tiles of JB columns (two AVX2
+// registers' worth), then single columns for the rest.
+template <class T, Family F, int R>
+inline __attribute__((always_inline)) void accumulate_rows(const T* __restrict x, std::int64_t ldx,
+                                                           const T* __restrict panel, std::int64_t NB,
+                                                           std::int64_t d, T p, T* __restrict acc) {
+  constexpr int JB = static_cast<int>(64 / sizeof(T));
+  const T* xr[R];
+  for (int u = 0; u < R; ++u) xr[u] = x + u * ldx;
+  std::int64_t j0 = 0;
+  for (; j0 + JB <= NB; j0 += JB) accumulate_tile<T, F, R, JB>(xr, panel, NB, j0, d, p, acc);
+  for (; j0 < NB; ++j0) accumulate_tile<T, F, R, 1>(xr, panel, NB, j0, d, p, acc);
+}
+
+// The rows' accumulators against a packed panel (d x NB): four rows at a
+// time, one row for the rest.
 template <class T, Family F>
 TL_DIST_CPU_CLONES void accumulate_block_t(const T* __restrict x, std::int64_t ldx, std::int64_t nr,
                                            const T* __restrict panel, std::int64_t NB, std::int64_t d, T p,
                                            T* __restrict acc) {
-  using S = dist::Step<T, F>;
   std::int64_t r = 0;
-  for (; r + 4 <= nr; r += 4) {
-    T* __restrict a0 = acc + (r + 0) * NB;
-    T* __restrict a1 = acc + (r + 1) * NB;
-    T* __restrict a2 = acc + (r + 2) * NB;
-    T* __restrict a3 = acc + (r + 3) * NB;
-    for (std::int64_t j = 0; j < NB; ++j) a0[j] = a1[j] = a2[j] = a3[j] = T(0);
-    const T* x0 = x + (r + 0) * ldx;
-    const T* x1 = x + (r + 1) * ldx;
-    const T* x2 = x + (r + 2) * ldx;
-    const T* x3 = x + (r + 3) * ldx;
-    for (std::int64_t f = 0; f < d; ++f) {
-      const T* __restrict y = panel + f * NB;
-      const T v0 = x0[f], v1 = x1[f], v2 = x2[f], v3 = x3[f];
-      for (std::int64_t j = 0; j < NB; ++j) {
-        const T yj = y[j];
-        a0[j] = S::apply(v0, yj, a0[j], p);
-        a1[j] = S::apply(v1, yj, a1[j], p);
-        a2[j] = S::apply(v2, yj, a2[j], p);
-        a3[j] = S::apply(v3, yj, a3[j], p);
-      }
-    }
-  }
-  for (; r < nr; ++r) {
-    T* __restrict a0 = acc + r * NB;
-    for (std::int64_t j = 0; j < NB; ++j) a0[j] = T(0);
-    const T* x0 = x + r * ldx;
-    for (std::int64_t f = 0; f < d; ++f) {
-      const T* __restrict y = panel + f * NB;
-      const T v0 = x0[f];
-      for (std::int64_t j = 0; j < NB; ++j) a0[j] = S::apply(v0, y[j], a0[j], p);
-    }
-  }
+  for (; r + 4 <= nr; r += 4) accumulate_rows<T, F, 4>(x + r * ldx, ldx, panel, NB, d, p, acc + r * NB);
+  for (; r < nr; ++r) accumulate_rows<T, F, 1>(x + r * ldx, ldx, panel, NB, d, p, acc + r * NB);
 }
 
 template <class T>
