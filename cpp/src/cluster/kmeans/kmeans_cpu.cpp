@@ -60,17 +60,23 @@ class CpuEngine final : public KMeansEngine<T> {
         best[r] = dist::empty_value<T>();
         bi[r] = dist::kNoIndex;
       }
+      T v[kPanel];
       for (std::int64_t q = 0; q < P.npanels; ++q) {
         accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
         const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
-        for (std::int64_t r = 0; r < nr; ++r)
-          for (std::int64_t j = 0; j < nc; ++j) {
-            const T v = dist::sq_from_dot(norms_[r0 + r], P.norms[c0 + j], acc[r * P.width + j]);
-            if (dist::nearer(v, c0 + j, best[r], bi[r])) {
-              best[r] = v;
+        const T* __restrict cn = P.norms.data() + c0;
+        for (std::int64_t r = 0; r < nr; ++r) {
+          // The row's distances first (a loop the compiler vectorizes), then
+          // the scan in center order.
+          const T xn = norms_[r0 + r];
+          const T* __restrict a = acc.data() + r * P.width;
+          for (std::int64_t j = 0; j < nc; ++j) v[j] = dist::sq_from_dot(xn, cn[j], a[j]);
+          for (std::int64_t j = 0; j < nc; ++j)
+            if (dist::nearer(v[j], c0 + j, best[r], bi[r])) {
+              best[r] = v[j];
               bi[r] = c0 + j;
             }
-          }
+        }
       }
       std::int64_t ch = 0;
       for (std::int64_t r = 0; r < nr; ++r) {
@@ -98,11 +104,14 @@ class CpuEngine final : public KMeansEngine<T> {
   // weight in column d.
   void batch_sums(std::int64_t r0, std::int64_t r1, std::int64_t k, double* out_kw) {
     const std::int64_t d = this->d, w1 = d + 1, m = r1 - r0;
-    // Stable counting sort of the batch's rows by label.
+    // Stable counting sort of the batch's rows by label (perm_ is kept
+    // from step to step: no fresh pages each time).
     std::vector<std::int64_t> start(static_cast<std::size_t>(k + 1), 0);
     for (std::int64_t i = r0; i < r1; ++i) ++start[labels_[i] + 1];
     for (std::int64_t c = 0; c < k; ++c) start[c + 1] += start[c];
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(m)), pos(start.begin(), start.end() - 1);
+    std::vector<std::int64_t> pos(start.begin(), start.end() - 1);
+    if (perm_.size() < static_cast<std::size_t>(m)) perm_.resize(static_cast<std::size_t>(m));
+    std::int64_t* perm = perm_.data();
     for (std::int64_t i = r0; i < r1; ++i) perm[pos[labels_[i]]++] = i;
     // Chunks: cluster c's rows cut every kClusterChunk rows.
     std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0);
@@ -231,6 +240,7 @@ class CpuEngine final : public KMeansEngine<T> {
   const T* x_ = nullptr;
   std::vector<T> w_, norms_, mind_, closest_, cand_min_;
   std::vector<std::int32_t> labels_;
+  std::vector<std::int64_t> perm_;  // batch_sums' row order, kept across steps
 };
 
 }  // namespace
