@@ -15,6 +15,15 @@ def _uniform(n=200_000, d=32, k=64, seed=0):
     return rng.uniform(-1, 1, (n, d)).astype(np.float32), rng.uniform(-1, 1, (k, d)).astype(np.float32)
 
 
+def _blobs(n=150_000, k=32, d=16, seed=1):
+    """Separated blobs and starting centers near theirs."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=8.0, size=(k, d))
+    X = (centers[rng.integers(0, k, n)] + rng.normal(size=(n, d))).astype(np.float32)
+    init = (centers + rng.normal(scale=0.5, size=centers.shape)).astype(np.float32)
+    return X, init
+
+
 def _exact_sq_dist(X, C):
     X, C = X.astype(np.float64), C.astype(np.float64)
     return (X**2).sum(1)[:, None] + (C**2).sum(1)[None, :] - 2 * X @ C.T
@@ -57,10 +66,7 @@ def test_fast_fit_matches_identical_on_blobs():
     # identical fit's path. (From arbitrary starting rows, Lloyd's iterations
     # may split a blob between two centers; the rows on that boundary are near
     # ties, and rounding alone may send a fit down another path.)
-    rng = np.random.default_rng(1)
-    centers = rng.normal(scale=8.0, size=(32, 16))
-    X = (centers[rng.integers(0, 32, 150_000)] + rng.normal(size=(150_000, 16))).astype(np.float32)
-    init = (centers + rng.normal(scale=0.5, size=centers.shape)).astype(np.float32)
+    X, init = _blobs()
     fast = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="fast").fit(X)
     ident = KMeans(32, init=init, n_init=1, max_iter=50, device="cuda", numeric_mode="identical").fit(X)
     assert fast.numeric_mode_used() == "fast" and ident.numeric_mode_used() == "identical"
@@ -83,13 +89,6 @@ def test_fast_mode_keeps_the_canonical_kernel_where_the_tensor_cores_do_not_serv
     assert fast.labels_.tobytes() == cpu.labels_.tobytes()
 
 
-
-def _blobs(n=150_000, k=32, d=16, seed=1):
-    rng = np.random.default_rng(seed)
-    centers = rng.normal(scale=8.0, size=(k, d))
-    X = (centers[rng.integers(0, k, n)] + rng.normal(size=(n, d))).astype(np.float32)
-    init = (centers + rng.normal(scale=0.5, size=centers.shape)).astype(np.float32)
-    return X, init
 
 
 def test_device_steps_match_host_steps(monkeypatch):

@@ -181,10 +181,34 @@ struct LloydOut {
   int n_iter;
 };
 
+// Lloyd's update on the host: empty clusters relocated (relocate_empty),
+// next = sums / weight (the sums themselves for a cluster left empty),
+// rounded to T, and the total squared shift from `centers` (one fma chain
+// in T per cluster, clusters added in float64). Then centers <- next.
+template <class T>
+double host_update(KMeansEngine<T>& e, std::int64_t k, std::vector<T>& centers, std::vector<double>& sums,
+                   std::vector<double>& wsum, std::vector<T>& next) {
+  const std::int64_t d = e.d;
+  relocate_empty(e, k, centers.data(), sums, wsum);
+  double shift_tot = 0.0;
+  for (std::int64_t c = 0; c < k; ++c) {
+    T shift = T(0);
+    for (std::int64_t f = 0; f < d; ++f) {
+      const T v = wsum[c] > 0.0 ? static_cast<T>(num::div(sums[c * d + f], wsum[c])) : static_cast<T>(sums[c * d + f]);
+      next[c * d + f] = v;
+      const T df = num::sub(v, centers[c * d + f]);
+      shift = num::fma(df, df, shift);
+    }
+    shift_tot = num::add(shift_tot, static_cast<double>(shift));
+  }
+  centers.swap(next);
+  return shift_tot;
+}
+
 // scikit-learn's _kmeans_single_lloyd. centers (host, k x d) in, final out.
 // Where the engine holds the centers on the device (device_steps), a step
 // that empties no cluster updates them there; otherwise, and for the step
-// that empties one, the update below runs on the host.
+// that empties one, host_update runs.
 template <class T>
 LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std::vector<T>& centers) {
   const std::int64_t d = e.d;
@@ -197,32 +221,18 @@ LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std
   for (; it < max_iter; ++it) {
     std::int64_t changed = 0;
     double shift_tot = 0.0;
-    bool on_host = true;
-    if (held) {
+    if (!held) {
+      changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
+      shift_tot = host_update(e, k, centers, sums, wsum, next);
+    } else {
       const typename KMeansEngine<T>::StepStats st = e.device_step(k, sums.data(), wsum.data());
       changed = st.changed;
-      on_host = st.empty > 0;
-      if (on_host) e.get_centers(centers.data(), k);
       shift_tot = st.shift;
-    } else {
-      changed = e.assign_sums(centers.data(), k, sums.data(), wsum.data());
-    }
-    if (on_host) {
-      relocate_empty(e, k, centers.data(), sums, wsum);
-      shift_tot = 0.0;
-      for (std::int64_t c = 0; c < k; ++c) {
-        T shift = T(0);
-        for (std::int64_t f = 0; f < d; ++f) {
-          const T v =
-              wsum[c] > 0.0 ? static_cast<T>(num::div(sums[c * d + f], wsum[c])) : static_cast<T>(sums[c * d + f]);
-          next[c * d + f] = v;
-          const T df = num::sub(v, centers[c * d + f]);
-          shift = num::fma(df, df, shift);
-        }
-        shift_tot = num::add(shift_tot, static_cast<double>(shift));
+      if (st.empty > 0) {
+        e.get_centers(centers.data(), k);
+        shift_tot = host_update(e, k, centers, sums, wsum, next);
+        e.set_centers(centers.data(), k);
       }
-      centers.swap(next);
-      if (held) e.set_centers(centers.data(), k);
     }
     if (it > 0 && changed == 0) {
       strict = true;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/gemm/gemm_common.hpp"
+#include "core/reduce/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
@@ -132,10 +133,6 @@ __attribute__((target("avx2,fma"))) void micro_kernel_avx2(std::int64_t kc, cons
 
 #undef TL_AVX2_FN
 
-bool cpu_has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 template <class T>

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/gram/gram_common.hpp"
+#include "core/reduce/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
@@ -72,15 +73,11 @@ __attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const dou
   }
 }
 
-bool have_avx2() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
 #endif
 
 void micro(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc, std::int64_t ldc) {
 #if TL_GRAM_AVX2
-  if (have_avx2()) return micro_avx2(rows, a, b, lda, acc, ldc);
+  if (cpu_has_avx2_fma()) return micro_avx2(rows, a, b, lda, acc, ldc);
 #endif
   micro_portable(rows, a, b, lda, acc, ldc);
 }

@@ -13,3 +13,15 @@
 #else
 #define TL_CPU_CLONES
 #endif
+
+// For loops built a second time with __attribute__((target("avx2,fma"),
+// flatten)) and chosen at run time (where a test must run both builds, or
+// the loop uses AVX2 intrinsics): whether this CPU runs AVX2 and FMA.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+namespace tl::detail {
+inline bool cpu_has_avx2_fma() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+}  // namespace tl::detail
+#endif

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/reduce/cpu_clones.hpp"
 #include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"
@@ -130,10 +131,8 @@ void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std
 // and |h|, in two builds of the same code: the plain one, and one for CPUs
 // with FMA instructions, where every std::fma of the loss (the exp of
 // Logloss's sigmoid takes thirteen) is one instruction instead of a library
-// call. Both round each fma once, exactly: the same bits. The idea of
-// TL_CPU_CLONES (core/reduce/cpu_clones.hpp), but chosen at run time by
-// cpu_has_fma, so that a test can run both builds in one process
-// (TWINLEARN_CPU_FMA=0: the plain build).
+// call. Both round each fma once, exactly: the same bits. Chosen at run
+// time (use_fma_build), so that a test can run both builds in one process.
 // ---------------------------------------------------------------------------
 struct GradientRows {
   GbdtLoss loss;
@@ -164,20 +163,23 @@ inline void gradient_rows(const GradientRows& a, double& maxg, double& maxh) {
   maxh = mh;
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-// gradient_rows with its callees inlined (flatten) under the FMA target.
-__attribute__((target("fma"), flatten)) void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) {
+#if defined(__x86_64__) && defined(__GNUC__)
+// gradient_rows with its callees inlined (flatten) under the AVX2 + FMA
+// target, as logistic_cpu.cpp's evaluation.
+__attribute__((target("avx2,fma"), flatten)) void gradient_rows_fma(const GradientRows& a, double& maxg,
+                                                                     double& maxh) {
   gradient_rows(a, maxg, maxh);
 }
-bool cpu_has_fma() {
-  static const bool has = __builtin_cpu_supports("fma");
-  if (const char* env = std::getenv("TWINLEARN_CPU_FMA"))  // "0": the plain build (tests compare the two)
+// cpu_has_avx2_fma, unless TWINLEARN_CPU_FMA=0 asks for the plain build
+// (tests compare the two).
+bool use_fma_build() {
+  if (const char* env = std::getenv("TWINLEARN_CPU_FMA"))
     if (env[0] == '0') return false;
-  return has;
+  return detail::cpu_has_avx2_fma();
 }
 #else
 void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
-bool cpu_has_fma() { return false; }
+bool use_fma_build() { return false; }
 #endif
 
 // ---------------------------------------------------------------------------
@@ -352,7 +354,7 @@ class CpuTrainer {
   void gradients(const gbdt::RowSampler& rs) {
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     std::vector<double> mg(static_cast<std::size_t>(nb), 0.0), mh(static_cast<std::size_t>(nb), 0.0);
-    const bool fma = cpu_has_fma();
+    const bool fma = use_fma_build();
     pfor(ctx_, nb, n_ * D_ * 8, [&](std::int64_t b) {
       const GradientRows gr{p_.loss, D_, p_.loss_param, approx_.data(), y_, &rs, w_, g_.data(), h_.data(),
                             b * kRowBlock, std::min(n_, (b + 1) * kRowBlock)};
@@ -695,9 +697,9 @@ class CpuTrainer {
         }
         return;
       }
-      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {
-        const std::int32_t f = dw ? sf[leaf_[i]] : f0;
-        const std::int32_t b = dw ? sb[leaf_[i]] : b0;
+      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {  // per node: the leaf's own split
+        const std::int32_t f = sf[leaf_[i]];
+        const std::int32_t b = sb[leaf_[i]];
         if (f >= 0) leaf_[i] += static_cast<std::int32_t>(gbdt::bin_right(bins_[static_cast<std::int64_t>(f) * n_ + i], b)) << d;
         if (want_counts) part[blk * L2 + leaf_[i]] += 1;
       }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/reduce/cpu_clones.hpp"
 #include "linear_model/logistic/logistic_impl.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"
@@ -66,17 +67,13 @@ __attribute__((target("avx2,fma"), flatten)) void eval_chunk_fma(MatrixView<cons
                                                                   const double* W, std::int64_t c, double* part) {
   eval_chunk_body(X, y, w, geo, W, c, part);
 }
-bool have_fma() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
-}
 #endif
 
 template <class T>
 void eval_chunk(MatrixView<const T> X, VectorView<const std::int32_t> y, VectorView<const T> w,
                 const Geometry& geo, const double* W, std::int64_t c, double* part) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (have_fma()) return eval_chunk_fma(X, y, w, geo, W, c, part);
+  if (cpu_has_avx2_fma()) return eval_chunk_fma(X, y, w, geo, W, c, part);
 #endif
   eval_chunk_body(X, y, w, geo, W, c, part);
 }

@@ -4,17 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/reduce/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
-// The hot loop is compiled twice, for baseline x86-64 and for x86-64-v3 (AVX2
-// + FMA), and the loader picks what the CPU supports. Both clones give the
-// same bits: fma is correctly rounded as a libm call or as an instruction,
-// and -ffp-contract=off keeps the compiler from fusing anything else.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define TL_DIST_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define TL_DIST_CPU_CLONES
-#endif
 
 namespace tl::detail {
 namespace {
@@ -70,7 +62,7 @@ inline __attribute__((always_inline)) void accumulate_rows(const T* __restrict x
 // The rows' accumulators against a packed panel (d x NB): four rows at a
 // time, one row for the rest.
 template <class T, Family F>
-TL_DIST_CPU_CLONES void accumulate_block_t(const T* __restrict x, std::int64_t ldx, std::int64_t nr,
+TL_CPU_CLONES void accumulate_block_t(const T* __restrict x, std::int64_t ldx, std::int64_t nr,
                                            const T* __restrict panel, std::int64_t NB, std::int64_t d, T p,
                                            T* __restrict acc) {
   std::int64_t r = 0;
@@ -99,15 +91,15 @@ void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64
 }
 
 template <class T>
-TL_DIST_CPU_CLONES void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out) {
+TL_CPU_CLONES void sqnorms_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, T* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = dist::sqnorm(x + i * ldx, d);
 }
 template <class T>
-TL_DIST_CPU_CLONES void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out) {
+TL_CPU_CLONES void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const T* c, T* out) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = dist::accumulate<T, Family::Dot>(x + i * ldx, c, d, T(0));
 }
 template <class T>
-TL_DIST_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d,
+TL_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d,
                                     const std::int32_t* labels, const T* centers, T* out) {
   for (std::int64_t i = 0; i < n; ++i)
     out[i] = dist::accumulate<T, Family::L2>(x + i * ldx, centers + static_cast<std::int64_t>(labels[i]) * d, d, T(0));
