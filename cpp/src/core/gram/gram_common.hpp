@@ -10,13 +10,18 @@
 namespace tl::gram_detail {
 
 // One entry of Zc: (z - offset) * s, each step one IEEE operation in T, as
-// scikit-learn's `X -= X_offset; X *= sqrt(sample_weight)[:, None]`.
+// scikit-learn's `X -= X_offset; X *= sqrt(sample_weight)[:, None]`;
+// centred_by takes the column's offset o already loaded.
 template <class T>
-TL_HD T centred(T z, const T* offset, std::int64_t col, T s, bool weighted) {
+TL_HD T centred_by(T z, bool has_offset, T o, T s, bool weighted) {
   T v = z;
-  if (offset) v = num::sub(v, offset[col]);
+  if (has_offset) v = num::sub(v, o);
   if (weighted) v = num::mul(v, s);
   return v;
+}
+template <class T>
+TL_HD T centred(T z, const T* offset, std::int64_t col, T s, bool weighted) {
+  return centred_by(z, offset != nullptr, offset ? offset[col] : T(0), s, weighted);
 }
 
 // The canonical pairwise tree (twinlearn/core/tree.hpp) computed while the
