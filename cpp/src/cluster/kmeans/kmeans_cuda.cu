@@ -117,6 +117,21 @@ constexpr int kArgminBatch = 4;  // argmin_rows_kernel: column groups loaded at 
 // row, four columns per lane and step (128-bit loads of D and of cn), so a
 // warp ranks four rows at a time and reduces each in three shuffles; a warp's
 // lanes loop together (the shuffles take the whole warp).
+// Ranks four consecutive columns c0..c0+3 (dot products dv, center norms cv)
+// into a lane's (best, bi). A lane's columns rise: the first of equal values
+// is kept.
+__device__ __forceinline__ void rank_columns(const float (&dv)[4], const float (&cv)[4], int c0, float& best,
+                                             int& bi) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float v = fmaf(-2.0f, dv[j], cv[j]);
+    if (v < best) {
+      best = v;
+      bi = c0 + j;
+    }
+  }
+}
+
 __global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t rows, int k, std::int64_t ldd,
                                    const float* __restrict__ xn, const float* __restrict__ cn,
                                    std::int32_t* __restrict__ labels, float* __restrict__ mind,
@@ -148,14 +163,7 @@ __global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t row
 #pragma unroll
       for (int b = 0; b < kArgminBatch; ++b) {
         const float dv[4] = {d4[b].x, d4[b].y, d4[b].z, d4[b].w}, cv[4] = {c4[b].x, c4[b].y, c4[b].z, c4[b].w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float v = fmaf(-2.0f, dv[j], cv[j]);
-          if (v < best) {  // a lane's columns rise: the first of equal values is kept
-            best = v;
-            bi = c + 32 * b + j;
-          }
-        }
+        rank_columns(dv, cv, c + 32 * b, best, bi);
       }
     }
     for (; c < k; c += 32) {
@@ -166,14 +174,7 @@ __global__ void argmin_rows_kernel(const float* __restrict__ D, std::int64_t row
         cv[j] = c + j < k ? cn[c + j] : INFINITY;
         if (c + j < k) dv[j] = drow[c + j];
       }
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float v = fmaf(-2.0f, dv[j], cv[j]);
-        if (v < best) {
-          best = v;
-          bi = c + j;
-        }
-      }
+      rank_columns(dv, cv, c, best, bi);
     }
 #pragma unroll
     for (int o = 4; o >= 1; o >>= 1) {
@@ -777,12 +778,7 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   void upload_centers(const T* centers, std::int64_t k) {
-    const std::int64_t d = this->d;
-    if (centers_.size() < static_cast<std::size_t>(k * d)) {
-      centers_ = DeviceBuffer<T>(static_cast<std::size_t>(k * d), dev_);
-      cnorms_ = DeviceBuffer<T>(static_cast<std::size_t>(k), dev_);
-    }
-    TL_CUDA_CHECK(cudaMemcpyAsync(centers_.data(), centers, sizeof(T) * k * d, cudaMemcpyHostToDevice, stream_));
+    set_centers(centers, k);
     prepare_centers(k);
   }
   // The norms of the centers in centers_ and a zero count of changed labels.
