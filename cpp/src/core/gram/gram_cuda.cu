@@ -44,10 +44,11 @@ __device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std
 // 64*(w / 4), columns 32*(w % 4), as 4 x 4 tile products of 16 x 8 whose
 // accumulators stay in registers. The chunk's rows are staged 16 at a time
 // in shared memory (centred in T, widened to double), double-buffered
-// through registers: thread t loads rows t/32 and t/32 + 8 of the step,
-// columns 4*(t%32)..+3 of both tiles (a warp reads 128 consecutive entries
-// of one row of X; 128-bit loads where the four columns are X's and X is
-// aligned). Each step is two products of depth 8 (rows 0-7, 8-15), so every
+// through registers (the next step's raw entries are loaded before this
+// step's products and centred after them): thread t loads rows t/32 and
+// t/32 + 8 of the step, columns 4*(t%32)..+3 of both tiles (a warp reads 128
+// consecutive entries of one row of X; 128-bit loads where the four columns
+// are X's and X is aligned). Each step is two products of depth 8 (rows 0-7, 8-15), so every
 // accumulator receives fma(Zc[i, j], Zc[i, k], acc) for the chunk's rows i
 // in increasing order and nothing else: the canonical chain. A last step of
 // fewer than 16 rows takes its whole groups of 8 on the tensor cores and the
@@ -91,47 +92,60 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
-  auto load_cols = [&](std::int64_t i, std::int64_t c0, T s, const T* o, T (&v)[4]) {
+  // The loads of a step only fill registers (raw entries, the rows' weights);
+  // centring, weighting and widening wait for store_step, after the step's
+  // products, so that the loads' latency overlaps them.
+  bool live[2];
+  T wr[2];
+  auto load_cols = [&](std::int64_t i, std::int64_t c0, T (&v)[4]) {
     if constexpr (std::is_same_v<T, float>) {
       if (vec && c0 + 4 <= d) {
         const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
-        const float xs[4] = {x4.x, x4.y, x4.z, x4.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = gram_detail::centred_by(xs[e], has_off, o[e], s, weighted);
+        v[0] = x4.x;
+        v[1] = x4.y;
+        v[2] = x4.z;
+        v[3] = x4.w;
         return;
       }
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const std::int64_t col = c0 + e;
-      v[e] = col < dt ? gram_detail::centred_by(col < d ? X[i * d + col] : Y[i * t + (col - d)], has_off, o[e], s,
-                                               weighted)
-                      : T(0);
+      v[e] = col < dt ? (col < d ? X[i * d + col] : Y[i * t + (col - d)]) : T(0);
     }
   };
   auto load_step = [&](std::int64_t i0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const std::int64_t i = i0 + lr + 8 * h;
-      if (i < r1) {
-        const T s = weighted ? num::sqrt(w[i]) : T(1);
-        load_cols(i, j0 + lc, s, offs[0] + lc, ra[h]);
-        load_cols(i, k0 + lc, s, offs[1] + lc, rb[h]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) ra[h][e] = rb[h][e] = T(0);
+      live[h] = i < r1;
+      if (live[h]) {
+        wr[h] = weighted ? w[i] : T(1);
+        load_cols(i, j0 + lc, ra[h]);
+        load_cols(i, k0 + lc, rb[h]);
       }
     }
+  };
+  // Zc entries of a staged row (zeros past the chunk and past dt), widened.
+  auto widen = [&](const T (&v)[4], const T* o, std::int64_t c0, T s, bool row_live, double (&z)[4]) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      z[e] = row_live && c0 + e < dt ? static_cast<double>(gram_detail::centred_by(v[e], has_off, o[e], s, weighted))
+                                     : 0.0;
   };
   auto store_step = [&](int buf) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+      const T s = weighted && live[h] ? num::sqrt(wr[h]) : T(1);
+      double za[4], zb[4];
+      widen(ra[h], offs[0] + lc, j0 + lc, s, live[h], za);
+      widen(rb[h], offs[1] + lc, k0 + lc, s, live[h], zb);
       double* a = As(buf, lr + 8 * h) + lc;
       double* b = Bs(buf, lr + 8 * h) + lc;
-      reinterpret_cast<double2*>(a)[0] = make_double2(static_cast<double>(ra[h][0]), static_cast<double>(ra[h][1]));
-      reinterpret_cast<double2*>(a)[1] = make_double2(static_cast<double>(ra[h][2]), static_cast<double>(ra[h][3]));
-      reinterpret_cast<double2*>(b)[0] = make_double2(static_cast<double>(rb[h][0]), static_cast<double>(rb[h][1]));
-      reinterpret_cast<double2*>(b)[1] = make_double2(static_cast<double>(rb[h][2]), static_cast<double>(rb[h][3]));
+      reinterpret_cast<double2*>(a)[0] = make_double2(za[0], za[1]);
+      reinterpret_cast<double2*>(a)[1] = make_double2(za[2], za[3]);
+      reinterpret_cast<double2*>(b)[0] = make_double2(zb[0], zb[1]);
+      reinterpret_cast<double2*>(b)[1] = make_double2(zb[2], zb[3]);
     }
   };
 
