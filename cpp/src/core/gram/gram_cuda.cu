@@ -1,9 +1,9 @@
 // CUDA backend of the Gram product: the canonical split-K kernel on the
 // double-precision tensor cores, and cuBLAS DGEMM for fast mode (order:
 // twinlearn/core/gram.hpp). On the H200, 2M x 256 float32: the canonical
-// kernel 7.7 ms with centring (5.4 ms without), against 16.2 ms for the same
-// chains as scalar fma; fast mode's widening plus DGEMM 6.7 ms, so fast mode
-// keeps cuBLAS.
+// kernel 7.0 ms with centring (6.3 ms without), against 16.2 ms for the same
+// chains as scalar fma; fast mode's widening plus DGEMM took 6.7 ms, so fast
+// mode keeps cuBLAS.
 #include "core/cuda/blas.cuh"
 
 #include <algorithm>
