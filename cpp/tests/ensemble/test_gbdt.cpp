@@ -288,6 +288,43 @@ TEST(GbdtBorders, QuantilesRespectBorderCountAndTies) {
   EXPECT_GT(m.borders[0], 0.0);  // the zero run (with -0) stays in one bin
 }
 
+// The sample is sorted by a radix sort on the values' bits (gbdt_cpu.cpp);
+// the borders must be those of the plain sorted sample: negative and
+// positive values, -0 and +0, subnormals, huge values and many ties.
+TEST(GbdtBorders, SortedSampleIsThePlainSort) {
+  std::mt19937_64 gen(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const std::int64_t n = 50000;
+  std::vector<double> X(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = u(gen);
+    switch (i % 5) {
+      case 0: X[i] = v; break;
+      case 1: X[i] = std::ldexp(v, -1060); break;  // subnormal
+      case 2: X[i] = std::ldexp(v, 900); break;
+      case 3: X[i] = std::round(v * 4.0); break;    // ties, -0 among them
+      default: X[i] = static_cast<float>(v); break;
+    }
+  }
+  X[3] = -0.0;
+  X[8] = 0.0;
+  for (int count : {5, 128, 254}) {
+    GbdtModel m = tl::gbdt_borders<double>(cpu(2), tl::MatrixView<const double>(X.data(), n, 1), count,
+                                           tl::GbdtNanMode::Min);
+    std::vector<double> v(X.size());
+    for (std::size_t i = 0; i < X.size(); ++i) v[i] = tl::gbdt::canonical_key(X[i]);
+    std::sort(v.begin(), v.end());
+    std::vector<std::int32_t> bpos;
+    for (std::size_t i = 1; i < v.size(); ++i)
+      if (v[i - 1] < v[i]) bpos.push_back(static_cast<std::int32_t>(i));
+    std::vector<double> ref(static_cast<std::size_t>(count) + 2);
+    const int c = tl::gbdt::select_borders(v.data(), static_cast<std::int64_t>(v.size()), bpos.data(),
+                                           static_cast<std::int32_t>(bpos.size()), count, ref.data());
+    ASSERT_EQ(m.borders.size(), static_cast<std::size_t>(c)) << count;
+    for (int k = 0; k < c; ++k) EXPECT_TRUE(tltest::same_bits(m.borders[k], ref[k])) << count << " " << k;
+  }
+}
+
 TEST(GbdtBorders, NanGetsItsOwnBin) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> X = {1, nan, 2, 3, nan, 4};

@@ -67,6 +67,42 @@ std::vector<std::int64_t> count_nan(const Context& ctx, MatrixView<const T> X, G
   return nan;
 }
 
+// v sorted ascending (non-NaN values, no -0: canonical_key's), by an LSD
+// radix sort on order-preserving 64-bit keys, 11 bits a pass; passes whose
+// digit is the same for every value are skipped (data from float32 have 29
+// zero low bits: four passes instead of six). Equal values are equal bits
+// here, so the sorted array is the one std::sort gives: the borders do not
+// depend on the sorting method. (std::sort took about an eighth of the CPU
+// fit of 200k x 28 rows, 100 trees of depth 6.)
+void sort_sample(std::vector<double>& v, std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp) {
+  const std::size_t m = v.size();
+  keys.resize(m);
+  tmp.resize(m);
+  constexpr int kBits = 11, kBuckets = 1 << kBits;
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint64_t b = gbdt::bits_of(v[i]);
+    keys[i] = (b >> 63) ? ~b : b | (std::uint64_t(1) << 63);
+  }
+  std::vector<std::size_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (std::size_t i = 0; i < m; ++i) ++count[(keys[i] >> shift) & (kBuckets - 1)];
+    if (m == 0 || count[(keys[0] >> shift) & (kBuckets - 1)] == m) continue;  // one digit: nothing moves
+    std::size_t pos = 0;
+    for (int d = 0; d < kBuckets; ++d) {
+      const std::size_t c = count[d];
+      count[d] = pos;
+      pos += c;
+    }
+    for (std::size_t i = 0; i < m; ++i) tmp[count[(keys[i] >> shift) & (kBuckets - 1)]++] = keys[i];
+    keys.swap(tmp);
+  }
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint64_t k = keys[i];
+    v[i] = gbdt::double_of((k >> 63) ? k & ~(std::uint64_t(1) << 63) : ~k);
+  }
+}
+
 template <class T>
 Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
   const std::int64_t n = X.rows;
@@ -80,13 +116,14 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
   const std::int64_t S = std::min<std::int64_t>(n, gbdt::kBorderSample);
   pfor(ctx, F, S * F * 16, [&](std::int64_t f) {
     std::vector<double> v;
+    std::vector<std::uint64_t> keys, tmp;
     v.reserve(static_cast<std::size_t>(S));
     for (std::int64_t k = 0; k < S; ++k) {
       const std::int64_t row = n <= gbdt::kBorderSample ? k : k * n / S;
       const double x = gbdt::canonical_key(static_cast<double>(X(row, f)));
       if (!num::is_nan(x)) v.push_back(x);
     }
-    std::sort(v.begin(), v.end());
+    sort_sample(v, keys, tmp);
     const std::int64_t m = static_cast<std::int64_t>(v.size());
     std::vector<std::int32_t> bpos;
     for (std::int64_t i = 1; i < m; ++i)
