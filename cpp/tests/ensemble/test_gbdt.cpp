@@ -362,6 +362,38 @@ TEST(GbdtBorders, BinRuleMatchesPredictionRule) {
   }
 }
 
+// The CPU trainer bins with bin_of_padded; it must give bin_of's bin for
+// values at, just below and just above every border, between borders, far
+// outside them, -0 and +0, and NaN, for every border count up to 255.
+TEST(GbdtBorders, PaddedSearchIsBinOf) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::mt19937_64 gen(5);
+  std::normal_distribution<double> nd;
+  for (int nb : {0, 1, 2, 3, 7, 8, 15, 16, 100, 127, 128, 200, 254, 255}) {
+    std::vector<double> b(static_cast<std::size_t>(nb));
+    for (double& v : b) v = std::round(nd(gen) * 64.0) / 16.0;
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    if (!b.empty() && b[0] == 0.0) b[0] = -0.0;
+    const int n = static_cast<int>(b.size());
+    int P = 1;
+    while (P < n + 1) P *= 2;
+    std::vector<double> pb(static_cast<std::size_t>(P), inf);
+    std::copy(b.begin(), b.end(), pb.begin());
+    std::vector<double> xs = {-1e300, 1e300, -0.0, 0.0, nan};
+    for (double v : b) {
+      xs.push_back(v);
+      xs.push_back(std::nextafter(v, -inf));
+      xs.push_back(std::nextafter(v, inf));
+    }
+    for (int k = 0; k < 200; ++k) xs.push_back(nd(gen) * 8.0);
+    for (bool mx : {false, true})
+      for (double x : xs)
+        ASSERT_EQ(tl::gbdt::bin_of_padded(x, pb.data(), P, mx ? n : 0), tl::gbdt::bin_of(x, b.data(), n, mx))
+            << "nb=" << n << " x=" << x << " nan_max=" << mx;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Fitting on the CPU
 // ---------------------------------------------------------------------------

@@ -603,6 +603,15 @@ TL_HD int bin_of(double x, const double* b, int nb, bool nan_max) {
   return lo;
 }
 
+// bin_of by a branch-free search: pb holds the feature's nb borders followed
+// by +inf up to P entries, P a power of two > nb; x finite or NaN (NaN takes
+// nan_bin: 0, or nb under nan_max). The same bin as bin_of for every such x.
+TL_HD int bin_of_padded(double x, const double* pb, int P, int nan_bin) {
+  int pos = 0;  // pb[0..pos) < x
+  for (int step = P / 2; step >= 1; step /= 2) pos += pb[pos + step - 1] < x ? step : 0;
+  return num::is_nan(x) ? nan_bin : pos;
+}
+
 // Prediction-time branch: right when x exceeds the border; NaN goes right
 // when nan_right (nan_mode Max, or a Learned split's split_nan_right).
 // Equivalent to bin_right(bin_of(x), split code).

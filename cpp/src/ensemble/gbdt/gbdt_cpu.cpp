@@ -147,18 +147,33 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
   return B;
 }
 
-// Feature-major bins: bins[f * n + i].
+// Feature-major bins: bins[f * n + i]. Each value's bin is gbdt::bin_of,
+// found by gbdt::bin_of_padded over the borders padded with +inf to a power
+// of two (the data are finite or NaN: infinities were refused).
 template <class T>
 void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std::vector<std::uint8_t>& bins) {
   const std::int64_t n = X.rows, F = X.cols;
   bins.assign(static_cast<std::size_t>(n * F), 0);
+  std::vector<double> pb(static_cast<std::size_t>(F * kMaxBordersPadded * 2));
+  std::vector<int> width(static_cast<std::size_t>(F));
+  for (std::int64_t f = 0; f < F; ++f) {
+    const int nb = B.count[f];
+    int P = 1;
+    while (P < nb + 1) P *= 2;
+    width[f] = P;
+    double* dst = pb.data() + f * kMaxBordersPadded * 2;
+    for (int k = 0; k < P; ++k)
+      dst[k] = k < nb ? B.padded[f * kMaxBordersPadded + k] : gbdt::double_of(0x7ff0000000000000ULL);
+  }
   pfor(ctx, ceil_div(n, kRowBlock), n * F, [&](std::int64_t b) {
     const std::int64_t r1 = std::min(n, (b + 1) * kRowBlock);
     for (std::int64_t f = 0; f < F; ++f) {
-      const double* bf = B.padded.data() + f * kMaxBordersPadded;
+      const double* bf = pb.data() + f * kMaxBordersPadded * 2;
+      const int P = width[f], nan_bin = B.nan_max ? B.count[f] : 0;
       std::uint8_t* col = bins.data() + f * n;
-      for (std::int64_t i = b * kRowBlock; i < r1; ++i)
-        col[i] = static_cast<std::uint8_t>(gbdt::bin_of(static_cast<double>(X(i, f)), bf, B.count[f], B.nan_max));
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
+        col[i] = static_cast<std::uint8_t>(gbdt::bin_of_padded(static_cast<double>(X(i, f)), bf, P, nan_bin));
+      }
     }
   });
 }
