@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "../test_util.hpp"
@@ -81,6 +82,61 @@ TEST(ColumnExtrema, BitsDoNotDependOnThreadCount) {
       EXPECT_TRUE(tltest::same_bits(e[j].max_abs, ref[j].max_abs)) << "threads=" << t;
     }
   }
+}
+
+// The CPU backend ranks contiguous rows by order-preserving integer keys:
+// its result must be push()'s on every entry, for NaN of either sign, -0,
+// +0, infinities, subnormals and values of both signs, in float and double,
+// with columns that hold only NaN or only zeros. Strided rows take the
+// push() loop itself: the same results again.
+template <class T>
+void check_keys_match_push() {
+  const std::int64_t rows = 3000, cols = 9;
+  std::mt19937_64 gen(23);
+  std::normal_distribution<double> nd;
+  std::vector<T> x(static_cast<std::size_t>(rows * cols));
+  const T nan = std::numeric_limits<T>::quiet_NaN(), tiny = std::numeric_limits<T>::denorm_min();
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      T v = static_cast<T>(nd(gen) * (j + 1));
+      switch (gen() % 11) {
+        case 0: v = nan; break;
+        case 1: v = -nan; break;
+        case 2: v = T(-0.0); break;
+        case 3: v = T(0.0); break;
+        case 4: v = static_cast<T>(gen() % 2 ? 7 : -7) * tiny; break;
+        case 5: v = j == 4 ? std::numeric_limits<T>::infinity() : v; break;
+        default: break;
+      }
+      if (j == 6) v = nan;                                   // only NaN
+      if (j == 7) v = (i % 2) ? T(0.0) : T(-0.0);            // only zeros
+      if (j == 8) v = -std::fabs(v);                         // negative values
+      x[static_cast<std::size_t>(i * cols + j)] = v;
+    }
+  std::vector<tl::ColExtrema> ref(static_cast<std::size_t>(cols));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      tl::extrema_detail::push(ref[j], static_cast<double>(x[static_cast<std::size_t>(i * cols + j)]));
+  for (auto& e : ref) e = tl::extrema_detail::finish(e);
+  auto got = extrema(cpu(2), x, rows, cols);
+  // The same matrix as a strided view of a wider one (the push() loop).
+  std::vector<T> wide(static_cast<std::size_t>(rows * cols * 2));
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) wide[static_cast<std::size_t>(i * 2 * cols + 2 * j)] = x[i * cols + j];
+  std::vector<tl::ColExtrema> strided(static_cast<std::size_t>(cols));
+  tl::column_extrema<T>(cpu(2), tl::MatrixView<const T>(wide.data(), rows, cols, 2 * cols, 2, tl::Device{}), strided.data());
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (const auto* e : {&got[j], &strided[j]}) {
+      EXPECT_TRUE(tltest::same_bits(e->min, ref[j].min)) << "column " << j;
+      EXPECT_TRUE(tltest::same_bits(e->max, ref[j].max)) << "column " << j;
+      EXPECT_TRUE(tltest::same_bits(e->max_abs, ref[j].max_abs)) << "column " << j;
+      EXPECT_EQ(e->n, ref[j].n) << "column " << j;
+    }
+}
+
+TEST(ColumnExtrema, IntegerKeysMatchPushOnHostileData) {
+  check_keys_match_push<float>();
+  check_keys_match_push<double>();
 }
 
 TEST(ColumnExtremaCuda, IdenticalToCpu) {

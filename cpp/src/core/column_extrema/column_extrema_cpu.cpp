@@ -1,10 +1,87 @@
 #include <algorithm>
+#include <cstring>
 #include <vector>
+
+#include "core/reduce/cpu_clones.hpp"
 
 #include "core/column_extrema/column_extrema_impl.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 namespace tl::detail {
+namespace {
+
+// Order-preserving integer keys of T's values: as signed integers, the keys
+// of non-NaN values compare as the values do under the rule's total order
+// (-0 below +0); NaN is recognised from its bits and left out.
+template <class T>
+struct Keys;
+template <>
+struct Keys<float> {
+  using S = std::int32_t;
+  using U = std::uint32_t;
+  static constexpr U kAbs = 0x7fffffffu, kInf = 0x7f800000u;
+};
+template <>
+struct Keys<double> {
+  using S = std::int64_t;
+  using U = std::uint64_t;
+  static constexpr U kAbs = 0x7fffffffffffffffull, kInf = 0x7ff0000000000000ull;
+};
+
+// One chunk's extrema of rows r0..r1 (contiguous rows of `cols` values), the
+// rule's result without a branch per value: per column the smallest and
+// largest key, the largest |x| bits and the non-NaN count, so the loop over
+// a row's columns vectorizes. The same values as push() on each entry.
+template <class T>
+TL_CPU_CLONES void chunk_extrema(const T* __restrict__ X, std::int64_t ld, std::int64_t r0, std::int64_t r1,
+                                 std::int64_t cols, typename Keys<T>::S* __restrict__ kmin,
+                                 typename Keys<T>::S* __restrict__ kmax, typename Keys<T>::U* __restrict__ amax,
+                                 std::int64_t* __restrict__ cnt) {
+  using S = typename Keys<T>::S;
+  using U = typename Keys<T>::U;
+  constexpr U kAbs = Keys<T>::kAbs, kInf = Keys<T>::kInf;
+  constexpr S kTop = static_cast<S>(kAbs), kBottom = static_cast<S>(~kAbs);  // above / below every non-NaN key
+  for (std::int64_t j = 0; j < cols; ++j) {
+    kmin[j] = kTop;
+    kmax[j] = kBottom;
+    amax[j] = 0;
+    cnt[j] = 0;
+  }
+  for (std::int64_t i = r0; i < r1; ++i) {
+    const T* row = X + i * ld;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      U u;
+      std::memcpy(&u, row + j, sizeof u);
+      const U a = u & kAbs;
+      const bool ok = a <= kInf;  // not NaN
+      const S k = static_cast<S>(u) < 0 ? static_cast<S>(u ^ kAbs) : static_cast<S>(u);
+      const S lo = ok ? k : kTop, hi = ok ? k : kBottom;
+      kmin[j] = lo < kmin[j] ? lo : kmin[j];
+      kmax[j] = hi > kmax[j] ? hi : kmax[j];
+      const U av = ok ? a : U(0);
+      amax[j] = av > amax[j] ? av : amax[j];
+      cnt[j] += ok;
+    }
+  }
+}
+
+template <class T>
+double value_of_key(typename Keys<T>::S k) {
+  using U = typename Keys<T>::U;
+  const U u = k < 0 ? static_cast<U>(k) ^ Keys<T>::kAbs : static_cast<U>(k);
+  T v;
+  std::memcpy(&v, &u, sizeof v);
+  return static_cast<double>(v);
+}
+
+template <class T>
+double value_of_bits(typename Keys<T>::U u) {
+  T v;
+  std::memcpy(&v, &u, sizeof v);
+  return static_cast<double>(v);
+}
+
+}  // namespace
 
 template <class T>
 void column_extrema_cpu(const Context& ctx, MatrixView<const T> X, ColExtrema* out) {
@@ -14,9 +91,29 @@ void column_extrema_cpu(const Context& ctx, MatrixView<const T> X, ColExtrema* o
   const std::int64_t nchunks = colstats_num_chunks(rows);
   // partials[j * nchunks + c]: column j, chunk c (the geometry of column_stats).
   std::vector<ColExtrema> partials(static_cast<std::size_t>(nchunks * cols));
+  const bool contiguous = X.col_stride == 1 || cols <= 1;
   parallel_for(ctx, nchunks, [&](std::int64_t c) {
     const std::int64_t r0 = c * kColStatsChunk;
     const std::int64_t r1 = std::min(rows, r0 + kColStatsChunk);
+    if (contiguous) {
+      using S = typename Keys<T>::S;
+      using U = typename Keys<T>::U;
+      std::vector<S> kmin(static_cast<std::size_t>(cols)), kmax(static_cast<std::size_t>(cols));
+      std::vector<U> amax(static_cast<std::size_t>(cols));
+      std::vector<std::int64_t> cnt(static_cast<std::size_t>(cols));
+      chunk_extrema<T>(X.data, X.row_stride, r0, r1, cols, kmin.data(), kmax.data(), amax.data(), cnt.data());
+      for (std::int64_t j = 0; j < cols; ++j) {
+        ColExtrema e;  // n == 0: the empty partial push() leaves
+        if (cnt[j] > 0) {
+          e.min = value_of_key<T>(kmin[j]);
+          e.max = value_of_key<T>(kmax[j]);
+          e.max_abs = value_of_bits<T>(amax[j]);
+          e.n = cnt[j];
+        }
+        partials[j * nchunks + c] = e;
+      }
+      return;
+    }
     std::vector<ColExtrema> acc(static_cast<std::size_t>(cols));
     for (std::int64_t i = r0; i < r1; ++i)
       for (std::int64_t j = 0; j < cols; ++j) push(acc[j], static_cast<double>(X(i, j)));
