@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=3, help="timed runs after the warm-up (default 3)")
     p.add_argument("--single-run-above", type=float, default=2.0, metavar="SECONDS",
                    help="a contender whose first run takes this long is run only once (default 2)")
+    p.add_argument("--warmup-min", type=float, default=0.5, metavar="SECONDS",
+                   help="untimed full-size runs continue until this much time has passed, at most ten (default 0.5)")
     p.add_argument("--sweep-cutoff", type=float, default=30.0, metavar="SECONDS",
                    help="full suite: skip a contender at larger sizes once a run takes this long (default 30)")
     p.add_argument("--sweep-min-rows", type=int, metavar="N",
@@ -173,6 +175,7 @@ def main(argv=None) -> int:
         sizes=sizes,
         repeats=args.repeats,
         single_run_above_s=args.single_run_above,
+        warmup_min_s=args.warmup_min,
         sweep_cutoff_s=args.sweep_cutoff,
         sweep_min_rows=args.sweep_min_rows,
         sweep_max_rows=args.sweep_max_rows,
@@ -191,6 +194,8 @@ def main(argv=None) -> int:
                 "sizes": cfg.sizes,
                 "repeats": cfg.repeats,
                 "warmup_runs": 1,
+                "warmup_min_s": cfg.warmup_min_s,
+                "warmup_max_runs": cfg.warmup_max_runs,
                 "warmup_slice_rows": WARMUP_ROWS,
                 "single_run_above_s": cfg.single_run_above_s,
                 "sweep_cutoff_s": cfg.sweep_cutoff_s,

@@ -40,7 +40,7 @@ its result file (`<date>-cpu-<model>.md`), so this page keeps the GPU run.
 
 ## How to read the tables
 
-- **Time**: median of the timed runs after one warm-up run; GPU work is timed
+- **Time**: median of the timed runs after {warmruns}; GPU work is timed
   with the device synchronized before and after each call. {warmup}A contender
   whose first run takes {single}s or more is run once at full size and that
   run is reported (runs = 1). Nothing is extrapolated.
@@ -399,7 +399,18 @@ def render_markdown(result: dict, json_path: Path, markdown_path: Path) -> str:
         else "This run predates the warm-up on a small slice: a single full-size run includes the "
         "contender's first-call costs (kernel loading, library handles). "
     )
-    intro = INTRO.replace("{single}", f"{result['settings']['single_run_above_s']:g} ").replace("{warmup}", warmup)
+    settings = result["settings"]
+    warmruns = (
+        f"untimed warm-up runs (one, then more until {settings['warmup_min_s']:g} s of them have passed, "
+        f"at most {settings['warmup_max_runs']})"
+        if settings.get("warmup_min_s")
+        else "one warm-up run"
+    )
+    intro = (
+        INTRO.replace("{single}", f"{settings['single_run_above_s']:g} ")
+        .replace("{warmup}", warmup)
+        .replace("{warmruns}", warmruns)
+    )
     lines = [GENERATED_MARK, intro]
     lines += _run_section(result, rel(json_path))
     summary = _summary(result)

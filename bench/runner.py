@@ -1,8 +1,10 @@
 """Timing contenders and running suites.
 
 Each run builds a fresh estimator (untimed) and times every step with the GPU
-synchronized before and after the call. A first run warms up (kernel loading,
-allocator caches); then ``repeats`` runs are timed and their median reported.
+synchronized before and after the call. Untimed full-size runs warm up
+(kernel loading, allocator caches): one, then more while less than
+``warmup_min_s`` has passed (at most ``warmup_max_runs``); then ``repeats``
+runs are timed and their median reported.
 Before any full-size run, each contender runs once, untimed, on a small slice
 of the workload (``WARMUP_ROWS`` rows): that loads its kernels and library
 handles (a CUDA context, cuBLAS) in this process, so that they are not
@@ -39,6 +41,8 @@ class RunConfig:
     sizes: str  # which scale of each workload: 'smoke', 'cpu' or 'cuda'
     repeats: int = 3
     single_run_above_s: float = 2.0
+    warmup_min_s: float = 0.5  # full-size warm-up runs continue until this much time has passed ...
+    warmup_max_runs: int = 10  # ... or this many have run
     sweep_cutoff_s: float = 30.0
     sweep_min_rows: int | None = None
     sweep_max_rows: int | None = None
@@ -110,7 +114,18 @@ def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_qu
     first = sum(seconds.values())
     runs = {k: [v] for k, v in seconds.items()}
     single = first >= cfg.single_run_above_s
+    warmups = 1
     if not single:
+        # More untimed runs while they are short: the first few full-size
+        # runs of a process can be slower than the rest for reasons outside
+        # the contender (fresh pages of a new output faulted in from several
+        # threads, a GPU's clocks rising after idling).
+        warm = first
+        while warm < cfg.warmup_min_s and warmups < cfg.warmup_max_runs:
+            outputs = est = None
+            seconds, outputs, est = _trial(contender, inst, inputs, sync)
+            warm += sum(seconds.values())
+            warmups += 1
         runs = {k: [] for k in seconds}
         for _ in range(cfg.repeats):
             outputs = est = None  # let the previous run's outputs go first
@@ -121,6 +136,7 @@ def _measure(contender: Contender, inst: Instance, cfg: RunConfig, sync, with_qu
         "times_s": {k: statistics.median(v) for k, v in runs.items()},
         "runs_s": runs,
         "first_run_s": first,
+        "warmup_runs": 0 if single else warmups,
         "repeats": 1 if single else cfg.repeats,
         "single_run": single,
         "memory": {**host.stop(), **device.stop()},

@@ -337,6 +337,35 @@ def test_first_call_cost_goes_to_the_warm_up(synthetic, tmp_path):
     assert result["settings"]["warmup_slice_rows"] == runner.WARMUP_ROWS
 
 
+class _SlowFirstFullRuns:
+    """A scaler whose first four calls in the process (the slice's, then
+    three at full size: this workload is smaller than the slice) take 0.1 s
+    more (fresh pages, clocks rising): warm-up runs continue past them."""
+
+    calls = 0
+
+    def fit_transform(self, X):
+        _SlowFirstFullRuns.calls += 1
+        if _SlowFirstFullRuns.calls <= 4:
+            time.sleep(0.1)
+        return (X - X.mean(axis=0)) / X.std(axis=0)
+
+
+@pytest.mark.parametrize("warmup_min", ["0.5", "0"])
+def test_warm_up_runs_continue_while_runs_are_short(synthetic, tmp_path, warmup_min):
+    _SlowFirstFullRuns.calls = 0
+    synthetic(name="test_slow_first_runs", peers=(Peer("Warming", "numpy", lambda args: _SlowFirstFullRuns()),))
+    result, _, md = run_bench(tmp_path, "--only", "test_slow_first_runs", "--warmup-min", warmup_min)
+    rec = records(result, "test_slow_first_runs")["Warming"]
+    slowest = max(rec["runs_s"]["fit_transform"])
+    if warmup_min == "0":  # one warm-up run: two slow runs are timed
+        assert rec["warmup_runs"] == 1 and slowest >= 0.1
+    else:
+        assert rec["warmup_runs"] >= 4 and slowest < 0.1
+        assert result["settings"]["warmup_min_s"] == 0.5
+        assert "then more until 0.5 s of them have passed" in md.read_text()
+
+
 def _scaler_sweep(tmp_path, *args):
     """The full suite's sweep of standard_scaler at smoke sizes: (result, its sweep, page)."""
     result, _, md = run_bench(tmp_path, "--suite", "full", "--sizes", "smoke", "--only", "standard_scaler",
