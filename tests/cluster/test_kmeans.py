@@ -132,6 +132,28 @@ def test_elkan_gives_lloyd_result(device):
     assert bits(a.cluster_centers_) == bits(b.cluster_centers_) and bits(a.labels_) == bits(b.labels_)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_equidistant_centers_go_to_the_lowest_index(device, dtype):
+    # Duplicated centers: every row nearest to a duplicated place is labelled
+    # with the lowest of its copies, within a panel of centers (3, 7) and
+    # across panels (5, 300; 2, 280, 511), as the scan in center order with
+    # ties to the lowest index gives. A rule keeping the last copy, or the
+    # copy of the last panel, fails.
+    rng = np.random.default_rng(9)
+    C = rng.normal(size=(512, 6)).astype(dtype) * 4
+    C[7] = C[3]
+    C[300] = C[5]
+    C[280] = C[511] = C[2]
+    X = np.concatenate([C[c] + rng.normal(size=(60, 6)).astype(dtype) * 1e-3 for c in (3, 5, 2)])
+    km = KMeans(512, init=C, n_init=1, max_iter=1, device=device).fit(np.concatenate([C, X]))
+    km.cluster_centers_ = C
+    labels = km.predict(X)
+    d = ((X[:, None, :].astype(np.float64) - C[None].astype(np.float64)) ** 2).sum(-1)
+    near = d.argmin(1)  # numpy's argmin: the first of equal values
+    assert set(np.unique(labels)) <= {2, 3, 5}
+    assert np.array_equal(labels, near)
+
+
 def test_kmeans_plusplus_function(device):
     X = blobs(n=800, centers=4)
     centers, idx = kmeans_plusplus(X, 4, random_state=0, device=device)

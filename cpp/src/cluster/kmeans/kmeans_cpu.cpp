@@ -1,6 +1,9 @@
 // The CPU KMeans engine: the same passes as the CUDA engine, in the same
 // canonical orders (kmeans.hpp), on host memory with tl::parallel_for.
 #include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
@@ -12,6 +15,21 @@ namespace {
 
 template <class T>
 class CpuEngine final : public KMeansEngine<T> {
+  // Ranking keys of squared distances (>= +0, -0 or NaN): equal for equal
+  // values (-0 and +0 alike), ordered as dist::value_less orders the values,
+  // NaN above everything. For such values, the first center of a panel with
+  // the smallest key replaces the row's best exactly when the scan
+  // `if (dist::nearer(v[j], j, best, bi))` over the panel would end on it:
+  // a smaller key is a smaller value; an equal key keeps the earlier center,
+  // except against the empty slot (NaN, kNoIndex), which a NaN replaces.
+  using Key = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  static constexpr Key kNanKey = std::numeric_limits<Key>::max();
+  static Key rank_key(T v) {
+    Key k;
+    std::memcpy(&k, &v, sizeof k);
+    return num::is_nan(v) ? kNanKey : (v == T(0) ? Key(0) : k);
+  }
+
  public:
   CpuEngine(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const double* x_mean) : ctx_(ctx) {
     TL_REQUIRE(X.on_host(), ValueError, "X: the CPU backend needs host arrays");
@@ -61,21 +79,31 @@ class CpuEngine final : public KMeansEngine<T> {
         bi[r] = dist::kNoIndex;
       }
       T v[kPanel];
+      Key key[kPanel];
       for (std::int64_t q = 0; q < P.npanels; ++q) {
         accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
         const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
         const T* __restrict cn = P.norms.data() + c0;
         for (std::int64_t r = 0; r < nr; ++r) {
-          // The row's distances first (a loop the compiler vectorizes), then
-          // the scan in center order.
+          // The row's distances and their keys first, with the smallest key
+          // (loops the compiler vectorizes); then, if it beats the row's
+          // best, the first center holding it: the scan in center order with
+          // dist::nearer gives that center (rank_key).
           const T xn = norms_[r0 + r];
           const T* __restrict a = acc.data() + r * P.width;
-          for (std::int64_t j = 0; j < nc; ++j) v[j] = dist::sq_from_dot(xn, cn[j], a[j]);
-          for (std::int64_t j = 0; j < nc; ++j)
-            if (dist::nearer(v[j], c0 + j, best[r], bi[r])) {
-              best[r] = v[j];
-              bi[r] = c0 + j;
-            }
+          Key kmin = kNanKey;
+          for (std::int64_t j = 0; j < nc; ++j) {
+            v[j] = dist::sq_from_dot(xn, cn[j], a[j]);
+            key[j] = rank_key(v[j]);
+            kmin = key[j] < kmin ? key[j] : kmin;
+          }
+          const Key kb = rank_key(best[r]);
+          if (kmin < kb || (kmin == kb && bi[r] == dist::kNoIndex)) {
+            std::int64_t j = 0;
+            while (key[j] != kmin) ++j;
+            best[r] = v[j];
+            bi[r] = c0 + j;
+          }
         }
       }
       std::int64_t ch = 0;
