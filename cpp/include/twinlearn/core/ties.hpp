@@ -84,6 +84,11 @@ TL_HD std::uint64_t total_order_key(double x) {
   const std::uint64_t u = tl::num::to_bits(x);
   return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
 }
+// The value whose total_order_key is k (T = float or double).
+template <class T> TL_HD T from_total_order_key(typename tl::num::math_detail::Fmt<T>::U k) {
+  using F = tl::num::math_detail::Fmt<T>;
+  return F::from((k & F::SIGN) ? (k & ~F::SIGN) : ~k);
+}
 // Key of the value order above: -0 maps to +0's key and every NaN to the
 // largest key, so sorting by (sort_key, index) is the stable value-order sort.
 TL_HD std::uint32_t sort_key(float x) {

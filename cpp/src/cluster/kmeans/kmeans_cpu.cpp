@@ -22,6 +22,8 @@ class CpuEngine final : public KMeansEngine<T> {
   // `if (dist::nearer(v[j], j, best, bi))` over the panel would end on it:
   // a smaller key is a smaller value; an equal key keeps the earlier center,
   // except against the empty slot (NaN, kNoIndex), which a NaN replaces.
+  // This is ties::sort_key's order on such values; calling sort_key itself
+  // (or its top-bit-flipped signed form) made this loop 7-10% slower.
   using Key = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
   static constexpr Key kNanKey = std::numeric_limits<Key>::max();
   static Key rank_key(T v) {

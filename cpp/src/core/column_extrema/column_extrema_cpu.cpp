@@ -1,46 +1,29 @@
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
-#include "core/reduce/cpu_clones.hpp"
-
 #include "core/column_extrema/column_extrema_impl.hpp"
+#include "core/reduce/cpu_clones.hpp"
+#include "twinlearn/core/math.hpp"
 #include "twinlearn/core/parallel.hpp"
+#include "twinlearn/core/ties.hpp"
 
 namespace tl::detail {
 namespace {
 
-// Order-preserving integer keys of T's values: as signed integers, the keys
-// of non-NaN values compare as the values do under the rule's total order
-// (-0 below +0); NaN is recognised from its bits and left out.
-template <class T>
-struct Keys;
-template <>
-struct Keys<float> {
-  using S = std::int32_t;
-  using U = std::uint32_t;
-  static constexpr U kAbs = 0x7fffffffu, kInf = 0x7f800000u;
-};
-template <>
-struct Keys<double> {
-  using S = std::int64_t;
-  using U = std::uint64_t;
-  static constexpr U kAbs = 0x7fffffffffffffffull, kInf = 0x7ff0000000000000ull;
-};
-
 // One chunk's extrema of rows r0..r1 (contiguous rows of `cols` values), the
 // rule's result without a branch per value: per column the smallest and
-// largest key, the largest |x| bits and the non-NaN count, so the loop over
-// a row's columns vectorizes. The same values as push() on each entry.
+// largest ties::total_order_key (-0 below +0), the largest |x| bits and the
+// non-NaN count, so the loop over a row's columns vectorizes. The same
+// values as push() on each entry.
 template <class T>
 TL_CPU_CLONES void chunk_extrema(const T* __restrict__ X, std::int64_t ld, std::int64_t r0, std::int64_t r1,
-                                 std::int64_t cols, typename Keys<T>::S* __restrict__ kmin,
-                                 typename Keys<T>::S* __restrict__ kmax, typename Keys<T>::U* __restrict__ amax,
+                                 std::int64_t cols, typename num::math_detail::Fmt<T>::U* __restrict__ kmin,
+                                 typename num::math_detail::Fmt<T>::U* __restrict__ kmax,
+                                 typename num::math_detail::Fmt<T>::U* __restrict__ amax,
                                  std::int64_t* __restrict__ cnt) {
-  using S = typename Keys<T>::S;
-  using U = typename Keys<T>::U;
-  constexpr U kAbs = Keys<T>::kAbs, kInf = Keys<T>::kInf;
-  constexpr S kTop = static_cast<S>(kAbs), kBottom = static_cast<S>(~kAbs);  // above / below every non-NaN key
+  using F = num::math_detail::Fmt<T>;
+  using U = typename F::U;
+  constexpr U kTop = ~U(0), kBottom = 0;  // above / below the key of every non-NaN value
   for (std::int64_t j = 0; j < cols; ++j) {
     kmin[j] = kTop;
     kmax[j] = kBottom;
@@ -50,12 +33,10 @@ TL_CPU_CLONES void chunk_extrema(const T* __restrict__ X, std::int64_t ld, std::
   for (std::int64_t i = r0; i < r1; ++i) {
     const T* row = X + i * ld;
     for (std::int64_t j = 0; j < cols; ++j) {
-      U u;
-      std::memcpy(&u, row + j, sizeof u);
-      const U a = u & kAbs;
-      const bool ok = a <= kInf;  // not NaN
-      const S k = static_cast<S>(u) < 0 ? static_cast<S>(u ^ kAbs) : static_cast<S>(u);
-      const S lo = ok ? k : kTop, hi = ok ? k : kBottom;
+      const U a = F::bits(row[j]) & ~F::SIGN;
+      const bool ok = a <= F::INF;  // not NaN
+      const U k = ties::total_order_key(row[j]);
+      const U lo = ok ? k : kTop, hi = ok ? k : kBottom;
       kmin[j] = lo < kmin[j] ? lo : kmin[j];
       kmax[j] = hi > kmax[j] ? hi : kmax[j];
       const U av = ok ? a : U(0);
@@ -63,22 +44,6 @@ TL_CPU_CLONES void chunk_extrema(const T* __restrict__ X, std::int64_t ld, std::
       cnt[j] += ok;
     }
   }
-}
-
-template <class T>
-double value_of_key(typename Keys<T>::S k) {
-  using U = typename Keys<T>::U;
-  const U u = k < 0 ? static_cast<U>(k) ^ Keys<T>::kAbs : static_cast<U>(k);
-  T v;
-  std::memcpy(&v, &u, sizeof v);
-  return static_cast<double>(v);
-}
-
-template <class T>
-double value_of_bits(typename Keys<T>::U u) {
-  T v;
-  std::memcpy(&v, &u, sizeof v);
-  return static_cast<double>(v);
 }
 
 }  // namespace
@@ -96,18 +61,17 @@ void column_extrema_cpu(const Context& ctx, MatrixView<const T> X, ColExtrema* o
     const std::int64_t r0 = c * kColStatsChunk;
     const std::int64_t r1 = std::min(rows, r0 + kColStatsChunk);
     if (contiguous) {
-      using S = typename Keys<T>::S;
-      using U = typename Keys<T>::U;
-      std::vector<S> kmin(static_cast<std::size_t>(cols)), kmax(static_cast<std::size_t>(cols));
-      std::vector<U> amax(static_cast<std::size_t>(cols));
+      using F = num::math_detail::Fmt<T>;
+      std::vector<typename F::U> kmin(static_cast<std::size_t>(cols)), kmax(static_cast<std::size_t>(cols)),
+          amax(static_cast<std::size_t>(cols));
       std::vector<std::int64_t> cnt(static_cast<std::size_t>(cols));
       chunk_extrema<T>(X.data, X.row_stride, r0, r1, cols, kmin.data(), kmax.data(), amax.data(), cnt.data());
       for (std::int64_t j = 0; j < cols; ++j) {
         ColExtrema e;  // n == 0: the empty partial push() leaves
         if (cnt[j] > 0) {
-          e.min = value_of_key<T>(kmin[j]);
-          e.max = value_of_key<T>(kmax[j]);
-          e.max_abs = value_of_bits<T>(amax[j]);
+          e.min = static_cast<double>(ties::from_total_order_key<T>(kmin[j]));
+          e.max = static_cast<double>(ties::from_total_order_key<T>(kmax[j]));
+          e.max_abs = static_cast<double>(F::from(amax[j]));
           e.n = cnt[j];
         }
         partials[j * nchunks + c] = e;

@@ -9,6 +9,7 @@
 #include "core/reduce/cpu_clones.hpp"
 #include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/core/parallel.hpp"
+#include "twinlearn/core/ties.hpp"
 #include "twinlearn/core/tree.hpp"
 
 namespace tl {
@@ -68,7 +69,7 @@ std::vector<std::int64_t> count_nan(const Context& ctx, MatrixView<const T> X, G
 }
 
 // v sorted ascending (non-NaN values, no -0: canonical_key's), by an LSD
-// radix sort on order-preserving 64-bit keys, 11 bits a pass; passes whose
+// radix sort on their ties::total_order_key, 11 bits a pass; passes whose
 // digit is the same for every value are skipped (data from float32 have 29
 // zero low bits: four passes instead of six). Equal values are equal bits
 // here, so the sorted array is the one std::sort gives: the borders do not
@@ -79,10 +80,7 @@ void sort_sample(std::vector<double>& v, std::vector<std::uint64_t>& keys, std::
   keys.resize(m);
   tmp.resize(m);
   constexpr int kBits = 11, kBuckets = 1 << kBits;
-  for (std::size_t i = 0; i < m; ++i) {
-    const std::uint64_t b = gbdt::bits_of(v[i]);
-    keys[i] = (b >> 63) ? ~b : b | (std::uint64_t(1) << 63);
-  }
+  for (std::size_t i = 0; i < m; ++i) keys[i] = ties::total_order_key(v[i]);
   std::vector<std::size_t> count(kBuckets);
   for (int shift = 0; shift < 64; shift += kBits) {
     std::fill(count.begin(), count.end(), 0);
@@ -97,10 +95,7 @@ void sort_sample(std::vector<double>& v, std::vector<std::uint64_t>& keys, std::
     for (std::size_t i = 0; i < m; ++i) tmp[count[(keys[i] >> shift) & (kBuckets - 1)]++] = keys[i];
     keys.swap(tmp);
   }
-  for (std::size_t i = 0; i < m; ++i) {
-    const std::uint64_t k = keys[i];
-    v[i] = gbdt::double_of((k >> 63) ? k & ~(std::uint64_t(1) << 63) : ~k);
-  }
+  for (std::size_t i = 0; i < m; ++i) v[i] = ties::from_total_order_key<double>(keys[i]);
 }
 
 template <class T>
@@ -110,7 +105,9 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
   Borders B;
   B.F = F;
   B.nan_max = nan_mode == GbdtNanMode::Max;
-  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, 0.0);
+  // Slots past a feature's borders hold +inf, so bin_matrix can search them
+  // as they are (gbdt::bin_of_padded).
+  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, gbdt::double_of(0x7ff0000000000000ULL));
   B.count.assign(static_cast<std::size_t>(F), 0);
   const std::vector<std::int64_t> nan = count_nan(ctx, X, nan_mode);
   const std::int64_t S = std::min<std::int64_t>(n, gbdt::kBorderSample);
@@ -148,32 +145,23 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
 }
 
 // Feature-major bins: bins[f * n + i]. Each value's bin is gbdt::bin_of,
-// found by gbdt::bin_of_padded over the borders padded with +inf to a power
-// of two (the data are finite or NaN: infinities were refused).
+// found by gbdt::bin_of_padded over the feature's padded borders (+inf past
+// the count, compute_borders) up to the smallest power of two above the
+// count; the data are finite or NaN (infinities were refused).
 template <class T>
 void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std::vector<std::uint8_t>& bins) {
   const std::int64_t n = X.rows, F = X.cols;
   bins.assign(static_cast<std::size_t>(n * F), 0);
-  std::vector<double> pb(static_cast<std::size_t>(F * kMaxBordersPadded * 2));
-  std::vector<int> width(static_cast<std::size_t>(F));
-  for (std::int64_t f = 0; f < F; ++f) {
-    const int nb = B.count[f];
-    int P = 1;
-    while (P < nb + 1) P *= 2;
-    width[f] = P;
-    double* dst = pb.data() + f * kMaxBordersPadded * 2;
-    for (int k = 0; k < P; ++k)
-      dst[k] = k < nb ? B.padded[f * kMaxBordersPadded + k] : gbdt::double_of(0x7ff0000000000000ULL);
-  }
   pfor(ctx, ceil_div(n, kRowBlock), n * F, [&](std::int64_t b) {
     const std::int64_t r1 = std::min(n, (b + 1) * kRowBlock);
     for (std::int64_t f = 0; f < F; ++f) {
-      const double* bf = pb.data() + f * kMaxBordersPadded * 2;
-      const int P = width[f], nan_bin = B.nan_max ? B.count[f] : 0;
+      const double* bf = B.padded.data() + f * kMaxBordersPadded;
+      int P = 1;
+      while (P < B.count[f] + 1) P *= 2;
+      const int nan_bin = B.nan_max ? B.count[f] : 0;
       std::uint8_t* col = bins.data() + f * n;
-      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i)
         col[i] = static_cast<std::uint8_t>(gbdt::bin_of_padded(static_cast<double>(X(i, f)), bf, P, nan_bin));
-      }
     }
   });
 }
