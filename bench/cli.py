@@ -193,7 +193,6 @@ def main(argv=None) -> int:
             "settings": {
                 "sizes": cfg.sizes,
                 "repeats": cfg.repeats,
-                "warmup_runs": 1,
                 "warmup_min_s": cfg.warmup_min_s,
                 "warmup_max_runs": cfg.warmup_max_runs,
                 "warmup_slice_rows": WARMUP_ROWS,
