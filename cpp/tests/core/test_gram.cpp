@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "../test_util.hpp"
@@ -58,6 +59,27 @@ TEST(Gram, MatchesCanonicalReferenceBitwise) {
           << "float D=" << D << " weighted=" << weighted;
     }
   }
+}
+
+// Every build of the micro-kernel (portable, AVX2 6 x 8, AVX-512 12 x 8;
+// TWINLEARN_CPU_ISA caps the choice, core/reduce/cpu_clones.hpp) computes
+// the canonical order, over widths that end inside and on every kernel's
+// block edges and over several of a chunk's cache-sized sub-blocks. On a CPU
+// without AVX-512 the "avx512" pass runs the AVX2 kernel again.
+TEST(Gram, EveryInstructionSetMatchesCanonicalReference) {
+  for (const char* isa : {"baseline", "avx2", "avx512"}) {
+    setenv("TWINLEARN_CPU_ISA", isa, 1);
+    for (std::int64_t D : {1, 8, 12, 13, 24, 25, 64, 70}) {
+      const std::int64_t t = D > 3 ? 1 : 0;
+      auto fd = tltest::gram_fixture<double>(5000, D - t, t, true, true, 7 + D);
+      EXPECT_TRUE(tltest::same_bits_vec(run_gram(cpu(2), fd), tltest::gram_reference(fd, tl::kGramChunk)))
+          << isa << " double D=" << D;
+      auto ff = tltest::gram_fixture<float>(5000, D - t, t, false, true, 9 + D);
+      EXPECT_TRUE(tltest::same_bits_vec(run_gram(cpu(2), ff), tltest::gram_reference(ff, tl::kGramChunk)))
+          << isa << " float D=" << D;
+    }
+  }
+  unsetenv("TWINLEARN_CPU_ISA");
 }
 
 // Several batches (small chunks so that the chunk count exceeds a batch):

@@ -441,9 +441,9 @@ TEST(GbdtFit, BitsDoNotDependOnTheFmaBuild) {
     SCOPED_TRACE(static_cast<int>(loss));
     const Data D = make_data(20000, 5, loss, true, 4);
     const GbdtModel ref = fit(cpu(2), D, params(loss, 8, 6));
-    setenv("TWINLEARN_CPU_FMA", "0", 1);
+    setenv("TWINLEARN_CPU_ISA", "baseline", 1);
     const GbdtModel plain = fit(cpu(2), D, params(loss, 8, 6));
-    unsetenv("TWINLEARN_CPU_FMA");
+    unsetenv("TWINLEARN_CPU_ISA");
     expect_same_model(ref, plain);
   }
 }

@@ -1,15 +1,17 @@
 // CPU backend of the canonical Gram product (order: twinlearn/core/gram.hpp).
 //
-// One parallel task per chunk. A task writes its rows of Zc, widened to
-// double, into a panel (rows x Dp, zero-padded to Dp columns) and runs a
-// kMR x kNR register micro-kernel over the panel for every block of the upper
-// triangle:
+// One parallel task per chunk. A task walks its rows in sub-blocks small
+// enough to stay in the core's first-level cache: each sub-block's rows of
+// Zc, widened to double, go into a panel (rows x Dp, zero-padded to Dp
+// columns), and a register micro-kernel of mr x kNR outputs runs over the
+// panel for every block of the upper triangle, carrying that block's
+// accumulators from one sub-block to the next:
 // acc[r][c] = fma(panel[i][j + r], panel[i][k + c], acc[r][c]) for the rows i
 // in increasing order, so every output element is one fma chain over the
-// chunk's rows whatever the blocking and the thread count. The vector lanes
-// of the AVX2 kernel run across output columns, never across rows. The chunk
-// partials of a batch are then merged by the canonical tree, one task per
-// output row.
+// chunk's rows whatever the sub-blocks, the blocking, the instruction set
+// and the thread count. The vector lanes run across output columns, never
+// across rows. The chunk partials of a batch are then merged by the
+// canonical tree, one task per output row.
 #include <algorithm>
 #include <vector>
 
@@ -27,33 +29,39 @@
 namespace tl::detail {
 namespace {
 
-constexpr std::int64_t kMR = 6;
-constexpr std::int64_t kNR = 8;    // two AVX2 registers of doubles
-constexpr std::int64_t kPad = 24;  // a multiple of kMR and of kNR
+constexpr std::int64_t kNR = 8;    // output columns per block
+constexpr std::int64_t kPad = 24;  // a multiple of every kernel's mr and of kNR
+constexpr std::int64_t kPanelBytes = 48 << 10;  // a sub-block's panel
 
 // acc[r][c] (ldc apart) continues over rows: acc[r][c] = fma(a[i*lda + r], b[i*lda + c], acc[r][c]).
+using Micro = void (*)(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc,
+                       std::int64_t ldc);
+
+template <int MR>
 void micro_portable(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc,
                     std::int64_t ldc) {
-  double c[kMR][kNR];
-  for (std::int64_t r = 0; r < kMR; ++r)
+  double c[MR][kNR];
+  for (std::int64_t r = 0; r < MR; ++r)
     for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = acc[r * ldc + q];
   for (std::int64_t i = 0; i < rows; ++i) {
     const double* ai = a + i * lda;
     const double* bi = b + i * lda;
-    for (std::int64_t r = 0; r < kMR; ++r)
+    for (std::int64_t r = 0; r < MR; ++r)
       for (std::int64_t q = 0; q < kNR; ++q) c[r][q] = num::fma(ai[r], bi[q], c[r][q]);
   }
-  for (std::int64_t r = 0; r < kMR; ++r)
+  for (std::int64_t r = 0; r < MR; ++r)
     for (std::int64_t q = 0; q < kNR; ++q) acc[r * ldc + q] = c[r][q];
 }
 
 #if TL_GRAM_AVX2
-// The same chains with AVX2 FMA instructions: each lane is one output
-// element and _mm256_fmadd_pd rounds once per lane, exactly as std::fma.
+// The same chains with FMA instructions: each lane is one output element and
+// _mm256_fmadd_pd / _mm512_fmadd_pd round once per lane, exactly as std::fma.
+// AVX2: 6 x 8 outputs in 12 registers of 4 doubles.
 __attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const double* a, const double* b,
                                                      std::int64_t lda, double* acc, std::int64_t ldc) {
-  __m256d c[kMR][2];
-  for (int r = 0; r < kMR; ++r) {
+  constexpr int MR = 6;
+  __m256d c[MR][2];
+  for (int r = 0; r < MR; ++r) {
     c[r][0] = _mm256_loadu_pd(acc + r * ldc);
     c[r][1] = _mm256_loadu_pd(acc + r * ldc + 4);
   }
@@ -61,52 +69,85 @@ __attribute__((target("avx2,fma"))) void micro_avx2(std::int64_t rows, const dou
     const double* ai = a + i * lda;
     const __m256d b0 = _mm256_loadu_pd(b + i * lda), b1 = _mm256_loadu_pd(b + i * lda + 4);
 #pragma GCC unroll 6
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < MR; ++r) {
       const __m256d av = _mm256_set1_pd(ai[r]);
       c[r][0] = _mm256_fmadd_pd(av, b0, c[r][0]);
       c[r][1] = _mm256_fmadd_pd(av, b1, c[r][1]);
     }
   }
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < MR; ++r) {
     _mm256_storeu_pd(acc + r * ldc, c[r][0]);
     _mm256_storeu_pd(acc + r * ldc + 4, c[r][1]);
   }
 }
 
+// AVX-512: 12 x 8 outputs in 12 registers of 8 doubles (of the shapes tried
+// for D = 64 and 256, with 6 x 16, 8 x 16, 4 x 24 and 8 x 8, the fastest
+// or level with the fastest).
+__attribute__((target("avx512f"))) void micro_avx512(std::int64_t rows, const double* a, const double* b,
+                                                     std::int64_t lda, double* acc, std::int64_t ldc) {
+  constexpr int MR = 12;
+  __m512d c[MR];
+  for (int r = 0; r < MR; ++r) c[r] = _mm512_loadu_pd(acc + r * ldc);
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double* ai = a + i * lda;
+    const __m512d bv = _mm512_loadu_pd(b + i * lda);
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; ++r) c[r] = _mm512_fmadd_pd(_mm512_set1_pd(ai[r]), bv, c[r]);
+  }
+  for (int r = 0; r < MR; ++r) _mm512_storeu_pd(acc + r * ldc, c[r]);
+}
 #endif
 
-void micro(std::int64_t rows, const double* a, const double* b, std::int64_t lda, double* acc, std::int64_t ldc) {
+struct Kernel {
+  Micro micro;
+  std::int64_t mr;  // output rows per block
+};
+
+// The kernel for this CPU (core/reduce/cpu_clones.hpp; all give the same bits).
+Kernel select_kernel() {
 #if TL_GRAM_AVX2
-  if (cpu_has_avx2_fma()) return micro_avx2(rows, a, b, lda, acc, ldc);
+  switch (cpu_isa()) {
+    case CpuIsa::Avx512: return {&micro_avx512, 12};
+    case CpuIsa::Avx2: return {&micro_avx2, 6};
+    case CpuIsa::Baseline: break;
+  }
 #endif
-  micro_portable(rows, a, b, lda, acc, ldc);
+  return {&micro_portable<6>, 6};
 }
 
 // The partial of rows [r0, r1): P (D x D, upper triangle written) of
 // Zcᵀ Zc over those rows, one fma chain in double per element in row order.
 template <class T>
 void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w, const T* offset,
-                   std::int64_t r0, std::int64_t r1, double* P) {
-  const std::int64_t d = X.cols, D = X.cols + Y.cols;
+                   std::int64_t r0, std::int64_t r1, const Kernel& K, double* P) {
+  const std::int64_t d = X.cols, D = X.cols + Y.cols, mr = K.mr;
   const std::int64_t Dp = (D + kPad - 1) / kPad * kPad;
-  const std::int64_t rows = r1 - r0;
-  std::vector<double> panel(static_cast<std::size_t>(rows * Dp), 0.0);
+  const std::int64_t sub = std::clamp<std::int64_t>(kPanelBytes / (Dp * 8), 16, 256);
+  // The blocks (j, k) of the upper triangle, and their accumulators.
+  std::vector<std::int64_t> bj, bk;
+  for (std::int64_t j = 0; j < D; j += mr)
+    for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) bj.push_back(j), bk.push_back(k);
+  const std::int64_t nblocks = static_cast<std::int64_t>(bj.size()), bsize = mr * kNR;
+  std::vector<double> acc(static_cast<std::size_t>(nblocks * bsize), 0.0);
+  std::vector<double> panel(static_cast<std::size_t>(sub * Dp), 0.0);
   const bool weighted = w.data != nullptr;
-  for (std::int64_t i = r0; i < r1; ++i) {
-    double* row = panel.data() + (i - r0) * Dp;
-    const T s = weighted ? num::sqrt(w[i]) : T(1);
-    for (std::int64_t c = 0; c < d; ++c) row[c] = gram_detail::centred(X(i, c), offset, c, s, weighted);
-    for (std::int64_t c = d; c < D; ++c) row[c] = gram_detail::centred(Y(i, c - d), offset, c, s, weighted);
-  }
-  double acc[kMR * kNR];
-  for (std::int64_t j = 0; j < D; j += kMR) {
-    for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) {
-      std::fill(acc, acc + kMR * kNR, 0.0);
-      micro(rows, panel.data() + j, panel.data() + k, Dp, acc, kNR);
-      for (std::int64_t r = 0; r < kMR && j + r < D; ++r)
-        for (std::int64_t q = std::max<std::int64_t>(0, j + r - k); q < kNR && k + q < D; ++q)
-          P[(j + r) * D + k + q] = acc[r * kNR + q];
+  for (std::int64_t s0 = r0; s0 < r1; s0 += sub) {
+    const std::int64_t s1 = std::min(r1, s0 + sub);
+    for (std::int64_t i = s0; i < s1; ++i) {
+      double* row = panel.data() + (i - s0) * Dp;
+      const T s = weighted ? num::sqrt(w[i]) : T(1);
+      for (std::int64_t c = 0; c < d; ++c) row[c] = gram_detail::centred(X(i, c), offset, c, s, weighted);
+      for (std::int64_t c = d; c < D; ++c) row[c] = gram_detail::centred(Y(i, c - d), offset, c, s, weighted);
     }
+    for (std::int64_t q = 0; q < nblocks; ++q)
+      K.micro(s1 - s0, panel.data() + bj[q], panel.data() + bk[q], Dp, acc.data() + q * bsize, kNR);
+  }
+  for (std::int64_t q = 0; q < nblocks; ++q) {
+    const std::int64_t j = bj[q], k = bk[q];
+    for (std::int64_t r = 0; r < mr && j + r < D; ++r)
+      for (std::int64_t c = std::max<std::int64_t>(0, j + r - k); c < kNR && k + c < D; ++c)
+        P[(j + r) * D + k + c] = acc[q * bsize + r * kNR + c];
   }
 }
 
@@ -123,11 +164,12 @@ NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const
   const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
   batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
   std::vector<double> partials(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD));
+  const Kernel kernel = select_kernel();
   for (std::int64_t b = 0; b < nbatches; ++b) {
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
     parallel_for(ctx, nc, [&](std::int64_t c) {
       const std::int64_t r0 = (c0 + c) * chunk, r1 = std::min(n, r0 + chunk);
-      chunk_partial(X, Y, w, offset, r0, r1, partials.data() + c * DD);
+      chunk_partial(X, Y, w, offset, r0, r1, kernel, partials.data() + c * DD);
     });
     double* out = batches.data() + b * DD;
     parallel_for(ctx, D, [&](std::int64_t j) {

@@ -14,14 +14,36 @@
 #define TL_CPU_CLONES
 #endif
 
-// For loops built a second time with __attribute__((target("avx2,fma"),
-// flatten)) and chosen at run time (where a test must run both builds, or
-// the loop uses AVX2 intrinsics): whether this CPU runs AVX2 and FMA.
+// For loops built more than once (__attribute__((target(...))), or AVX2 /
+// AVX-512 intrinsics) and chosen at run time: the widest instruction set
+// this CPU runs, capped by the environment variable TWINLEARN_CPU_ISA
+// ("baseline", "avx2" or "avx512"; read at each call) so that a test can run
+// every build of a loop on one machine and compare the bits. Every build
+// computes the same bits: the vector lanes hold different output elements,
+// and fma rounds once whether it is an instruction or a library call.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#include <cstdlib>
+#include <cstring>
+
 namespace tl::detail {
-inline bool cpu_has_avx2_fma() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
+enum class CpuIsa : int { Baseline = 0, Avx2 = 1, Avx512 = 2 };
+
+inline CpuIsa cpu_isa() {
+  static const CpuIsa detected = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return CpuIsa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::Avx2;
+    return CpuIsa::Baseline;
+  }();
+  CpuIsa cap = CpuIsa::Avx512;
+  if (const char* env = std::getenv("TWINLEARN_CPU_ISA")) {
+    if (std::strcmp(env, "baseline") == 0) cap = CpuIsa::Baseline;
+    else if (std::strcmp(env, "avx2") == 0) cap = CpuIsa::Avx2;
+  }
+  return static_cast<int>(detected) < static_cast<int>(cap) ? detected : cap;
 }
+
+inline bool cpu_has_avx2_fma() { return cpu_isa() != CpuIsa::Baseline; }
 }  // namespace tl::detail
 #endif

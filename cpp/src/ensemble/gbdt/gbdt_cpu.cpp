@@ -210,13 +210,9 @@ __attribute__((target("avx2,fma"), flatten)) void gradient_rows_fma(const Gradie
                                                                      double& maxh) {
   gradient_rows(a, maxg, maxh);
 }
-// cpu_has_avx2_fma, unless TWINLEARN_CPU_FMA=0 asks for the plain build
-// (tests compare the two).
-bool use_fma_build() {
-  if (const char* env = std::getenv("TWINLEARN_CPU_FMA"))
-    if (env[0] == '0') return false;
-  return detail::cpu_has_avx2_fma();
-}
+// The FMA build where the CPU runs it (TWINLEARN_CPU_ISA=baseline asks for
+// the plain build; tests compare the two).
+bool use_fma_build() { return detail::cpu_has_avx2_fma(); }
 #else
 void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
 bool use_fma_build() { return false; }
