@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "../test_util.hpp"
 #include "neighbors/distance/distance_common.hpp"
+#include "neighbors/distance/distance_cpu.hpp"
 #include "twinlearn/neighbors/distance.hpp"
 
 namespace {
@@ -124,6 +126,44 @@ void expect_knn_is_sorted_reference(tl::Metric mt, std::int64_t k) {
     }
   }
 }
+
+// The CPU's vectorized distances and ranking keys (KMeans assignment) are
+// dist::sq_from_dot and the scalar rank_key bit for bit, on values that
+// exercise every branch of both: negative differences clamped to +0, -0
+// kept, NaN (inf - inf) and its keys, infinities, subnormals; and first_key
+// is the scan for the first position of a key.
+template <class T>
+void expect_keys_match_scalar() {
+  using K = tl::detail::RankKey<T>;
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T sub = std::numeric_limits<T>::denorm_min(), big = std::numeric_limits<T>::max();
+  const std::vector<T> pool = {T(0), -T(0), T(1), T(2), T(0.5), T(3), sub, -sub, big, -big, inf, -inf, nan, T(1e-3)};
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::int64_t nc = 1 + static_cast<std::int64_t>(rng() % 70);
+    std::vector<T> yn(static_cast<std::size_t>(nc)), dot(static_cast<std::size_t>(nc)), v(static_cast<std::size_t>(nc));
+    std::vector<K> key(static_cast<std::size_t>(nc));
+    const T xn = pool[rng() % pool.size()];
+    for (std::int64_t j = 0; j < nc; ++j) {
+      yn[j] = (rng() % 3) ? pool[rng() % pool.size()] : static_cast<T>(std::ldexp(double(rng() % 1000), -6));
+      dot[j] = (rng() % 3) ? pool[rng() % pool.size()] : static_cast<T>(std::ldexp(double(rng() % 1000), -7));
+    }
+    const K kmin = tl::detail::sq_distances_and_keys<T>(xn, yn.data(), dot.data(), nc, v.data(), key.data());
+    K want_min = tl::detail::kNanRankKey<T>;
+    for (std::int64_t j = 0; j < nc; ++j) {
+      const T want = tl::dist::sq_from_dot(xn, yn[j], dot[j]);
+      ASSERT_TRUE(tltest::same_bits(v[j], want)) << trial << "," << j << ": " << v[j] << " vs " << want;
+      ASSERT_EQ(key[j], tl::detail::rank_key(want)) << trial << "," << j;
+      want_min = std::min(want_min, key[j]);
+    }
+    ASSERT_EQ(kmin, want_min);
+    const std::int64_t first = std::find(key.begin(), key.end(), kmin) - key.begin();
+    ASSERT_EQ((tl::detail::first_key<T>(key.data(), nc, kmin)), first);
+    ASSERT_EQ((tl::detail::first_key<T>(key.data(), nc, K(-1))), nc);  // keys are >= 0: absent
+  }
+}
+TEST(Distance, VectorizedKeysAreTheScalarOnesFloat) { expect_keys_match_scalar<float>(); }
+TEST(Distance, VectorizedKeysAreTheScalarOnesDouble) { expect_keys_match_scalar<double>(); }
 
 TEST(Knn, CpuIsTheSortedReferenceWithIndexTies) {
   expect_knn_is_sorted_reference<double>(tl::parse_metric("euclidean", 2), 9);

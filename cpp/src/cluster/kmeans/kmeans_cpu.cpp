@@ -15,22 +15,8 @@ namespace {
 
 template <class T>
 class CpuEngine final : public KMeansEngine<T> {
-  // Ranking keys of squared distances (>= +0, -0 or NaN): equal for equal
-  // values (-0 and +0 alike), ordered as dist::value_less orders the values,
-  // NaN above everything. For such values, the first center of a panel with
-  // the smallest key replaces the row's best exactly when the scan
-  // `if (dist::nearer(v[j], j, best, bi))` over the panel would end on it:
-  // a smaller key is a smaller value; an equal key keeps the earlier center,
-  // except against the empty slot (NaN, kNoIndex), which a NaN replaces.
-  // This is ties::sort_key's order on such values; calling sort_key itself
-  // (or its top-bit-flipped signed form) made this loop 7-10% slower.
-  using Key = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  static constexpr Key kNanKey = std::numeric_limits<Key>::max();
-  static Key rank_key(T v) {
-    Key k;
-    std::memcpy(&k, &v, sizeof k);
-    return num::is_nan(v) ? kNanKey : (v == T(0) ? Key(0) : k);
-  }
+  using Key = RankKey<T>;
+  static constexpr Key kNanKey = kNanRankKey<T>;
 
  public:
   CpuEngine(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const double* x_mean) : ctx_(ctx) {
@@ -88,21 +74,16 @@ class CpuEngine final : public KMeansEngine<T> {
         const T* __restrict cn = P.norms.data() + c0;
         for (std::int64_t r = 0; r < nr; ++r) {
           // The row's distances and their keys first, with the smallest key
-          // (loops the compiler vectorizes); then, if it beats the row's
-          // best, the first center holding it: the scan in center order with
-          // dist::nearer gives that center (rank_key).
-          const T xn = norms_[r0 + r];
-          const T* __restrict a = acc.data() + r * P.width;
-          Key kmin = kNanKey;
-          for (std::int64_t j = 0; j < nc; ++j) {
-            v[j] = dist::sq_from_dot(xn, cn[j], a[j]);
-            key[j] = rank_key(v[j]);
-            kmin = key[j] < kmin ? key[j] : kmin;
-          }
+          // (a loop that vectorizes); then, if it beats the row's best, the
+          // first center holding it: for such values (rank_key), that is
+          // the center where the scan in center order with dist::nearer
+          // ends: a smaller key is a smaller value, and an equal key keeps
+          // the earlier center, except against the empty slot (NaN,
+          // kNoIndex), which a NaN replaces.
+          const Key kmin = sq_distances_and_keys(norms_[r0 + r], cn, acc.data() + r * P.width, nc, v, key);
           const Key kb = rank_key(best[r]);
           if (kmin < kb || (kmin == kb && bi[r] == dist::kNoIndex)) {
-            std::int64_t j = 0;
-            while (key[j] != kmin) ++j;
+            const std::int64_t j = first_key<T>(key, nc, kmin);
             best[r] = v[j];
             bi[r] = c0 + j;
           }
@@ -131,39 +112,48 @@ class CpuEngine final : public KMeansEngine<T> {
   }
 
   // Sums of rows [r0, r1) per cluster (kmeans.hpp): out (k x (d + 1)), the
-  // weight in column d.
+  // weight in column d. Each cluster's chunk sums (its rows in index order,
+  // cut every kClusterChunk rows) are the rows of that cluster added in the
+  // order a walk over the batch meets them; so each task walks the batch in
+  // order for a range of clusters, adding each row of one of them to its
+  // cluster's running chunk sum (cache-resident), which goes to the chunk's
+  // slot when the chunk is full or the batch ends. Reading the rows in order
+  // instead of gathering each cluster's rows (a sort by label) keeps the
+  // loads sequential.
   void batch_sums(std::int64_t r0, std::int64_t r1, std::int64_t k, double* out_kw) {
-    const std::int64_t d = this->d, w1 = d + 1, m = r1 - r0;
-    // Stable counting sort of the batch's rows by label (perm_ is kept
-    // from step to step: no fresh pages each time).
-    std::vector<std::int64_t> start(static_cast<std::size_t>(k + 1), 0);
-    for (std::int64_t i = r0; i < r1; ++i) ++start[labels_[i] + 1];
-    for (std::int64_t c = 0; c < k; ++c) start[c + 1] += start[c];
-    std::vector<std::int64_t> pos(start.begin(), start.end() - 1);
-    if (perm_.size() < static_cast<std::size_t>(m)) perm_.resize(static_cast<std::size_t>(m));
-    std::int64_t* perm = perm_.data();
-    for (std::int64_t i = r0; i < r1; ++i) perm[pos[labels_[i]]++] = i;
-    // Chunks: cluster c's rows cut every kClusterChunk rows.
+    const std::int64_t d = this->d, w1 = d + 1;
+    // The chunks of each cluster: cfirst[c] .. cfirst[c + 1].
+    std::vector<std::int64_t> count(static_cast<std::size_t>(k), 0);
+    for (std::int64_t i = r0; i < r1; ++i) ++count[labels_[i]];
     std::vector<std::int64_t> cfirst(static_cast<std::size_t>(k + 1), 0);
-    for (std::int64_t c = 0; c < k; ++c)
-      cfirst[c + 1] = cfirst[c] + (start[c + 1] - start[c] + kClusterChunk - 1) / kClusterChunk;
-    const std::int64_t nch = cfirst[k];
-    std::vector<double> part(static_cast<std::size_t>(nch * w1));
-    std::vector<std::int32_t> chunk_cluster(static_cast<std::size_t>(nch));
-    for (std::int64_t c = 0; c < k; ++c)
-      for (std::int64_t q = cfirst[c]; q < cfirst[c + 1]; ++q) chunk_cluster[q] = static_cast<std::int32_t>(c);
-    parallel_for(ctx_, nch, [&](std::int64_t q) {
-      const std::int64_t c = chunk_cluster[q];
-      const std::int64_t p0 = start[c] + (q - cfirst[c]) * kClusterChunk;
-      const std::int64_t p1 = std::min(start[c + 1], p0 + kClusterChunk);
-      double* out = part.data() + q * w1;
-      for (std::int64_t f = 0; f < w1; ++f) out[f] = 0.0;
-      for (std::int64_t r = p0; r < p1; ++r) {
-        const std::int64_t i = perm[r];
+    for (std::int64_t c = 0; c < k; ++c) cfirst[c + 1] = cfirst[c] + (count[c] + kClusterChunk - 1) / kClusterChunk;
+    std::vector<double> part(static_cast<std::size_t>(cfirst[k] * w1));
+    // One task per thread (each reads the whole batch), over clusters
+    // holding about equal shares of the rows.
+    const std::int64_t ngroups = std::min<std::int64_t>(k, ctx_.n_threads());
+    std::vector<std::int64_t> gfirst(static_cast<std::size_t>(ngroups + 1), k);
+    gfirst[0] = 0;
+    for (std::int64_t c = 0, g = 1, seen_rows = 0; c < k && g < ngroups; ++c) {
+      seen_rows += count[c];
+      while (g < ngroups && seen_rows * ngroups >= g * (r1 - r0)) gfirst[g++] = c + 1;
+    }
+    parallel_for(ctx_, ngroups, [&](std::int64_t g) {
+      const std::int64_t c0 = gfirst[g], c1 = gfirst[g + 1];
+      std::vector<double> run(static_cast<std::size_t>((c1 - c0) * w1), 0.0);
+      std::vector<std::int64_t> seen(static_cast<std::size_t>(c1 - c0), 0);
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const std::int64_t c = labels_[i];
+        if (c < c0 || c >= c1) continue;
         const T wi = w(i);
-        const T* x = row_ptr(i);
-        for (std::int64_t f = 0; f < d; ++f) out[f] = num::add(out[f], weighted_term(wi, x[f]));
-        out[d] = num::add(out[d], static_cast<double>(wi));
+        const T* __restrict x = row_ptr(i);
+        double* __restrict acc = run.data() + (c - c0) * w1;
+        for (std::int64_t f = 0; f < d; ++f) acc[f] = num::add(acc[f], weighted_term(wi, x[f]));
+        acc[d] = num::add(acc[d], static_cast<double>(wi));
+        const std::int64_t m = ++seen[c - c0];
+        if (m % kClusterChunk == 0 || m == count[c]) {
+          std::copy(acc, acc + w1, part.data() + (cfirst[c] + (m - 1) / kClusterChunk) * w1);
+          std::fill(acc, acc + w1, 0.0);
+        }
       }
     });
     parallel_for(ctx_, k, [&](std::int64_t c) {
@@ -270,7 +260,6 @@ class CpuEngine final : public KMeansEngine<T> {
   const T* x_ = nullptr;
   std::vector<T> w_, norms_, mind_, closest_, cand_min_;
   std::vector<std::int32_t> labels_;
-  std::vector<std::int64_t> perm_;  // batch_sums' row order, kept across steps
 };
 
 }  // namespace

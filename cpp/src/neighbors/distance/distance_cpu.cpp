@@ -2,6 +2,8 @@
 #include "neighbors/distance/distance_impl.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/reduce/cpu_clones.hpp"
@@ -103,6 +105,50 @@ TL_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std
                                     const std::int32_t* labels, const T* centers, T* out) {
   for (std::int64_t i = 0; i < n; ++i)
     out[i] = dist::accumulate<T, Family::L2>(x + i * ldx, centers + static_cast<std::int64_t>(labels[i]) * d, d, T(0));
+}
+
+template <class T>
+TL_CPU_CLONES RankKey<T> sq_distances_and_keys(T xn, const T* __restrict yn, const T* __restrict dot,
+                                               std::int64_t nc, T* __restrict v, RankKey<T>* __restrict key) {
+  using K = RankKey<T>;
+  using U = std::make_unsigned_t<K>;
+  constexpr int kBits = 8 * sizeof(T);
+  constexpr U kSign = U(1) << (kBits - 1);
+  const U kInf = [] {
+    const T inf = std::numeric_limits<T>::infinity();
+    U b;
+    std::memcpy(&b, &inf, sizeof b);
+    return b;
+  }();
+  K kmin = kNanRankKey<T>;
+  for (std::int64_t j = 0; j < nc; ++j) {
+    // s = (xn + yn) - 2 dot, then s < 0 ? +0 : s (sq_from_dot): a negative
+    // non-NaN s other than -0 becomes +0.
+    const T s = num::sub(num::add(xn, yn[j]), num::mul(T(2), dot[j]));
+    U b;
+    std::memcpy(&b, &s, sizeof b);
+    const U mag = b & ~kSign;
+    const U nan = U(0) - U(mag > kInf);
+    const U neg = U(0) - U((b & kSign) != 0 && mag <= kInf);  // sign set, not NaN: -0 included
+    const U vb = b & ~(neg & (U(0) - U(mag != 0)));
+    std::memcpy(&v[j], &vb, sizeof vb);
+    // NaN: the largest key; -0, +0 and clamped values: 0; others: their bits.
+    const U kb = (nan & static_cast<U>(kNanRankKey<T>)) | (~nan & ~neg & b);
+    key[j] = static_cast<K>(kb);
+    kmin = key[j] < kmin ? key[j] : kmin;
+  }
+  return kmin;
+}
+
+template <class T>
+TL_CPU_CLONES std::int64_t first_key(const RankKey<T>* __restrict key, std::int64_t n, RankKey<T> k) {
+  using K = RankKey<T>;  // positions in the keys' width, so the lanes match
+  K first = static_cast<K>(n);
+  for (K j = 0; j < static_cast<K>(n); ++j) {
+    const K at = key[j] == k ? j : static_cast<K>(n);
+    first = at < first ? at : first;
+  }
+  return first;
 }
 
 template <class T>
@@ -244,6 +290,8 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
 #define TL_INST(T)                                                                                               \
   template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
                                     std::int64_t, T, T*);                                                        \
+  template RankKey<T> sq_distances_and_keys<T>(T, const T*, const T*, std::int64_t, T*, RankKey<T>*);         \
+  template std::int64_t first_key<T>(const RankKey<T>*, std::int64_t, RankKey<T>);                            \
   template void row_sqnorms_cpu<T>(const Context&, MatrixView<const T>, T*);                                     \
   template void sqnorms_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);                         \
   template void dot_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, const T*, T*);                   \

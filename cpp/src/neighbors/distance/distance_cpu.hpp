@@ -9,6 +9,9 @@
 // across f, so every pair's accumulator is the one chain of distance.hpp.
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "neighbors/distance/distance_common.hpp"
@@ -52,6 +55,33 @@ void dot_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, cons
 template <class T>
 void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std::int64_t d, const std::int32_t* labels,
                  const T* centers, T* out);
+
+// The ranking key of a squared distance v (>= +0, -0 or NaN, as
+// dist::sq_from_dot gives): equal for equal values (-0 and +0 alike),
+// ordered as dist::value_less orders the values, NaN above everything.
+template <class T>
+using RankKey = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+template <class T>
+inline constexpr RankKey<T> kNanRankKey = std::numeric_limits<RankKey<T>>::max();
+template <class T>
+RankKey<T> rank_key(T v) {
+  RankKey<T> k;
+  std::memcpy(&k, &v, sizeof k);
+  return num::is_nan(v) ? kNanRankKey<T> : (v == T(0) ? RankKey<T>(0) : k);
+}
+
+// One left-hand row against nc right-hand rows, from their dot products:
+// v[j] = dist::sq_from_dot(xn, yn[j], dot[j]) and key[j] = rank_key(v[j]),
+// the same bits, computed with integer masks instead of floating-point
+// comparisons so that the loop vectorizes. Returns the smallest key
+// (kNanRankKey<T> when nc == 0).
+template <class T>
+RankKey<T> sq_distances_and_keys(T xn, const T* yn, const T* dot, std::int64_t nc, T* v, RankKey<T>* key);
+
+// The first j < n with key[j] == k (n when there is none), by a loop that
+// vectorizes (a minimum over the positions holding k).
+template <class T>
+std::int64_t first_key(const RankKey<T>* key, std::int64_t n, RankKey<T> k);
 
 // Squared norms of the rows of X (host), n entries.
 template <class T>
