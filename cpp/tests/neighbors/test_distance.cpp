@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -55,19 +56,29 @@ std::vector<tl::Metric> all_metrics() {
   return ms;
 }
 
+// Every build of the CPU tiles (TWINLEARN_CPU_ISA: the AVX-512 one runs
+// where the CPU has it), against panels of full tiles (301 rows: two panels)
+// and of half tiles and single columns (20 rows: one panel 24 wide).
 template <class T>
 void expect_pairwise_matches_reference() {
-  const std::int64_t m = 45, n = 301, d = 37;  // n spans two CPU panels
-  auto X = random_matrix<T>(m, d, 1), Y = random_matrix<T>(n, d, 2);
-  for (const tl::Metric& mt : all_metrics()) {
-    std::vector<T> out(static_cast<std::size_t>(m * n));
-    tl::pairwise_distances<T>(cpu(3), tl::MatrixView<const T>(X.data(), m, d), tl::MatrixView<const T>(Y.data(), n, d),
-                              mt, tl::MatrixView<T>(out.data(), m, n));
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j)
-        ASSERT_TRUE(tltest::same_bits(out[i * n + j], reference_distance(&X[i * d], &Y[j * d], d, mt)))
-            << tl::to_string(mt.kind) << " direct=" << mt.direct << " (" << i << ", " << j << ")";
+  const std::int64_t m = 45, d = 37;
+  for (const char* isa : {"avx2", "avx512"}) {
+    setenv("TWINLEARN_CPU_ISA", isa, 1);
+    for (std::int64_t n : {301, 20}) {
+      auto X = random_matrix<T>(m, d, 1), Y = random_matrix<T>(n, d, 2);
+      for (const tl::Metric& mt : all_metrics()) {
+        std::vector<T> out(static_cast<std::size_t>(m * n));
+        tl::pairwise_distances<T>(cpu(3), tl::MatrixView<const T>(X.data(), m, d),
+                                  tl::MatrixView<const T>(Y.data(), n, d), mt, tl::MatrixView<T>(out.data(), m, n));
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j)
+            ASSERT_TRUE(tltest::same_bits(out[i * n + j], reference_distance(&X[i * d], &Y[j * d], d, mt)))
+                << isa << " " << tl::to_string(mt.kind) << " direct=" << mt.direct << " n=" << n << " (" << i
+                << ", " << j << ")";
+      }
+    }
   }
+  unsetenv("TWINLEARN_CPU_ISA");
 }
 
 }  // namespace
