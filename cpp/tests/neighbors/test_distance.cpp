@@ -122,12 +122,19 @@ void expect_knn_is_sorted_reference(tl::Metric mt, std::int64_t k) {
   for (std::int64_t q = 0; q < m; ++q) {
     std::vector<std::pair<T, std::int64_t>> all;
     for (std::int64_t j = 0; j < n; ++j) {
-      T r;
-      if (tl::dist::family_of(mt) == tl::dist::Family::Dot)
-        r = tl::dist::rank_value(mt.kind, tl::dist::accumulate<T, tl::dist::Family::Dot>(&Q[q * d], &Y[j * d], d, p),
-                                 tl::dist::sqnorm(&Q[q * d], d), tl::dist::sqnorm(&Y[j * d], d));
-      else
-        r = tl::dist::accumulate<T, tl::dist::Family::L1>(&Q[q * d], &Y[j * d], d, p);
+      using tl::dist::Family;
+      const T *x = &Q[q * d], *y = &Y[j * d];
+      T r = T(0);
+      switch (tl::dist::family_of(mt)) {
+        case Family::Dot:
+          r = tl::dist::rank_value(mt.kind, tl::dist::accumulate<T, Family::Dot>(x, y, d, p), tl::dist::sqnorm(x, d),
+                                   tl::dist::sqnorm(y, d));
+          break;
+        case Family::L2: r = tl::dist::accumulate<T, Family::L2>(x, y, d, p); break;
+        case Family::L1: r = tl::dist::accumulate<T, Family::L1>(x, y, d, p); break;
+        case Family::Linf: r = tl::dist::accumulate<T, Family::Linf>(x, y, d, p); break;
+        case Family::Lp: r = tl::dist::accumulate<T, Family::Lp>(x, y, d, p); break;
+      }
       all.push_back({r, j});
     }
     std::sort(all.begin(), all.end());
@@ -141,8 +148,9 @@ void expect_knn_is_sorted_reference(tl::Metric mt, std::int64_t k) {
 // The CPU's vectorized distances and ranking keys (KMeans assignment) are
 // dist::sq_from_dot and the scalar rank_key bit for bit, on values that
 // exercise every branch of both: negative differences clamped to +0, -0
-// kept, NaN (inf - inf) and its keys, infinities, subnormals; and first_key
-// is the scan for the first position of a key.
+// kept, NaN (inf - inf) and its keys, infinities, subnormals; rank_keys
+// gives the same keys from the values; first_key is the scan for the first
+// position of a key.
 template <class T>
 void expect_keys_match_scalar() {
   using K = tl::detail::RankKey<T>;
@@ -171,6 +179,9 @@ void expect_keys_match_scalar() {
     const std::int64_t first = std::find(key.begin(), key.end(), kmin) - key.begin();
     ASSERT_EQ((tl::detail::first_key<T>(key.data(), nc, kmin)), first);
     ASSERT_EQ((tl::detail::first_key<T>(key.data(), nc, K(-1))), nc);  // keys are >= 0: absent
+    std::vector<K> key2(static_cast<std::size_t>(nc));
+    ASSERT_EQ(tl::detail::rank_keys<T>(v.data(), nc, key2.data()), kmin);
+    ASSERT_EQ(key2, key);
   }
 }
 TEST(Distance, VectorizedKeysAreTheScalarOnesFloat) { expect_keys_match_scalar<float>(); }
@@ -180,6 +191,13 @@ TEST(Knn, CpuIsTheSortedReferenceWithIndexTies) {
   expect_knn_is_sorted_reference<double>(tl::parse_metric("euclidean", 2), 9);
   expect_knn_is_sorted_reference<float>(tl::parse_metric("sqeuclidean", 2), 40);
   expect_knn_is_sorted_reference<float>(tl::parse_metric("manhattan", 2), 300);
+  expect_knn_is_sorted_reference<double>(tl::parse_metric("chebyshev", 2), 5);
+  expect_knn_is_sorted_reference<float>(tl::parse_metric("minkowski", 3.0), 20);
+  expect_knn_is_sorted_reference<float>(tl::parse_metric("cosine", 2), 7);
+  tl::Metric direct = tl::parse_metric("euclidean", 2);
+  direct.direct = true;
+  expect_knn_is_sorted_reference<double>(direct, 11);
+  expect_knn_is_sorted_reference<float>(tl::parse_metric("sqeuclidean", 2), 1);
 }
 
 TEST(Knn, BitsDoNotDependOnThreadCount) {

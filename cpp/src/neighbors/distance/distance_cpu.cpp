@@ -175,6 +175,29 @@ TL_CPU_CLONES RankKey<T> sq_distances_and_keys(T xn, const T* __restrict yn, con
 }
 
 template <class T>
+TL_CPU_CLONES RankKey<T> rank_keys(const T* __restrict v, std::int64_t n, RankKey<T>* __restrict key) {
+  using K = RankKey<T>;
+  using U = std::make_unsigned_t<K>;
+  constexpr U kSign = U(1) << (8 * sizeof(T) - 1);
+  const U kInf = [] {
+    const T inf = std::numeric_limits<T>::infinity();
+    U b;
+    std::memcpy(&b, &inf, sizeof b);
+    return b;
+  }();
+  K kmin = kNanRankKey<T>;
+  for (std::int64_t j = 0; j < n; ++j) {
+    U b;
+    std::memcpy(&b, &v[j], sizeof b);
+    const U mag = b & ~kSign;
+    // NaN: the largest key; ±0: 0 (its magnitude); others (positive): their bits.
+    key[j] = mag > kInf ? kNanRankKey<T> : static_cast<K>(mag);
+    kmin = key[j] < kmin ? key[j] : kmin;
+  }
+  return kmin;
+}
+
+template <class T>
 TL_CPU_CLONES std::int64_t first_key(const RankKey<T>* __restrict key, std::int64_t n, RankKey<T> k) {
   using K = RankKey<T>;  // positions in the keys' width, so the lanes match
   K first = static_cast<K>(n);
@@ -280,6 +303,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
   const T p = static_cast<T>(metric.p);
   const PackedPanels<T> P = pack_panels(ctx, index, norms);
   const std::int64_t d = queries.cols, m = queries.rows, nblocks = (m + kRowBlock - 1) / kRowBlock;
+  using K = RankKey<T>;
   struct Cand {
     T v;
     std::int64_t i;
@@ -290,6 +314,8 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
     const std::int64_t r0 = b * kRowBlock, nr = std::min(kRowBlock, m - r0);
     std::vector<T> acc(static_cast<std::size_t>(kRowBlock * kPanel));
     std::vector<std::vector<Cand>> heaps(static_cast<std::size_t>(nr));
+    std::vector<T> v(static_cast<std::size_t>(P.width));
+    std::vector<K> key(static_cast<std::size_t>(P.width));
     for (auto& h : heaps) h.assign(static_cast<std::size_t>(k), Cand{dist::empty_value<T>(), dist::kNoIndex});
     T xn[kRowBlock];
     if (norms) sqnorms_rows(queries.data + r0 * queries.row_stride, queries.row_stride, nr, d, xn);
@@ -299,13 +325,30 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
       const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
       for (std::int64_t r = 0; r < nr; ++r) {
         auto& h = heaps[r];
+        // The row's ranking values (>= +0, -0 or NaN for every metric
+        // here) and their keys, with the smallest (loops that vectorize).
+        const T* a = acc.data() + r * P.width;
+        K kmin;
+        if (norms && (metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean)) {
+          kmin = sq_distances_and_keys(xn[r], P.norms.data() + c0, a, nc, v.data(), key.data());
+        } else {
+          for (std::int64_t j = 0; j < nc; ++j) v[j] = norms ? dist::rank_value(metric.kind, a[j], xn[r], P.norms[c0 + j]) : a[j];
+          kmin = rank_keys(v.data(), nc, key.data());
+        }
+        // Against a real candidate on top (an earlier index, so ties keep
+        // it), a candidate is nearer exactly when its key is smaller; the
+        // rows' panels with no smaller key are skipped whole. While an empty
+        // slot is on top, every candidate takes the full comparison.
+        K top = rank_key(h.front().v);
+        if (h.front().i != dist::kNoIndex && kmin >= top) continue;
         for (std::int64_t j = 0; j < nc; ++j) {
-          const T a = acc[r * P.width + j];
-          const Cand c{norms ? dist::rank_value(metric.kind, a, xn[r], P.norms[c0 + j]) : a, c0 + j};
+          if (key[j] >= top && h.front().i != dist::kNoIndex) continue;
+          const Cand c{v[j], c0 + j};
           if (nearer(c, h.front())) {
             std::pop_heap(h.begin(), h.end(), nearer);
             h.back() = c;
             std::push_heap(h.begin(), h.end(), nearer);
+            top = rank_key(h.front().v);
           }
         }
       }
@@ -325,6 +368,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
   template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
                                     std::int64_t, T, T*);                                                        \
   template RankKey<T> sq_distances_and_keys<T>(T, const T*, const T*, std::int64_t, T*, RankKey<T>*);         \
+  template RankKey<T> rank_keys<T>(const T*, std::int64_t, RankKey<T>*);                                        \
   template std::int64_t first_key<T>(const RankKey<T>*, std::int64_t, RankKey<T>);                            \
   template void row_sqnorms_cpu<T>(const Context&, MatrixView<const T>, T*);                                     \
   template void sqnorms_rows<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);                         \

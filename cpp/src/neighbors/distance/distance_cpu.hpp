@@ -78,6 +78,11 @@ RankKey<T> rank_key(T v) {
 template <class T>
 RankKey<T> sq_distances_and_keys(T xn, const T* yn, const T* dot, std::int64_t nc, T* v, RankKey<T>* key);
 
+// key[j] = rank_key(v[j]) for j < n (values >= +0, -0 or NaN), by a loop
+// that vectorizes; returns the smallest key (kNanRankKey<T> when n == 0).
+template <class T>
+RankKey<T> rank_keys(const T* v, std::int64_t n, RankKey<T>* key);
+
 // The first j < n with key[j] == k (n when there is none), by a loop that
 // vectorizes (a minimum over the positions holding k).
 template <class T>
