@@ -118,6 +118,24 @@ Kernel select_kernel() {
 
 // The partial of rows [r0, r1): P (D x D, upper triangle written) of
 // Zcᵀ Zc over those rows, one fma chain in double per element in row order.
+// row[c] = gram_detail::centred(x[c * stride], off, c, s, weighted) for c < n,
+// with the steps chosen outside the loop so that it vectorizes.
+template <class T>
+TL_CPU_CLONES void widen_row(double* __restrict row, const T* __restrict x, std::int64_t stride, std::int64_t n,
+                             const T* __restrict off, T s, bool weighted) {
+  if (stride != 1) {
+    for (std::int64_t c = 0; c < n; ++c) row[c] = gram_detail::centred(x[c * stride], off, c, s, weighted);
+  } else if (off && weighted) {
+    for (std::int64_t c = 0; c < n; ++c) row[c] = gram_detail::centred_by(x[c], true, off[c], s, true);
+  } else if (off) {
+    for (std::int64_t c = 0; c < n; ++c) row[c] = gram_detail::centred_by(x[c], true, off[c], s, false);
+  } else if (weighted) {
+    for (std::int64_t c = 0; c < n; ++c) row[c] = gram_detail::centred_by(x[c], false, T(0), s, true);
+  } else {
+    for (std::int64_t c = 0; c < n; ++c) row[c] = x[c];
+  }
+}
+
 template <class T>
 void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w, const T* offset,
                    std::int64_t r0, std::int64_t r1, const Kernel& K, double* P) {
@@ -137,8 +155,8 @@ void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<cons
     for (std::int64_t i = s0; i < s1; ++i) {
       double* row = panel.data() + (i - s0) * Dp;
       const T s = weighted ? num::sqrt(w[i]) : T(1);
-      for (std::int64_t c = 0; c < d; ++c) row[c] = gram_detail::centred(X(i, c), offset, c, s, weighted);
-      for (std::int64_t c = d; c < D; ++c) row[c] = gram_detail::centred(Y(i, c - d), offset, c, s, weighted);
+      widen_row(row, &X(i, 0), X.col_stride, d, offset, s, weighted);
+      if (D > d) widen_row(row + d, &Y(i, 0), Y.col_stride, D - d, offset ? offset + d : nullptr, s, weighted);
     }
     for (std::int64_t q = 0; q < nblocks; ++q)
       K.micro(s1 - s0, panel.data() + bj[q], panel.data() + bk[q], Dp, acc.data() + q * bsize, kNR);
