@@ -141,58 +141,57 @@ TL_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std
     out[i] = dist::accumulate<T, Family::L2>(x + i * ldx, centers + static_cast<std::int64_t>(labels[i]) * d, d, T(0));
 }
 
+namespace {
+// The bit-level pieces of rank_key, as integer operations (which vectorize).
+template <class T>
+struct KeyBits {
+  using K = RankKey<T>;
+  using U = std::make_unsigned_t<K>;
+  static constexpr U kSign = U(1) << (8 * sizeof(T) - 1);
+  static constexpr U kInf = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  static U bits(T v) {
+    U b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  }
+  // rank_key of a value (>= +0, -0 or NaN) given by its bits: NaN the
+  // largest key, ±0 zero (the magnitude), other values their bits.
+  static K key(U b) {
+    const U mag = b & ~kSign;
+    const U nan = U(0) - U(mag > kInf);  // masks, not a selection: the minimum over keys then vectorizes
+    return static_cast<K>((nan & static_cast<U>(kNanRankKey<T>)) | (~nan & mag));
+  }
+};
+}  // namespace
+
 template <class T>
 TL_CPU_CLONES RankKey<T> sq_distances_and_keys(T xn, const T* __restrict yn, const T* __restrict dot,
                                                std::int64_t nc, T* __restrict v, RankKey<T>* __restrict key) {
-  using K = RankKey<T>;
-  using U = std::make_unsigned_t<K>;
-  constexpr int kBits = 8 * sizeof(T);
-  constexpr U kSign = U(1) << (kBits - 1);
-  const U kInf = [] {
-    const T inf = std::numeric_limits<T>::infinity();
-    U b;
-    std::memcpy(&b, &inf, sizeof b);
-    return b;
-  }();
-  K kmin = kNanRankKey<T>;
+  using B = KeyBits<T>;
+  using U = typename B::U;
+  RankKey<T> kmin = kNanRankKey<T>;
   for (std::int64_t j = 0; j < nc; ++j) {
     // s = (xn + yn) - 2 dot, then s < 0 ? +0 : s (sq_from_dot): a negative
     // non-NaN s other than -0 becomes +0.
     const T s = num::sub(num::add(xn, yn[j]), num::mul(T(2), dot[j]));
-    U b;
-    std::memcpy(&b, &s, sizeof b);
-    const U mag = b & ~kSign;
-    const U nan = U(0) - U(mag > kInf);
-    const U neg = U(0) - U((b & kSign) != 0 && mag <= kInf);  // sign set, not NaN: -0 included
-    const U vb = b & ~(neg & (U(0) - U(mag != 0)));
+    const U b = B::bits(s), mag = b & ~B::kSign;
+    const bool negative = (b & B::kSign) != 0 && mag <= B::kInf && mag != 0;
+    const U vb = b & (U(0) - U(!negative));
     std::memcpy(&v[j], &vb, sizeof vb);
-    // NaN: the largest key; -0, +0 and clamped values: 0; others: their bits.
-    const U kb = (nan & static_cast<U>(kNanRankKey<T>)) | (~nan & ~neg & b);
-    key[j] = static_cast<K>(kb);
-    kmin = key[j] < kmin ? key[j] : kmin;
+    const RankKey<T> kj = B::key(vb);
+    key[j] = kj;
+    kmin = kj < kmin ? kj : kmin;
   }
   return kmin;
 }
 
 template <class T>
 TL_CPU_CLONES RankKey<T> rank_keys(const T* __restrict v, std::int64_t n, RankKey<T>* __restrict key) {
-  using K = RankKey<T>;
-  using U = std::make_unsigned_t<K>;
-  constexpr U kSign = U(1) << (8 * sizeof(T) - 1);
-  const U kInf = [] {
-    const T inf = std::numeric_limits<T>::infinity();
-    U b;
-    std::memcpy(&b, &inf, sizeof b);
-    return b;
-  }();
-  K kmin = kNanRankKey<T>;
+  RankKey<T> kmin = kNanRankKey<T>;
   for (std::int64_t j = 0; j < n; ++j) {
-    U b;
-    std::memcpy(&b, &v[j], sizeof b);
-    const U mag = b & ~kSign;
-    // NaN: the largest key; ±0: 0 (its magnitude); others (positive): their bits.
-    key[j] = mag > kInf ? kNanRankKey<T> : static_cast<K>(mag);
-    kmin = key[j] < kmin ? key[j] : kmin;
+    const RankKey<T> kj = KeyBits<T>::key(KeyBits<T>::bits(v[j]));
+    key[j] = kj;
+    kmin = kj < kmin ? kj : kmin;
   }
   return kmin;
 }
