@@ -71,7 +71,7 @@ def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True, f
 
 
 def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True,
-            device_nonfinite=True):
+            find_nonfinite=True):
     """X as a C-contiguous float32/float64 array the backend for `device` accepts.
 
     Device arrays are kept on their device when `device` is a GPU and copied
@@ -80,10 +80,10 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
     reduction sees them anyway, which saves a pass over the data).
     With ``find_inf=False`` infinities are never looked for here: the caller's
     kernel counts them in the pass that does the work, and the caller raises.
-    With ``device_nonfinite=False`` a device array kept on its device is not
-    searched for NaN or infinities here either: the caller's first pass over
-    it (column statistics) counts both, and the caller raises
-    (``raise_nonfinite``).
+    With ``find_nonfinite=False`` X (NumPy, or a device array kept on its
+    device) is not searched for NaN or infinities here at all: the caller's
+    first pass over it (column statistics) counts both, and the caller raises
+    scikit-learn's error (``raise_nonfinite``).
     """
     if _array.is_device_array(X):
         if device == "cpu":
@@ -93,9 +93,11 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
             )
         return _check_device_X(
             est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
-            find_inf=find_inf and device_nonfinite, find_nan=device_nonfinite,
+            find_inf=find_inf and find_nonfinite, find_nan=find_nonfinite,
         )
-    if not find_inf:
+    if not find_nonfinite:
+        finite = False
+    elif not find_inf:
         finite = False if allow_nan else True
     else:
         finite = "allow-nan" if allow_nan else True
@@ -112,15 +114,31 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
     )
 
 
-def raise_nonfinite(name, n_rows, count, n_inf):
-    """scikit-learn's error (for estimator `name`) for the NaN or infinities
-    that column statistics of X found: per column, `count` values neither NaN nor infinite and
-    `n_inf` infinite ones, of `n_rows` (NaN is reported first, as scikit-learn does)."""
+def sklearn_nonfinite_message(name, value, dtype):
+    """scikit-learn's own text for `value` (NaN or an infinity) in the X, of
+    `dtype`, of estimator `name`: its check run on a 1 x 1 array of the value,
+    so the words follow the installed scikit-learn."""
+    try:
+        from sklearn.utils.validation import _assert_all_finite
+
+        _assert_all_finite(np.full((1, 1), value, dtype=dtype), allow_nan=False, input_name="X", estimator_name=name)
+    except ValueError as e:
+        return str(e)
+    except ImportError:
+        pass
+    return nan_message(name) if np.isnan(value) else INF_MESSAGE
+
+
+def raise_nonfinite(name, n_rows, count, n_inf, dtype=np.float64):
+    """scikit-learn's error (for estimator `name`, X of `dtype`) for the NaN or
+    infinities that column statistics of X found: per column, `count` values
+    neither NaN nor infinite and `n_inf` infinite ones, of `n_rows` (NaN is
+    reported first, as scikit-learn does)."""
     count, n_inf = np.asarray(count), np.asarray(n_inf)
     if (count + n_inf < n_rows).any():
-        raise ValueError(nan_message(name))
+        raise ValueError(sklearn_nonfinite_message(name, np.nan, dtype))
     if (n_inf > 0).any():
-        raise ValueError(INF_MESSAGE)
+        raise ValueError(sklearn_nonfinite_message(name, np.inf, dtype))
 
 
 def check_sample_weight(sample_weight, X):

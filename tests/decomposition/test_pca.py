@@ -382,6 +382,27 @@ def test_device_nonfinite_input_raises_as_scikit_learn(lib, name, bad):
             cls(2, device="cuda:0", numeric_mode=mode).fit(Xd)
 
 
+@pytest.mark.parametrize("name", ["PCA", "TruncatedSVD"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_numpy_nonfinite_input_raises_as_scikit_learn(device, name, bad):
+    """NumPy input is not searched for NaN and infinities before the fit: its
+    column statistics count them, and the fit raises scikit-learn's error,
+    word for word, for fit and fit_transform."""
+    import sklearn.decomposition as skd
+    from twinlearn.decomposition import TruncatedSVD
+
+    X = spectrum_data(n=300, d=8, dtype=np.float32)
+    X[17, 3] = bad
+    X[40, 5] = np.inf if np.isnan(bad) else bad  # with NaN and infinity, NaN is named
+    ours = PCA if name == "PCA" else TruncatedSVD
+    with pytest.raises(ValueError) as theirs:
+        getattr(skd, name)(2).fit(X)
+    for call in ("fit", "fit_transform"):
+        with pytest.raises(ValueError) as got:
+            getattr(ours(2, device=device), call)(X)
+        assert str(got.value) == str(theirs.value)
+
+
 def test_kept_normal_matrices_are_the_draws_and_read_only():
     from twinlearn.decomposition import _solvers
 

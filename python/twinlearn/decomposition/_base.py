@@ -22,12 +22,12 @@ def fit_input(est, X, *, min_features=1, stage=True, finite_by_stats=False):
     """(X, backend, device) for a fit: X checked (finite, float32/float64,
     C-contiguous), kept on its device when the fit runs there; NumPy input of
     a GPU fit is copied to the device once (unless stage is False).
-    finite_by_stats: a device X is not searched for NaN and infinities here;
-    the fit's first pass, ``backend.column_stats(X, require_finite=True)``,
-    finds them (one pass over the data fewer)."""
+    finite_by_stats: X is not searched for NaN and infinities here; the
+    fit's first pass, ``backend.column_stats(X, require_finite=True)``, finds
+    them (one pass over the data fewer)."""
     est._tl_validate_params()
     device = est._tl_device(X)
-    X = check_X(est, X, device, reset=True, for_fit=True, allow_nan=False, device_nonfinite=not finite_by_stats)
+    X = check_X(est, X, device, reset=True, for_fit=True, allow_nan=False, find_nonfinite=not finite_by_stats)
     n, d = X.shape
     if d < min_features:
         raise ValueError(

@@ -106,7 +106,7 @@ class Backend:
         (the counts show them)."""
         w, mean, m2, n, ninf = np.asarray(self.mod.column_stats(self.ctx, X, None))
         if require_finite:
-            raise_nonfinite(self.tag, X.shape[0], n, ninf)
+            raise_nonfinite(self.tag, X.shape[0], n, ninf, _dtype(X))
         return n, mean, m2
 
     def gram(self, X, offset=None):
