@@ -1,9 +1,6 @@
 // The CPU KMeans engine: the same passes as the CUDA engine, in the same
 // canonical orders (kmeans.hpp), on host memory with tl::parallel_for.
 #include <algorithm>
-#include <cstring>
-#include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
@@ -16,7 +13,6 @@ namespace {
 template <class T>
 class CpuEngine final : public KMeansEngine<T> {
   using Key = RankKey<T>;
-  static constexpr Key kNanKey = kNanRankKey<T>;
 
  public:
   CpuEngine(const Context& ctx, MatrixView<const T> X, VectorView<const T> w, const double* x_mean) : ctx_(ctx) {
