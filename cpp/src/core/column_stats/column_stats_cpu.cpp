@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "core/column_stats/column_stats_impl.hpp"
 #include "core/reduce/cpu_clones.hpp"
+#include "core/reduce/float_bits.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"
 
@@ -13,19 +13,10 @@ namespace {
 
 using colstats_detail::ChunkAcc;
 
-// A finite double's magnitude bits are below those of infinity.
-constexpr std::uint64_t kMagnitude = 0x7fffffffffffffffull, kInfBits = 0x7ff0000000000000ull;
-inline std::uint64_t bits_of(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using Bits = FloatBits<double>;
+
 // v where mask is all ones, +0.0 where it is zero.
-inline double keep_where(double v, std::uint64_t mask) {
-  const std::uint64_t b = bits_of(v) & mask;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
+inline double keep_where(double v, std::uint64_t mask) { return Bits::value(Bits::bits(v) & mask); }
 
 // The chunk sums of colstats.hpp's push() for rows with unit column stride,
 // all columns side by side and without branches, so that the loop over the
@@ -36,9 +27,8 @@ inline double keep_where(double v, std::uint64_t mask) {
 // which changes nothing: the sums start at +0.0 and a rounded sum is -0.0
 // only when both terms are, so they never hold -0.0, and s + (+0.0) == s
 // bit for bit for every other s, NaN and infinities included. The entries
-// are classified by their bits and the terms masked by bit operations:
-// floating-point comparisons and selections would keep the compiler from
-// vectorizing the loop (they may trap, under the default -ftrapping-math).
+// are classified and the terms masked by bit operations
+// (core/reduce/float_bits.hpp), so the loop vectorizes.
 template <class T>
 TL_CPU_CLONES void chunk_sums_unit_stride(const T* __restrict x, std::int64_t ld, std::int64_t rows,
                                           std::int64_t cols, const T* __restrict w, double* __restrict k,
@@ -48,7 +38,7 @@ TL_CPU_CLONES void chunk_sums_unit_stride(const T* __restrict x, std::int64_t ld
     k[j] = 0.0;
     for (std::int64_t i = 0; i < rows; ++i) {
       const double v = static_cast<double>(x[i * ld + j]);
-      if ((bits_of(v) & kMagnitude) < kInfBits) {
+      if (Bits::is_finite(Bits::bits(v))) {
         k[j] = v;
         break;
       }
@@ -61,8 +51,7 @@ TL_CPU_CLONES void chunk_sums_unit_stride(const T* __restrict x, std::int64_t ld
     const double wi = w ? static_cast<double>(w[i]) : 1.0;
     for (std::int64_t j = 0; j < cols; ++j) {
       const double v = static_cast<double>(row[j]);
-      const std::uint64_t mag = bits_of(v) & kMagnitude;
-      const std::uint64_t fin = mag < kInfBits, inf = mag == kInfBits;
+      const std::uint64_t b = Bits::bits(v), fin = Bits::is_finite(b), inf = Bits::is_inf(b);
       const double d = keep_where(v - k[j], 0 - fin);
       const double ws = keep_where(wi, 0 - fin);
       const double wd = ws * d;

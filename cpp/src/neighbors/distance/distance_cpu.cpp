@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/reduce/cpu_clones.hpp"
+#include "core/reduce/float_bits.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 
@@ -142,43 +143,33 @@ TL_CPU_CLONES void sqdiff_rows(const T* x, std::int64_t ldx, std::int64_t n, std
 }
 
 namespace {
-// The bit-level pieces of rank_key, as integer operations (which vectorize).
+// rank_key of a value (>= +0, -0 or NaN) by its bits, with masks (so the
+// minimum over keys vectorizes): NaN the largest key, ±0 zero (the
+// magnitude), other values their bits.
 template <class T>
-struct KeyBits {
-  using K = RankKey<T>;
-  using U = std::make_unsigned_t<K>;
-  static constexpr U kSign = U(1) << (8 * sizeof(T) - 1);
-  static constexpr U kInf = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
-  static U bits(T v) {
-    U b;
-    std::memcpy(&b, &v, sizeof b);
-    return b;
-  }
-  // rank_key of a value (>= +0, -0 or NaN) given by its bits: NaN the
-  // largest key, ±0 zero (the magnitude), other values their bits.
-  static K key(U b) {
-    const U mag = b & ~kSign;
-    const U nan = U(0) - U(mag > kInf);  // masks, not a selection: the minimum over keys then vectorizes
-    return static_cast<K>((nan & static_cast<U>(kNanRankKey<T>)) | (~nan & mag));
-  }
-};
+RankKey<T> key_of_bits(typename FloatBits<T>::U b) {
+  using B = FloatBits<T>;
+  using U = typename B::U;
+  const U nan = U(0) - B::is_nan(b);
+  return static_cast<RankKey<T>>((nan & static_cast<U>(kNanRankKey<T>)) | (~nan & (b & B::kMagnitude)));
+}
 }  // namespace
 
 template <class T>
 TL_CPU_CLONES RankKey<T> sq_distances_and_keys(T xn, const T* __restrict yn, const T* __restrict dot,
                                                std::int64_t nc, T* __restrict v, RankKey<T>* __restrict key) {
-  using B = KeyBits<T>;
+  using B = FloatBits<T>;
   using U = typename B::U;
   RankKey<T> kmin = kNanRankKey<T>;
   for (std::int64_t j = 0; j < nc; ++j) {
     // s = (xn + yn) - 2 dot, then s < 0 ? +0 : s (sq_from_dot): a negative
     // non-NaN s other than -0 becomes +0.
     const T s = num::sub(num::add(xn, yn[j]), num::mul(T(2), dot[j]));
-    const U b = B::bits(s), mag = b & ~B::kSign;
+    const U b = B::bits(s), mag = b & B::kMagnitude;
     const bool negative = (b & B::kSign) != 0 && mag <= B::kInf && mag != 0;
     const U vb = b & (U(0) - U(!negative));
-    std::memcpy(&v[j], &vb, sizeof vb);
-    const RankKey<T> kj = B::key(vb);
+    v[j] = B::value(vb);
+    const RankKey<T> kj = key_of_bits<T>(vb);
     key[j] = kj;
     kmin = kj < kmin ? kj : kmin;
   }
@@ -189,7 +180,7 @@ template <class T>
 TL_CPU_CLONES RankKey<T> rank_keys(const T* __restrict v, std::int64_t n, RankKey<T>* __restrict key) {
   RankKey<T> kmin = kNanRankKey<T>;
   for (std::int64_t j = 0; j < n; ++j) {
-    const RankKey<T> kj = KeyBits<T>::key(KeyBits<T>::bits(v[j]));
+    const RankKey<T> kj = key_of_bits<T>(FloatBits<T>::bits(v[j]));
     key[j] = kj;
     kmin = kj < kmin ? kj : kmin;
   }

@@ -1,6 +1,7 @@
 #include <vector>
 
 #include "core/reduce/cpu_clones.hpp"
+#include "core/reduce/float_bits.hpp"
 #include "preprocessing/column_affine/column_affine_common.hpp"
 #include "twinlearn/core/parallel.hpp"
 
@@ -8,7 +9,8 @@ namespace tl::detail {
 namespace {
 
 // Which steps a call has, as template flags: the loop over a row then has no
-// per-element branch and the compiler vectorizes it. The arithmetic is
+// per-element branch and the compiler vectorizes it (the infinity count and
+// the canonical NaN by the bits: core/reduce/float_bits.hpp). The arithmetic is
 // affine_apply's, step by step (each in double, rounded to T in between).
 template <bool Sub, bool Div, bool Mul, bool Add, bool Clip>
 struct Steps {};
@@ -16,11 +18,12 @@ struct Steps {};
 template <class T, bool Sub, bool Div, bool Mul, bool Add, bool Clip>
 TL_CPU_CLONES std::int64_t affine_row(Steps<Sub, Div, Mul, Add, Clip>, const T* __restrict__ x, std::int64_t cols,
                                       const AffineParams& p, T* __restrict__ o) {
+  using B = FloatBits<T>;
   std::int64_t n_inf = 0;
   const T lo = static_cast<T>(p.lo), hi = static_cast<T>(p.hi);
   for (std::int64_t j = 0; j < cols; ++j) {
     T v = x[j];
-    n_inf += num::is_inf(v);
+    n_inf += static_cast<std::int64_t>(B::is_inf(B::bits(v)));
     if constexpr (Sub) v = static_cast<T>(num::sub(static_cast<double>(v), p.sub[j]));
     if constexpr (Div) v = static_cast<T>(num::div(static_cast<double>(v), p.div[j]));
     if constexpr (Mul) v = static_cast<T>(num::mul(static_cast<double>(v), p.mul[j]));
@@ -29,7 +32,7 @@ TL_CPU_CLONES std::int64_t affine_row(Steps<Sub, Div, Mul, Add, Clip>, const T* 
       v = v < lo ? lo : v;
       v = v > hi ? hi : v;
     }
-    o[j] = num::canonical(v);
+    o[j] = B::value(B::canonical(B::bits(v)));
   }
   return n_inf;
 }
