@@ -45,15 +45,21 @@ void eval_chunk_body(MatrixView<const T> X, VectorView<const std::int32_t> y, Ve
     loss = num::fma(s, li, loss);
   }
   part[P * geo.nchunks + c] = loss;
-  for (std::int64_t p = 0; p < P; ++p) {
-    const std::int64_t k = p / cols, j = p % cols;
-    double acc = 0.0;
-    if (j < d) {
-      for (std::int64_t i = 0; i < nr; ++i) acc = num::fma(zr[i * K + k], static_cast<double>(X(r0 + i, j)), acc);
-    } else {
-      for (std::int64_t i = 0; i < nr; ++i) acc = num::fma(zr[i * K + k], 1.0, acc);
+  // Gradient partials: for p = (k, j) the chain over the chunk's rows in
+  // order, acc = fma(z[i, k], X[i, j], acc) (X[i, d] = 1 for the
+  // intercept). The chains of one k advance together, row by row, so the
+  // loop over j runs along X's row and vectorizes; each chain is unchanged.
+  std::vector<double> acc(static_cast<std::size_t>(cols));
+  for (std::int64_t k = 0; k < K; ++k) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::int64_t i = 0; i < nr; ++i) {
+      const double zk = zr[i * K + k];
+      const T* x = &X(r0 + i, 0);
+      const std::int64_t cs = X.col_stride;
+      for (std::int64_t j = 0; j < d; ++j) acc[j] = num::fma(zk, static_cast<double>(x[j * cs]), acc[j]);
+      if (cols > d) acc[d] = num::fma(zk, 1.0, acc[d]);
     }
-    part[p * geo.nchunks + c] = acc;
+    for (std::int64_t j = 0; j < cols; ++j) part[(k * cols + j) * geo.nchunks + c] = acc[j];
   }
 }
 
