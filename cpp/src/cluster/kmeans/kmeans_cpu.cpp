@@ -51,6 +51,7 @@ class CpuEngine final : public KMeansEngine<T> {
   std::int64_t assign(const T* centers, std::int64_t k) override {
     const std::int64_t n = this->n, d = this->d;
     const PackedPanels<T> P = pack_panels(ctx_, MatrixView<const T>(centers, k, d), true);
+    const BlockKernel<T> kernel = block_kernel<T>(dist::Family::Dot);
     const std::int64_t nblocks = (n + kRowBlock - 1) / kRowBlock;
     std::vector<std::int64_t> changed(static_cast<std::size_t>(nblocks), 0);
     parallel_for(ctx_, nblocks, [&](std::int64_t b) {
@@ -65,7 +66,7 @@ class CpuEngine final : public KMeansEngine<T> {
       T v[kPanel];
       Key key[kPanel];
       for (std::int64_t q = 0; q < P.npanels; ++q) {
-        accumulate_block(dist::Family::Dot, x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
+        kernel(x_ + r0 * d, d, nr, P.panel(q), P.width, d, T(0), acc.data());
         const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
         const T* __restrict cn = P.norms.data() + c0;
         for (std::int64_t r = 0; r < nr; ++r) {

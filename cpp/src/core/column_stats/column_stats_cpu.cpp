@@ -16,7 +16,7 @@ using colstats_detail::ChunkAcc;
 using Bits = FloatBits<double>;
 
 // v where mask is all ones, +0.0 where it is zero.
-inline double keep_where(double v, std::uint64_t mask) { return Bits::value(Bits::bits(v) & mask); }
+inline double keep_where(double v, std::uint64_t mask) { return Bits::from(Bits::bits(v) & mask); }
 
 // The chunk sums of colstats.hpp's push() for rows with unit column stride,
 // all columns side by side and without branches, so that the loop over the

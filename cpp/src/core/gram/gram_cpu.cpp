@@ -99,25 +99,31 @@ __attribute__((target("avx512f"))) void micro_avx512(std::int64_t rows, const do
 }
 #endif
 
-struct Kernel {
-  Micro micro;
-  std::int64_t mr;  // output rows per block
+// The blocking of a D x D product, the same for every chunk of a call: the
+// micro-kernel for this CPU (core/reduce/cpu_clones.hpp; all give the same
+// bits), the panel's padded width and sub-block rows, and the blocks (j, k)
+// of the upper triangle.
+struct Blocking {
+  Micro micro = &micro_portable<6>;
+  std::int64_t mr = 6;  // output rows per block
+  std::int64_t Dp = 0, sub = 0;
+  std::vector<std::int64_t> bj, bk;
+
+  explicit Blocking(std::int64_t D) {
+#if TL_GRAM_AVX2
+    switch (cpu_isa()) {
+      case CpuIsa::Avx512: micro = &micro_avx512, mr = 12; break;
+      case CpuIsa::Avx2: micro = &micro_avx2, mr = 6; break;
+      case CpuIsa::Baseline: break;
+    }
+#endif
+    Dp = (D + kPad - 1) / kPad * kPad;
+    sub = std::clamp<std::int64_t>(kPanelBytes / (Dp * 8), 16, 256);
+    for (std::int64_t j = 0; j < D; j += mr)
+      for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) bj.push_back(j), bk.push_back(k);
+  }
 };
 
-// The kernel for this CPU (core/reduce/cpu_clones.hpp; all give the same bits).
-Kernel select_kernel() {
-#if TL_GRAM_AVX2
-  switch (cpu_isa()) {
-    case CpuIsa::Avx512: return {&micro_avx512, 12};
-    case CpuIsa::Avx2: return {&micro_avx2, 6};
-    case CpuIsa::Baseline: break;
-  }
-#endif
-  return {&micro_portable<6>, 6};
-}
-
-// The partial of rows [r0, r1): P (D x D, upper triangle written) of
-// Zcᵀ Zc over those rows, one fma chain in double per element in row order.
 // row[c] = gram_detail::centred(x[c * stride], off, c, s, weighted) for c < n,
 // with the steps chosen outside the loop so that it vectorizes.
 template <class T>
@@ -136,16 +142,14 @@ TL_CPU_CLONES void widen_row(double* __restrict row, const T* __restrict x, std:
   }
 }
 
+// The partial of rows [r0, r1): P (D x D, upper triangle written) of
+// Zcᵀ Zc over those rows, one fma chain in double per element in row order.
 template <class T>
 void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w, const T* offset,
-                   std::int64_t r0, std::int64_t r1, const Kernel& K, double* P) {
-  const std::int64_t d = X.cols, D = X.cols + Y.cols, mr = K.mr;
-  const std::int64_t Dp = (D + kPad - 1) / kPad * kPad;
-  const std::int64_t sub = std::clamp<std::int64_t>(kPanelBytes / (Dp * 8), 16, 256);
-  // The blocks (j, k) of the upper triangle, and their accumulators.
-  std::vector<std::int64_t> bj, bk;
-  for (std::int64_t j = 0; j < D; j += mr)
-    for (std::int64_t k = j / kNR * kNR; k < D; k += kNR) bj.push_back(j), bk.push_back(k);
+                   std::int64_t r0, std::int64_t r1, const Blocking& B, double* P) {
+  const std::int64_t d = X.cols, D = X.cols + Y.cols, mr = B.mr, Dp = B.Dp, sub = B.sub;
+  const std::vector<std::int64_t>& bj = B.bj;
+  const std::vector<std::int64_t>& bk = B.bk;
   const std::int64_t nblocks = static_cast<std::int64_t>(bj.size()), bsize = mr * kNR;
   std::vector<double> acc(static_cast<std::size_t>(nblocks * bsize), 0.0);
   std::vector<double> panel(static_cast<std::size_t>(sub * Dp), 0.0);
@@ -159,7 +163,7 @@ void chunk_partial(MatrixView<const T> X, MatrixView<const T> Y, VectorView<cons
       if (D > d) widen_row(row + d, &Y(i, 0), Y.col_stride, D - d, offset ? offset + d : nullptr, s, weighted);
     }
     for (std::int64_t q = 0; q < nblocks; ++q)
-      K.micro(s1 - s0, panel.data() + bj[q], panel.data() + bk[q], Dp, acc.data() + q * bsize, kNR);
+      B.micro(s1 - s0, panel.data() + bj[q], panel.data() + bk[q], Dp, acc.data() + q * bsize, kNR);
   }
   for (std::int64_t q = 0; q < nblocks; ++q) {
     const std::int64_t j = bj[q], k = bk[q];
@@ -182,12 +186,12 @@ NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const
   const std::int64_t nbatches = (nchunks + per_batch - 1) / per_batch;
   batches.assign(static_cast<std::size_t>(nbatches * DD), 0.0);
   std::vector<double> partials(static_cast<std::size_t>(std::min(per_batch, nchunks) * DD));
-  const Kernel kernel = select_kernel();
+  const Blocking blocking(D);
   for (std::int64_t b = 0; b < nbatches; ++b) {
     const std::int64_t c0 = b * per_batch, nc = std::min(per_batch, nchunks - c0);
     parallel_for(ctx, nc, [&](std::int64_t c) {
       const std::int64_t r0 = (c0 + c) * chunk, r1 = std::min(n, r0 + chunk);
-      chunk_partial(X, Y, w, offset, r0, r1, kernel, partials.data() + c * DD);
+      chunk_partial(X, Y, w, offset, r0, r1, blocking, partials.data() + c * DD);
     });
     double* out = batches.data() + b * DD;
     parallel_for(ctx, D, [&](std::int64_t j) {

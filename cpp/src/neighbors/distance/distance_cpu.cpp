@@ -99,12 +99,11 @@ __attribute__((target("arch=x86-64-v4", "prefer-vector-width=512"))) void accumu
 #endif
 
 template <class T, Family F>
-void accumulate_block_isa(const T* x, std::int64_t ldx, std::int64_t nr, const T* panel, std::int64_t NB,
-                          std::int64_t d, T p, T* acc) {
+BlockKernel<T> block_kernel_for() {
 #if TL_DISTANCE_AVX512
-  if (cpu_isa() == CpuIsa::Avx512) return accumulate_block_avx512<T, F>(x, ldx, nr, panel, NB, d, p, acc);
+  if (cpu_isa() == CpuIsa::Avx512) return &accumulate_block_avx512<T, F>;
 #endif
-  accumulate_block_t<T, F>(x, ldx, nr, panel, NB, d, p, acc);
+  return &accumulate_block_t<T, F>;
 }
 
 template <class T>
@@ -116,15 +115,15 @@ void check_host_rows(MatrixView<const T> m, const char* name) {
 }  // namespace
 
 template <class T>
-void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
-                      std::int64_t width, std::int64_t d, T p, T* acc) {
+BlockKernel<T> block_kernel(dist::Family fam) {
   switch (fam) {
-    case Family::Dot: return accumulate_block_isa<T, Family::Dot>(x, ldx, nr, panel, width, d, p, acc);
-    case Family::L2: return accumulate_block_isa<T, Family::L2>(x, ldx, nr, panel, width, d, p, acc);
-    case Family::L1: return accumulate_block_isa<T, Family::L1>(x, ldx, nr, panel, width, d, p, acc);
-    case Family::Linf: return accumulate_block_isa<T, Family::Linf>(x, ldx, nr, panel, width, d, p, acc);
-    case Family::Lp: return accumulate_block_isa<T, Family::Lp>(x, ldx, nr, panel, width, d, p, acc);
+    case Family::Dot: return block_kernel_for<T, Family::Dot>();
+    case Family::L2: return block_kernel_for<T, Family::L2>();
+    case Family::L1: return block_kernel_for<T, Family::L1>();
+    case Family::Linf: return block_kernel_for<T, Family::Linf>();
+    case Family::Lp: return block_kernel_for<T, Family::Lp>();
   }
+  return nullptr;
 }
 
 template <class T>
@@ -151,7 +150,7 @@ RankKey<T> key_of_bits(typename FloatBits<T>::U b) {
   using B = FloatBits<T>;
   using U = typename B::U;
   const U nan = U(0) - B::is_nan(b);
-  return static_cast<RankKey<T>>((nan & static_cast<U>(kNanRankKey<T>)) | (~nan & (b & B::kMagnitude)));
+  return static_cast<RankKey<T>>((nan & static_cast<U>(kNanRankKey<T>)) | (~nan & (b & B::MAGNITUDE)));
 }
 }  // namespace
 
@@ -165,10 +164,10 @@ TL_CPU_CLONES RankKey<T> sq_distances_and_keys(T xn, const T* __restrict yn, con
     // s = (xn + yn) - 2 dot, then s < 0 ? +0 : s (sq_from_dot): a negative
     // non-NaN s other than -0 becomes +0.
     const T s = num::sub(num::add(xn, yn[j]), num::mul(T(2), dot[j]));
-    const U b = B::bits(s), mag = b & B::kMagnitude;
-    const bool negative = (b & B::kSign) != 0 && mag <= B::kInf && mag != 0;
+    const U b = B::bits(s), mag = b & B::MAGNITUDE;
+    const bool negative = (b & B::SIGN) != 0 && mag <= B::INF && mag != 0;
     const U vb = b & (U(0) - U(!negative));
-    v[j] = B::value(vb);
+    v[j] = B::from(vb);
     const RankKey<T> kj = key_of_bits<T>(vb);
     key[j] = kj;
     kmin = kj < kmin ? kj : kmin;
@@ -237,7 +236,7 @@ template <class T>
 void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPanels<T>& P, Metric metric,
                      MatrixView<T> out) {
   const bool norms = dist::needs_norms(metric);
-  const Family fam = dist::family_of(metric);
+  const BlockKernel<T> kernel = block_kernel<T>(dist::family_of(metric));
   const T p = static_cast<T>(metric.p);
   const std::int64_t d = X.cols, nblocks = (X.rows + kRowBlock - 1) / kRowBlock;
   parallel_for(ctx, nblocks, [&](std::int64_t b) {
@@ -246,7 +245,7 @@ void pairwise_packed(const Context& ctx, MatrixView<const T> X, const PackedPane
     T xn[kRowBlock];
     if (norms) sqnorms_rows(X.data + r0 * X.row_stride, X.row_stride, nr, d, xn);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
-      accumulate_block(fam, X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
+      kernel(X.data + r0 * X.row_stride, X.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
       const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
       for (std::int64_t r = 0; r < nr; ++r)
         for (std::int64_t j = 0; j < nc; ++j) {
@@ -289,7 +288,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
                     std::int64_t k, T* dist_out, std::int64_t* ind_out) {
   check_host_rows(queries, "X");
   const bool norms = dist::needs_norms(metric);
-  const Family fam = dist::family_of(metric);
+  const BlockKernel<T> kernel = block_kernel<T>(dist::family_of(metric));
   const T p = static_cast<T>(metric.p);
   const PackedPanels<T> P = pack_panels(ctx, index, norms);
   const std::int64_t d = queries.cols, m = queries.rows, nblocks = (m + kRowBlock - 1) / kRowBlock;
@@ -310,8 +309,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
     T xn[kRowBlock];
     if (norms) sqnorms_rows(queries.data + r0 * queries.row_stride, queries.row_stride, nr, d, xn);
     for (std::int64_t q = 0; q < P.npanels; ++q) {
-      accumulate_block(fam, queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), P.width, d,
-                       p, acc.data());
+      kernel(queries.data + r0 * queries.row_stride, queries.row_stride, nr, P.panel(q), P.width, d, p, acc.data());
       const std::int64_t nc = P.rows_in(q), c0 = q * P.width;
       for (std::int64_t r = 0; r < nr; ++r) {
         auto& h = heaps[r];
@@ -355,8 +353,7 @@ void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<co
 }
 
 #define TL_INST(T)                                                                                               \
-  template void accumulate_block<T>(dist::Family, const T*, std::int64_t, std::int64_t, const T*, std::int64_t,    \
-                                    std::int64_t, T, T*);                                                        \
+  template BlockKernel<T> block_kernel<T>(dist::Family);                                                        \
   template RankKey<T> sq_distances_and_keys<T>(T, const T*, const T*, std::int64_t, T*, RankKey<T>*);         \
   template RankKey<T> rank_keys<T>(const T*, std::int64_t, RankKey<T>*);                                        \
   template std::int64_t first_key<T>(const RankKey<T>*, std::int64_t, RankKey<T>);                            \

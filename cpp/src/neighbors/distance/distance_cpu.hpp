@@ -36,11 +36,16 @@ struct PackedPanels {
 template <class T>
 PackedPanels<T> pack_panels(const Context& ctx, MatrixView<const T> Y, bool with_norms);
 
-// acc[r * width + j] = accumulator of (x row r, panel row j) for r < nr,
-// j < width; x row r at x + r * ldx (unit stride), d features.
+// A block kernel: acc[r * width + j] = accumulator of (x row r, panel row j)
+// for r < nr, j < width; x row r at x + r * ldx (unit stride), d features.
 template <class T>
-void accumulate_block(dist::Family fam, const T* x, std::int64_t ldx, std::int64_t nr, const T* panel,
-                      std::int64_t width, std::int64_t d, T p, T* acc);
+using BlockKernel = void (*)(const T* x, std::int64_t ldx, std::int64_t nr, const T* panel, std::int64_t width,
+                             std::int64_t d, T p, T* acc);
+// The block kernel of a metric family for this CPU (its build chosen by
+// cpu_isa(), core/reduce/cpu_clones.hpp): taken once per call, outside the
+// loops over blocks.
+template <class T>
+BlockKernel<T> block_kernel(dist::Family fam);
 
 // Row loops with fma chains, compiled for x86-64-v3 as well as baseline
 // x86-64 (where std::fma is a library call): out[i] for rows i < n of x (row

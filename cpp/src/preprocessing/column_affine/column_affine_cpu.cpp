@@ -32,7 +32,7 @@ TL_CPU_CLONES std::int64_t affine_row(Steps<Sub, Div, Mul, Add, Clip>, const T* 
       v = v < lo ? lo : v;
       v = v > hi ? hi : v;
     }
-    o[j] = B::value(B::canonical(B::bits(v)));
+    o[j] = B::from(B::canonical(B::bits(v)));
   }
   return n_inf;
 }
