@@ -432,6 +432,105 @@ TEST(GbdtFit, BitsDoNotDependOnThreadCount) {
   }
 }
 
+// The first tree of a fit is the search spelled out row by row, without
+// histograms: each row's fixed-point (g, h) from the base score, every
+// candidate (feature, border) scored as the sum over the level's leaves, in
+// leaf order, of its gain from the rows' own sums, the best by
+// gbdt::better_candidate; leaf values from the final leaves' row sums. The
+// trainer gets the same sums from histograms (built for one child of each
+// pair, leaf after leaf, in feature groups and row shares, the sibling by
+// subtraction): any row added twice, dropped or put in the wrong leaf or
+// bin changes a split or a leaf value. Threads 1, 2 and 7 (5 features: 7
+// threads also take per-row-share partial histograms).
+TEST(GbdtFit, FirstTreeIsTheRowByRowSearch) {
+  const Data D = make_data(70000, 5, GbdtLoss::Logloss, true, 12);
+  GbdtParams p = params(GbdtLoss::Logloss, 1, 5);
+  for (int threads : {1, 2, 7}) {
+    SCOPED_TRACE(threads);
+    const GbdtModel m = fit(cpu(threads), D, p);
+    ASSERT_EQ(m.tree_depth[0], p.max_depth);
+    const double base = m.base_score[0];
+    std::vector<double> g(D.n), h(D.n);
+    double maxg = 0.0, maxh = 0.0;
+    for (std::int64_t i = 0; i < D.n; ++i) {
+      tl::gbdt::row_gradients(p.loss, 1, &base, D.y[i], 1.0, p.loss_param, &g[i], &h[i]);
+      maxg = std::max(maxg, std::fabs(g[i]));
+      maxh = std::max(maxh, std::fabs(h[i]));
+    }
+    const int eg = tl::gbdt::quant_exponent(maxg), eh = tl::gbdt::quant_exponent(maxh);
+    const double isg = tl::gbdt::pow2(-eg), ish = tl::gbdt::pow2(-eh);
+    std::vector<std::int64_t> qg(D.n), qh(D.n), leaf(D.n, 0);
+    for (std::int64_t i = 0; i < D.n; ++i) {
+      qg[i] = tl::gbdt::quantize(g[i], tl::gbdt::pow2(eg));
+      qh[i] = tl::gbdt::quantize(h[i], tl::gbdt::pow2(eh));
+    }
+    const int F = static_cast<int>(D.d);
+    std::vector<int> nb(F);
+    std::vector<std::vector<int>> bin(F, std::vector<int>(D.n));
+    int maxb = 0;
+    for (int f = 0; f < F; ++f) {
+      nb[f] = m.border_offsets[f + 1] - m.border_offsets[f];
+      maxb = std::max(maxb, nb[f]);
+      for (std::int64_t i = 0; i < D.n; ++i)
+        bin[f][i] = tl::gbdt::bin_of(D.X[i * F + f], m.borders.data() + m.border_offsets[f], nb[f], false);
+    }
+    for (int d = 0; d < p.max_depth; ++d) {
+      const std::int64_t L = std::int64_t(1) << d;
+      std::vector<std::int64_t> Gt(L, 0), Ht(L, 0);
+      for (std::int64_t i = 0; i < D.n; ++i) {
+        Gt[leaf[i]] += qg[i];
+        Ht[leaf[i]] += qh[i];
+      }
+      double best = 0.0;
+      std::int64_t bi = -1;
+      for (int f = 0; f < F; ++f) {
+        // Left-side sums of every leaf at every border: rows by bin, then prefix sums.
+        std::vector<std::int64_t> GB(L * (nb[f] + 1), 0), HB(L * (nb[f] + 1), 0);
+        for (std::int64_t i = 0; i < D.n; ++i) {
+          GB[leaf[i] * (nb[f] + 1) + bin[f][i]] += qg[i];
+          HB[leaf[i] * (nb[f] + 1) + bin[f][i]] += qh[i];
+        }
+        for (int b = 0; b < nb[f]; ++b) {
+          double score = 0.0;
+          for (std::int64_t l = 0; l < L; ++l) {
+            std::int64_t GL = 0, HL = 0;
+            for (int c = 0; c <= b; ++c) {
+              GL += GB[l * (nb[f] + 1) + c];
+              HL += HB[l * (nb[f] + 1) + c];
+            }
+            const double gain = tl::gbdt::prefix_gain(GL, HL, Gt[l], Ht[l], tl::gbdt::dequantize(Gt[l], isg),
+                                                      tl::gbdt::dequantize(Ht[l], ish), isg, ish, p.l2_leaf_reg,
+                                                      p.min_child_weight);
+            score = tl::num::add(score, tl::num::add(0.0, gain));
+          }
+          const std::int64_t idx = static_cast<std::int64_t>(f) * (maxb + 1) + b;
+          if (bi < 0 || tl::gbdt::better_candidate(score, idx, best, bi)) {
+            best = score;
+            bi = idx;
+          }
+        }
+      }
+      const int sf = static_cast<int>(bi / (maxb + 1)), sb = static_cast<int>(bi % (maxb + 1));
+      ASSERT_EQ(m.split_feature[d], sf) << "level " << d;
+      ASSERT_EQ(m.split_bin[d], sb) << "level " << d;
+      EXPECT_EQ(ulp_distance(m.split_gain[d], best), 0) << "level " << d;
+      for (std::int64_t i = 0; i < D.n; ++i) leaf[i] += static_cast<std::int64_t>(bin[sf][i] > sb) << d;
+    }
+    const std::int64_t nl = std::int64_t(1) << p.max_depth;
+    std::vector<std::int64_t> G(nl, 0), H(nl, 0);
+    for (std::int64_t i = 0; i < D.n; ++i) {
+      G[leaf[i]] += qg[i];
+      H[leaf[i]] += qh[i];
+    }
+    for (std::int64_t l = 0; l < nl; ++l)
+      EXPECT_EQ(ulp_distance(m.leaf_values[l], tl::gbdt::leaf_value(tl::gbdt::dequantize(G[l], isg),
+                                                                    tl::gbdt::dequantize(H[l], ish), p.l2_leaf_reg,
+                                                                    p.learning_rate)),
+                0)
+          << "leaf " << l;
+  }
+}
+
 // The CPU backend computes the losses' gradients in one of two builds of the
 // same code, chosen by the CPU (core of gbdt_cpu.cpp: std::fma as one
 // instruction where the CPU has FMA, else a library call); both must give

@@ -17,6 +17,8 @@ namespace {
 
 using gbdt::kMaxBordersPadded;
 constexpr std::int64_t kRowBlock = 8192;  // rows per task in row-parallel loops (results do not depend on it)
+constexpr std::int64_t kHistGroupBytes = 32 << 10;  // one task's features' histogram of a leaf, at most (speed)
+constexpr std::int64_t kPrefetchRows = 16;          // how far ahead the histogram loop fetches a listed row (speed)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -166,6 +168,19 @@ void bin_matrix(const Context& ctx, MatrixView<const T> X, const Borders& B, std
   });
 }
 
+// bins (feature-major, n x F) row-major: out[i * F + f] = bins[f * n + i].
+std::vector<std::uint8_t> row_major(const Context& ctx, const std::vector<std::uint8_t>& bins, std::int64_t n, int F) {
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * F));
+  pfor(ctx, ceil_div(n, kRowBlock), n * F, [&](std::int64_t b) {
+    const std::int64_t r1 = std::min(n, (b + 1) * kRowBlock);
+    for (std::int64_t f = 0; f < F; ++f) {
+      const std::uint8_t* col = bins.data() + f * n;
+      for (std::int64_t i = b * kRowBlock; i < r1; ++i) out[static_cast<std::size_t>(i * F + f)] = col[i];
+    }
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // Gradients of a block of rows (gbdt::row_gradients) and their largest |g|
 // and |h|, in two builds of the same code: the plain one, and one for CPUs
@@ -218,6 +233,28 @@ void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { grad
 bool use_fma_build() { return false; }
 #endif
 
+// cnt[leaf[i]] += 1 for i < m (m <= kRowBlock). With few leaves, four
+// tables take the rows in turn, so that a run of rows in one leaf does not
+// wait on each increment before the next.
+void count_leaves(const std::int32_t* leaf, std::int64_t m, std::int64_t L, std::int64_t* cnt) {
+  constexpr std::int64_t kMaxL = 256;
+  if (L > kMaxL) {
+    for (std::int64_t i = 0; i < m; ++i) cnt[leaf[i]] += 1;
+    return;
+  }
+  std::int32_t t[4][kMaxL];
+  for (auto& ti : t) std::fill(ti, ti + L, 0);
+  std::int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    ++t[0][leaf[i]];
+    ++t[1][leaf[i + 1]];
+    ++t[2][leaf[i + 2]];
+    ++t[3][leaf[i + 3]];
+  }
+  for (; i < m; ++i) ++t[0][leaf[i]];
+  for (std::int64_t l = 0; l < L; ++l) cnt[l] += t[0][l] + t[1][l] + t[2][l] + t[3][l];
+}
+
 // ---------------------------------------------------------------------------
 // Trainer
 // ---------------------------------------------------------------------------
@@ -251,8 +288,8 @@ class CpuTrainer {
     approx_.resize(nD);
     g_.resize(nD);
     h_.resize(nD);
-    qg_.resize(static_cast<std::size_t>(n_ * Dh_));
-    qh_.resize(static_cast<std::size_t>(n_ * Dh_));
+    q_.resize(static_cast<std::size_t>(n_ * 2 * Dh_));
+    rbins_ = row_major(ctx, bins_, n_, F_);
     leaf_.resize(static_cast<std::size_t>(n_));
     if (depth_ > 0) {
       const std::size_t hs = (std::size_t(1) << (depth_ - 1)) * F_ * Bp_ * Dh_ * 2;
@@ -291,8 +328,8 @@ class CpuTrainer {
       std::vector<std::int64_t> G(D_, 0), H(D_, 0);
       for (std::int64_t i = 0; i < n_; ++i)
         for (int k = 0; k < D_; ++k) {
-          G[k] += qg_[i * Dh_ + k];
-          H[k] += qh_[i * Dh_ + k];
+          G[k] += q_[2 * (i * Dh_ + k)];
+          H[k] += q_[2 * (i * Dh_ + k) + 1];
         }
       for (int k = 0; k < D_; ++k)
         values[k] = gbdt::leaf_value(gbdt::dequantize(G[k], isg_), gbdt::dequantize(H[k], ish_), p_.l2_leaf_reg,
@@ -413,12 +450,12 @@ class CpuTrainer {
       const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
       for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
         for (int k = 0; k < D_; ++k) {
-          qg_[i * Dh_ + k] = gbdt::quantize(g_[i * D_ + k], sg);
-          qh_[i * Dh_ + k] = gbdt::quantize(h_[i * D_ + k], sh);
+          q_[2 * (i * Dh_ + k)] = gbdt::quantize(g_[i * D_ + k], sg);
+          q_[2 * (i * Dh_ + k) + 1] = gbdt::quantize(h_[i * D_ + k], sh);
         }
         if (Dh_ > D_) {  // the count channel: the row takes part in the tree
-          qg_[i * Dh_ + D_] = gbdt::row_weight(rs, w_, i) > 0.0;
-          qh_[i * Dh_ + D_] = 0;
+          q_[2 * (i * Dh_ + D_)] = gbdt::row_weight(rs, w_, i) > 0.0;
+          q_[2 * (i * Dh_ + D_) + 1] = 0;
         }
       }
     });
@@ -446,124 +483,160 @@ class CpuTrainer {
     return static_cast<std::size_t>(2 * (((leaf * F_ + f) * Bp_ + b) * Dh_ + k));
   }
 
+  // The level's built leaves' histograms in cur_. Their entries are integer
+  // sums, so neither the order rows are added in nor which thread adds them
+  // changes a bit. A task takes a group of features, small enough that a
+  // leaf's histogram of the group stays in the first-level cache, and adds
+  // the rows of each built leaf in turn (build_order), every row's bins of
+  // the group read side by side (rbins_) and its (g, h) pairs read once for
+  // the group. With fewer groups than threads a task also takes a share of
+  // the rows, into a partial histogram; the partials are merged after.
   void build_histograms(std::int64_t L) {
-    const std::size_t per_leaf = static_cast<std::size_t>(F_) * Bp_ * Dh_ * 2;
-    std::fill(cur_.begin(), cur_.begin() + L * per_leaf, 0);
+    build_order(L);
     const int nt = ctx_.n_threads();
-    pack_rows(L);
-    const std::int64_t nrows = static_cast<std::int64_t>(prow_.size());
-    // Features per task: two when there are enough features to keep every
-    // thread busy (each packed row is then read once for both), else one.
-    const int G = F_ >= 4 * nt ? 2 : 1;
-    const std::int64_t ngroups = ceil_div(F_, G);
-    // Row blocks per feature group when there are fewer groups than threads;
-    // partial histograms are integer, so merging them is exact in any order.
+    const std::int64_t nrows = seg_[L];
+    const std::int64_t w = 2 * Dh_;
+    const std::int64_t fstride = Bp_ * w;  // int64 entries per feature
+    // Groups: as few as the cache allows, rounded up to a multiple of the
+    // threads (a static schedule then gives every thread the same features).
+    const std::int64_t gmax = std::max<std::int64_t>(1, kHistGroupBytes / (fstride * 8));
+    std::int64_t ngroups = std::min<std::int64_t>(F_, ceil_div(ceil_div(F_, gmax), nt) * nt);
+    const std::int64_t G = ceil_div(F_, ngroups);
+    ngroups = ceil_div(F_, G);
     std::int64_t rb = ngroups >= nt ? 1 : ceil_div(nt, ngroups);
-    rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(n_, 4 * kRowBlock)));
-    const std::size_t part_size = static_cast<std::size_t>(L) * Bp_ * Dh_ * 2;
-    while (rb > 1 && rb * F_ * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
+    rb = std::max<std::int64_t>(1, std::min(rb, ceil_div(nrows, 4 * kRowBlock)));
+    const std::size_t part_size = static_cast<std::size_t>(L * G * fstride);
+    while (rb > 1 && rb * ngroups * part_size * sizeof(std::int64_t) > (std::size_t(256) << 20)) --rb;
     const std::int64_t rows_per = ceil_div(nrows, rb);
     if (rb == 1) {
       pfor(ctx_, ngroups, nrows * F_, [&](std::int64_t g) {
-        accumulate(static_cast<int>(g * G), std::min(F_, static_cast<int>(g * G + G)), 0, nrows, nullptr);
-      });
-      return;
-    }
-    std::vector<std::int64_t> parts(static_cast<std::size_t>(F_ * rb) * part_size, 0);
-    pfor(ctx_, F_ * rb, n_ * F_, [&](std::int64_t task) {
-      const std::int64_t f = task / rb, r = task % rb;
-      accumulate(static_cast<int>(f), static_cast<int>(f) + 1, r * rows_per, std::min(nrows, (r + 1) * rows_per),
-                 parts.data() + task * part_size);
-    });
-    pfor(ctx_, F_, L * F_ * Bp_ * Dh_ * rb, [&](std::int64_t f) {
-      for (std::int64_t r = 0; r < rb; ++r) {
-        const std::int64_t* src = parts.data() + (f * rb + r) * part_size;
+        const int f0 = static_cast<int>(g * G), f1 = std::min(F_, static_cast<int>(g * G + G));
         for (std::int64_t leaf = 0; leaf < L; ++leaf) {
           if (!built_[leaf]) continue;
-          std::int64_t* dst = cur_.data() + hidx(leaf, f, 0, 0);
-          const std::int64_t* s = src + leaf * Bp_ * Dh_ * 2;
-          for (std::int64_t e = 0; e < Bp_ * Dh_ * 2; ++e) dst[e] += s[e];
+          std::int64_t* h = cur_.data() + hidx(leaf, f0, 0, 0);
+          std::fill(h, h + (f1 - f0) * fstride, 0);
+          add_rows(seg_[leaf], seg_[leaf + 1], f0, f1, h, fstride);
         }
-      }
-    });
-  }
-
-  // The rows of the level's built leaves (all rows at the root), in
-  // increasing order, packed for the histogram loops: prow_ the row, pleaf_
-  // its leaf, pq_ its Dh_ (g, h) pairs. Row blocks are counted, then filled
-  // at their offsets, on the context's threads.
-  void pack_rows(std::int64_t L) {
-    const std::int64_t nb = ceil_div(n_, kRowBlock);
-    std::vector<std::int64_t> off(static_cast<std::size_t>(nb + 1), 0);
-    if (L > 1) {
-      pfor(ctx_, nb, n_, [&](std::int64_t b) {
-        const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
-        std::int64_t c = 0;
-        for (std::int64_t i = b * kRowBlock; i < r1; ++i) c += built_[leaf_[i]] != 0;
-        off[b + 1] = c;
       });
-    } else {
-      for (std::int64_t b = 0; b < nb; ++b) off[b + 1] = std::min(n_, (b + 1) * kRowBlock) - b * kRowBlock;
+      return;
     }
-    for (std::int64_t b = 0; b < nb; ++b) off[b + 1] += off[b];
-    const std::size_t m = static_cast<std::size_t>(off[nb]);
-    prow_.resize(m);
-    pleaf_.resize(m);
-    pq_.resize(m * static_cast<std::size_t>(2 * Dh_));
-    pfor(ctx_, nb, n_ * Dh_, [&](std::int64_t b) {
-      const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
-      std::int64_t o = off[b];
-      for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
-        if (L > 1 && !built_[leaf_[i]]) continue;
-        prow_[o] = static_cast<std::int32_t>(i);
-        pleaf_[o] = leaf_[i];
-        for (int k = 0; k < Dh_; ++k) {
-          pq_[o * 2 * Dh_ + 2 * k] = qg_[i * Dh_ + k];
-          pq_[o * 2 * Dh_ + 2 * k + 1] = qh_[i * Dh_ + k];
+    std::vector<std::int64_t> parts(static_cast<std::size_t>(ngroups * rb) * part_size, 0);
+    pfor(ctx_, ngroups * rb, nrows * F_, [&](std::int64_t task) {
+      const std::int64_t g = task / rb, r = task % rb;
+      const int f0 = static_cast<int>(g * G), f1 = std::min(F_, static_cast<int>(g * G + G));
+      const std::int64_t r0 = r * rows_per, r1 = std::min(nrows, r0 + rows_per);
+      for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+        const std::int64_t a = std::max(r0, seg_[leaf]), b = std::min(r1, seg_[leaf + 1]);
+        if (a < b) add_rows(a, b, f0, f1, parts.data() + task * part_size + leaf * G * fstride, fstride);
+      }
+    });
+    pfor(ctx_, ngroups, L * F_ * fstride * rb, [&](std::int64_t g) {
+      const int f0 = static_cast<int>(g * G), f1 = std::min(F_, static_cast<int>(g * G + G));
+      const std::int64_t m = (f1 - f0) * fstride;
+      for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+        if (!built_[leaf]) continue;
+        std::int64_t* dst = cur_.data() + hidx(leaf, f0, 0, 0);
+        std::fill(dst, dst + m, 0);
+        for (std::int64_t r = 0; r < rb; ++r) {
+          const std::int64_t* s = parts.data() + (g * rb + r) * part_size + leaf * G * fstride;
+          for (std::int64_t e = 0; e < m; ++e) dst[e] += s[e];
         }
-        ++o;
       }
     });
   }
 
-  // Adds the packed rows r0..r1 for features f0..f1 (f1 - f0 <= 2) into
-  // cur_ directly (part == nullptr: this task owns those features) or, for
-  // one feature, into part[(leaf, bin, k)].
-  void accumulate(int f0, int f1, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
-    if (Dh_ == 1) {
-      accumulate_channels<1>(f0, f1, r0, r1, part);
-    } else {
-      accumulate_channels<0>(f0, f1, r0, r1, part);
+  // The rows of the level's built leaves grouped by leaf, each leaf's in
+  // increasing order: order_[seg_[l] .. seg_[l + 1]) (empty for a leaf not
+  // built), placed by the per-block leaf counts update_leaves left. At the
+  // root the positions are the rows themselves (no list).
+  void build_order(std::int64_t L) {
+    seg_.assign(static_cast<std::size_t>(L + 1), 0);
+    listed_ = L > 1;
+    if (L == 1) {
+      seg_[1] = n_;
+      return;
     }
+    const std::int64_t nb = ceil_div(n_, kRowBlock);
+    std::vector<std::int64_t> off(static_cast<std::size_t>(nb * L));
+    std::int64_t o = 0;
+    for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+      seg_[leaf] = o;
+      if (!built_[leaf]) continue;
+      for (std::int64_t b = 0; b < nb; ++b) {
+        off[b * L + leaf] = o;
+        o += blk_counts_[b * L + leaf];
+      }
+    }
+    seg_[L] = o;
+    order_.resize(static_cast<std::size_t>(o));
+    pfor(ctx_, nb, n_, [&](std::int64_t b) {
+      // The block's rows of built leaves, by a branch-free compaction (a
+      // branch on the leaf mispredicts half the time), then placed.
+      std::vector<std::int32_t> rows(static_cast<std::size_t>(kRowBlock)), leaves(rows.size());
+      const std::uint8_t* built = built_.data();
+      const std::int32_t* lf = leaf_.data();
+      const std::int64_t r0 = b * kRowBlock, r1 = std::min(n_, r0 + kRowBlock);
+      std::int64_t m = 0;
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const std::int32_t leaf = lf[i];
+        rows[m] = static_cast<std::int32_t>(i);
+        leaves[m] = leaf;
+        m += built[leaf];
+      }
+      std::int64_t* ob = off.data() + b * L;
+      std::int32_t* out = order_.data();
+      for (std::int64_t k = 0; k < m; ++k) out[ob[leaves[k]]++] = rows[k];
+    });
   }
-  template <int KD>  // KD: Dh_ when known at compile time (1), else 0
-  void accumulate_channels(int f0, int f1, std::int64_t r0, std::int64_t r1, std::int64_t* part) {
-    const int dh = KD > 0 ? KD : Dh_;
-    const std::int64_t w = 2 * dh;
-    const std::int64_t stride_leaf = part ? Bp_ * w : static_cast<std::int64_t>(F_) * Bp_ * w;
-    const std::uint8_t* c0 = bins_.data() + static_cast<std::int64_t>(f0) * n_;
-    std::int64_t* b0 = part ? part : cur_.data() + hidx(0, f0, 0, 0);
-    if (f1 - f0 == 2) {
-      const std::uint8_t* c1 = c0 + n_;
-      std::int64_t* b1 = b0 + static_cast<std::int64_t>(Bp_) * w;
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const std::int64_t i = prow_[r];
-        const std::int64_t lo = pleaf_[r] * stride_leaf;
-        const std::int64_t* q = pq_.data() + r * w;
-        std::int64_t* e0 = b0 + lo + static_cast<std::int64_t>(c0[i]) * w;
-        std::int64_t* e1 = b1 + lo + static_cast<std::int64_t>(c1[i]) * w;
-        for (int j = 0; j < 2 * dh; ++j) {
-          e0[j] += q[j];
-          e1[j] += q[j];
-        }
+
+  // Adds the rows at positions r0..r1 of the level's order (the rows
+  // themselves at the root) for features f0..f1 into h: feature f0 + j's
+  // entry (bin, k) at h[j * fstride + bin * 2 * Dh_ + 2 * k] (+1 for h).
+  void add_rows(std::int64_t r0, std::int64_t r1, int f0, int f1, std::int64_t* h, std::int64_t fstride) const {
+    const std::int32_t* rows = listed_ ? order_.data() : nullptr;
+    if (Dh_ == 1) {
+      if (rows) {
+        add_pairs<true>(rows, r0, r1, f0, f1, h, fstride);
+      } else {
+        add_pairs<false>(rows, r0, r1, f0, f1, h, fstride);
       }
       return;
     }
+    const std::int64_t w = 2 * Dh_;
     for (std::int64_t r = r0; r < r1; ++r) {
-      const std::int64_t i = prow_[r];
-      const std::int64_t* q = pq_.data() + r * w;
-      std::int64_t* e0 = b0 + pleaf_[r] * stride_leaf + static_cast<std::int64_t>(c0[i]) * w;
-      for (int j = 0; j < 2 * dh; ++j) e0[j] += q[j];
+      const std::int64_t i = rows ? rows[r] : r;
+      const std::int64_t* q = q_.data() + i * w;
+      const std::uint8_t* bi = rbins_.data() + i * F_ + f0;
+      for (int f = 0; f < f1 - f0; ++f) {
+        std::int64_t* e = h + f * fstride + static_cast<std::int64_t>(bi[f]) * w;
+        for (std::int64_t j = 0; j < w; ++j) e[j] += q[j];
+      }
+    }
+  }
+  // One (g, h) pair a row: each entry's update is one 128-bit add.
+  template <bool Indexed>
+  void add_pairs(const std::int32_t* rows, std::int64_t r0, std::int64_t r1, int f0, int f1, std::int64_t* h,
+                 std::int64_t fstride) const {
+    typedef std::int64_t Pair __attribute__((vector_size(16)));
+    const int nf = f1 - f0;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t i = Indexed ? rows[r] : r;
+      if (Indexed && r + kPrefetchRows < r1) {  // the rows ahead are scattered: fetch them early
+        const std::int64_t ia = rows[r + kPrefetchRows];
+        __builtin_prefetch(q_.data() + 2 * ia);
+        __builtin_prefetch(rbins_.data() + ia * F_ + f0);
+        __builtin_prefetch(rbins_.data() + ia * F_ + f1 - 1);
+      }
+      Pair q;
+      std::memcpy(&q, q_.data() + 2 * i, sizeof q);
+      const std::uint8_t* bi = rbins_.data() + i * F_ + f0;
+      for (int f = 0; f < nf; ++f) {
+        std::int64_t* e = h + f * fstride + 2 * static_cast<std::int64_t>(bi[f]);
+        Pair v;
+        std::memcpy(&v, e, sizeof v);
+        v += q;
+        std::memcpy(e, &v, sizeof v);
+      }
     }
   }
 
@@ -714,31 +787,31 @@ class CpuTrainer {
     const bool dw = gbdt_per_node(p_.grow_policy);
     const std::int64_t nb = ceil_div(n_, kRowBlock);
     const std::int64_t L2 = std::int64_t(2) << d;
-    std::vector<std::int64_t> part(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
+    std::vector<std::int64_t>& part = blk_counts_;
+    part.assign(want_counts ? static_cast<std::size_t>(nb * L2) : 0, 0);
     const std::int32_t f0 = sf[0], b0 = sb[0];  // the level's split (SymmetricTree), read once
     pfor(ctx_, nb, n_, [&](std::int64_t blk) {
-      const std::int64_t r1 = std::min(n_, (blk + 1) * kRowBlock);
+      const std::int64_t r0 = blk * kRowBlock, r1 = std::min(n_, r0 + kRowBlock);
+      std::int32_t* __restrict__ lf = leaf_.data();
+      const int shift = d;  // locals, which the stores into leaf_ cannot change: the loop vectorizes
       if (!dw) {
-        // One split for every row: the leaf update is a branch-free pass
-        // over the split feature's bins, then the counts.
+        // One split for every row: a branch-free pass over the split feature's bins.
         if (f0 >= 0) {
           const std::uint8_t* __restrict__ col = bins_.data() + static_cast<std::int64_t>(f0) * n_;
-          std::int32_t* __restrict__ lf = leaf_.data();
-          for (std::int64_t i = blk * kRowBlock; i < r1; ++i)
-            lf[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], b0)) << d;
+          const std::int32_t code = b0;
+          for (std::int64_t i = r0; i < r1; ++i)
+            lf[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], code)) << shift;
         }
-        if (want_counts) {
-          std::int64_t* cnt = part.data() + blk * L2;
-          for (std::int64_t i = blk * kRowBlock; i < r1; ++i) cnt[leaf_[i]] += 1;
+      } else {
+        for (std::int64_t i = r0; i < r1; ++i) {  // per node: the leaf's own split
+          const std::int32_t f = sf[lf[i]];
+          const std::int32_t b = sb[lf[i]];
+          if (f < 0) continue;
+          const int bin = bins_[static_cast<std::int64_t>(f) * n_ + i];
+          lf[i] += static_cast<std::int32_t>(gbdt::bin_right(bin, b)) << shift;
         }
-        return;
       }
-      for (std::int64_t i = blk * kRowBlock; i < r1; ++i) {  // per node: the leaf's own split
-        const std::int32_t f = sf[leaf_[i]];
-        const std::int32_t b = sb[leaf_[i]];
-        if (f >= 0) leaf_[i] += static_cast<std::int32_t>(gbdt::bin_right(bins_[static_cast<std::int64_t>(f) * n_ + i], b)) << d;
-        if (want_counts) part[blk * L2 + leaf_[i]] += 1;
-      }
+      if (want_counts) count_leaves(lf + r0, r1 - r0, L2, part.data() + blk * L2);
     });
     if (!want_counts) return;
     std::fill(counts.begin(), counts.begin() + L2, 0);
@@ -849,12 +922,15 @@ class CpuTrainer {
   std::vector<std::uint8_t> ebins_;
   std::vector<double> eapprox_;
   std::vector<double> approx_, g_, h_;
-  std::vector<std::int64_t> qg_, qh_;
+  std::vector<std::int64_t> q_;  // fixed-point (g, h) pairs, Dh_ a row
   double isg_ = 1.0, ish_ = 1.0;
   std::vector<std::int32_t> leaf_;
   std::vector<std::uint8_t> built_;
-  std::vector<std::int32_t> prow_, pleaf_;  // pack_rows: the level's rows and their leaves
-  std::vector<std::int64_t> pq_;             // pack_rows: their (g, h) pairs, Dh_ a row
+  std::vector<std::uint8_t> rbins_;          // bins_ row-major: rbins_[i * F + f]
+  std::vector<std::int32_t> order_;          // build_order: the built leaves' rows, leaf after leaf
+  std::vector<std::int64_t> seg_;            // build_order: leaf l's rows at order_[seg_[l] .. seg_[l + 1])
+  bool listed_ = false;                      // build_order: order_ lists the rows (else positions are rows)
+  std::vector<std::int64_t> blk_counts_;     // update_leaves: rows per (row block, leaf) of the next level
   std::vector<int> nb_;  // borders per feature the current tree's splits may use
   std::vector<std::uint8_t> nan_bin_;  // nan_mode Learned: 1 where feature f has a NaN bin (bin 0); else empty
   std::vector<std::int64_t> prev_, cur_;
