@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../test_util.hpp"
+#include "ensemble/gbdt/gbdt_cpu.hpp"
 #include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/ensemble/gbdt.hpp"
 
@@ -428,6 +429,73 @@ TEST(GbdtFit, BitsDoNotDependOnThreadCount) {
     for (int t : {2, 7}) {
       SCOPED_TRACE(t);
       expect_same_model(ref, fit(cpu(t), D, params(loss, 6, 6)));
+    }
+  }
+}
+
+// The CPU trainer's gradients (Logloss and CrossEntropy four rows at a
+// time in the AVX2 build, the other losses row by row) are
+// gbdt::row_gradients row by row, bit for bit, in every build: raw
+// predictions across exp's reduction range and past its overflow and
+// underflow bounds, at them, +-0, subnormal, infinite and NaN; weights
+// of 0, 1 and others; a row count that leaves a tail.
+TEST(GbdtFit, VectorGradientsAreTheScalarOnes) {
+  std::mt19937_64 gen(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> f = {0.0, -0.0, 1e-310, -1e-310, 709.782712893384, -709.782712893384, 745.1332191019412,
+                           -745.1332191019412, 709.79, -709.79, 745.14, -745.14, 708.4, -708.4, 744.4, -744.4, 800,
+                           -800, inf, -inf, nan, 0.5 * std::log(2.0), -0.5 * std::log(2.0), 1e-20, 37.5, -37.5};
+  // exp's argument -f with -f / ln 2 exactly halfway between integers (its
+  // rounding to k: halves away from zero, not to even).
+  for (int k = -1070; k < 1020; k += 7)
+    for (double x = std::nextafter((k + 0.5) * 0.6931471805599453, -inf), m = 0; m < 64; ++m, x = std::nextafter(x, inf))
+      if (x * 1.4426950408889634 == k + 0.5) f.push_back(-x);
+  const std::size_t halves = f.size();
+  while (f.size() < halves + 4003) {
+    const double v = u(gen);
+    f.push_back(f.size() % 3 == 0 ? v * 40.0 : f.size() % 3 == 1 ? v * 4.0 : v * 760.0);
+  }
+  const std::int64_t n = static_cast<std::int64_t>(f.size());
+  std::vector<double> y(n), w(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    y[i] = i % 5 == 0 ? 0.3 : static_cast<double>(i % 2);
+    w[i] = i % 7 == 0 ? 0.0 : i % 7 == 1 ? 1.0 : 0.5 + u(gen) * 0.25;
+  }
+  // The largest weighted |g| four rows (one vector lane) before a NaN: the
+  // maximum skips the NaN and keeps it.
+  const std::int64_t big = halves + 100;
+  f[big] = 20.0;
+  y[big] = 0.0;
+  w[big] = 3.0;
+  f[big + 4] = nan;
+  ASSERT_GT(halves, 100u);
+  for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::CrossEntropy, GbdtLoss::RMSE, GbdtLoss::Poisson}) {
+    for (const char* isa : {"avx512", "avx2", "baseline"}) {
+      for (bool weighted : {false, true}) {
+        SCOPED_TRACE(std::string(tl::to_string(loss)) + " " + isa + (weighted ? " weighted" : ""));
+        setenv("TWINLEARN_CPU_ISA", isa, 1);
+        std::vector<double> g(n), h(n);
+        double maxg = 0.0, maxh = 0.0;
+        tl::detail::gbdt_gradients_cpu(loss, 1, 0.0, f.data(), y.data(), weighted ? w.data() : nullptr, n, g.data(),
+                                       h.data(), &maxg, &maxh);
+        unsetenv("TWINLEARN_CPU_ISA");
+        double rg = 0.0, rh = 0.0;
+        std::int64_t bad = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          double gi = 0.0, hi = 0.0;
+          tl::gbdt::row_gradients(loss, 1, &f[i], y[i], weighted ? w[i] : 1.0, 0.0, &gi, &hi);
+          bad += !tltest::same_bits(g[i], gi) || !tltest::same_bits(h[i], hi);
+          if (bad == 1 && (!tltest::same_bits(g[i], gi) || !tltest::same_bits(h[i], hi)))
+            ADD_FAILURE() << "first difference at f = " << f[i] << ": g " << g[i] << " vs " << gi << ", h " << h[i]
+                          << " vs " << hi;
+          rg = std::fabs(gi) > rg ? std::fabs(gi) : rg;
+          rh = std::fabs(hi) > rh ? std::fabs(hi) : rh;
+        }
+        EXPECT_EQ(bad, 0);
+        EXPECT_TRUE(tltest::same_bits(maxg, rg));
+        EXPECT_TRUE(tltest::same_bits(maxh, rh));
+      }
     }
   }
 }

@@ -3,10 +3,14 @@
 // deciding only who computes which feature or row block.
 #include <algorithm>
 #include <cstdlib>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <cstring>
 #include <vector>
 
 #include "core/reduce/cpu_clones.hpp"
+#include "ensemble/gbdt/gbdt_cpu.hpp"
 #include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/ties.hpp"
@@ -228,10 +232,96 @@ __attribute__((target("avx2,fma"), flatten)) void gradient_rows_fma(const Gradie
 // The FMA build where the CPU runs it (TWINLEARN_CPU_ISA=baseline asks for
 // the plain build; tests compare the two).
 bool use_fma_build() { return detail::cpu_has_avx2_fma(); }
+
+// 2^e of four exponents in the normal range (gbdt::pow2).
+__attribute__((target("avx2,fma"))) inline __m256d pow2_4(__m128i e) {
+  return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm_add_epi32(e, _mm_set1_epi32(1023))), 52));
+}
+
+// gbdt::exp of four values: its steps lane by lane, each operation the
+// scalar one (the reduction's products and differences, the thirteen fmas,
+// the scaling by 2^k in the same one or two products), so each lane has the
+// scalar bits; its special cases (NaN, overflow, underflow) by masks.
+__attribute__((target("avx2,fma"))) inline __m256d exp4(__m256d x) {
+  const __m256d t = _mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634));
+  // gbdt::round_to_i64: t + (t < 0 ? -0.5 : 0.5), truncated.
+  const __m256d s = _mm256_blendv_pd(_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5),
+                                     _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_LT_OQ));
+  const __m256d kd = _mm256_round_pd(_mm256_add_pd(t, s), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(kd, _mm256_set1_pd(6.93147180369123816490e-01))),
+                                  _mm256_mul_pd(kd, _mm256_set1_pd(1.90821492927058770002e-10)));
+  static constexpr double c[14] = {1.6059043836821613e-10, 2.08767569878681e-09,  2.505210838544172e-08,
+                                   2.755731922398589e-07,  2.7557319223985893e-06, 2.48015873015873e-05,
+                                   1.984126984126984e-04,  1.388888888888889e-03,  8.333333333333333e-03,
+                                   4.1666666666666664e-02, 1.6666666666666666e-01, 0.5,
+                                   1.0,                    1.0};
+  __m256d p = _mm256_set1_pd(c[0]);
+  for (int j = 1; j < 14; ++j) p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(c[j]));
+  // 2^k as 2^e1 2^e2: e1 = k, e2 = 0 in the normal range; else the scalar
+  // code's two factors (2^1023 or 2^-1000 first).
+  const __m128i k = _mm256_cvttpd_epi32(kd);
+  const __m128i hi = _mm_cmpgt_epi32(k, _mm_set1_epi32(1023)), lo = _mm_cmpgt_epi32(_mm_set1_epi32(-1022), k);
+  const __m128i e1 = _mm_blendv_epi8(_mm_blendv_epi8(k, _mm_set1_epi32(1023), hi), _mm_set1_epi32(-1000), lo);
+  const __m128i e2 = _mm_sub_epi32(k, e1);
+  __m256d v = _mm256_mul_pd(_mm256_mul_pd(p, pow2_4(e1)), pow2_4(e2));
+  v = _mm256_blendv_pd(v, _mm256_set1_pd(gbdt::double_of(0x7ff0000000000000ULL)),
+                       _mm256_cmp_pd(x, _mm256_set1_pd(709.782712893384), _CMP_GT_OQ));
+  v = _mm256_blendv_pd(v, _mm256_setzero_pd(), _mm256_cmp_pd(x, _mm256_set1_pd(-745.1332191019412), _CMP_LT_OQ));
+  return _mm256_blendv_pd(v, _mm256_set1_pd(num::quiet_nan(0.0)), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+}
+
+// Logloss / CrossEntropy rows (one output), four at a time: p = 1 / (1 +
+// exp(-f)), g = w (p - y), h = w (p (1 - p)), each operation the scalar
+// one (gbdt::row_gradients), so the same bits; the weights row by row
+// (gbdt::row_weight), the last rows by the scalar code.
+__attribute__((target("avx2,fma"))) void logloss_rows_avx2(const GradientRows& a, double& maxg, double& maxh) {
+  const __m256d one = _mm256_set1_pd(1.0), sign = _mm256_set1_pd(-0.0);
+  __m256d mg = _mm256_setzero_pd(), mh = _mm256_setzero_pd();
+  std::int64_t i = a.r0;
+  for (; i + 4 <= a.r1; i += 4) {
+    alignas(32) double wv[4];
+    for (int j = 0; j < 4; ++j) wv[j] = gbdt::row_weight(*a.rs, a.w, i + j);
+    const __m256d w = _mm256_load_pd(wv);
+    const __m256d e = exp4(_mm256_xor_pd(_mm256_loadu_pd(a.approx + i), sign));
+    const __m256d p = _mm256_div_pd(one, _mm256_add_pd(one, e));
+    const __m256d g = _mm256_mul_pd(w, _mm256_sub_pd(p, _mm256_loadu_pd(a.y + i)));
+    const __m256d h = _mm256_mul_pd(w, _mm256_mul_pd(p, _mm256_sub_pd(one, p)));
+    _mm256_storeu_pd(a.g + i, g);
+    _mm256_storeu_pd(a.h + i, h);
+    mg = _mm256_max_pd(_mm256_andnot_pd(sign, g), mg);  // (|g| > mg ? |g| : mg), NaN |g| ignored: as the scalar loop
+    mh = _mm256_max_pd(_mm256_andnot_pd(sign, h), mh);
+  }
+  GradientRows tail = a;
+  tail.r0 = i;
+  gradient_rows_fma(tail, maxg, maxh);
+  alignas(32) double lg[4], lh[4];
+  _mm256_store_pd(lg, mg);
+  _mm256_store_pd(lh, mh);
+  for (int j = 0; j < 4; ++j) {
+    maxg = lg[j] > maxg ? lg[j] : maxg;
+    maxh = lh[j] > maxh ? lh[j] : maxh;
+  }
+}
+bool vector_logloss(const GradientRows& a) {
+  return a.D == 1 && (a.loss == GbdtLoss::Logloss || a.loss == GbdtLoss::CrossEntropy);
+}
 #else
 void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
+void logloss_rows_avx2(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
 bool use_fma_build() { return false; }
+bool vector_logloss(const GradientRows&) { return false; }
 #endif
+
+// One block's gradients in the widest build this CPU runs.
+void gradient_block(const GradientRows& a, bool fma, double& maxg, double& maxh) {
+  if (fma && vector_logloss(a)) {
+    logloss_rows_avx2(a, maxg, maxh);
+  } else if (fma) {
+    gradient_rows_fma(a, maxg, maxh);
+  } else {
+    gradient_rows(a, maxg, maxh);
+  }
+}
 
 // cnt[leaf[i]] += 1 for i < m (m <= kRowBlock). With few leaves, four
 // tables take the rows in turn, so that a run of rows in one leaf does not
@@ -431,11 +521,7 @@ class CpuTrainer {
     pfor(ctx_, nb, n_ * D_ * 8, [&](std::int64_t b) {
       const GradientRows gr{p_.loss, D_, p_.loss_param, approx_.data(), y_, &rs, w_, g_.data(), h_.data(),
                             b * kRowBlock, std::min(n_, (b + 1) * kRowBlock)};
-      if (fma) {
-        gradient_rows_fma(gr, mg[b], mh[b]);
-      } else {
-        gradient_rows(gr, mg[b], mh[b]);
-      }
+      gradient_block(gr, fma, mg[b], mh[b]);
     });
     double maxg = 0.0, maxh = 0.0;
     for (std::int64_t b = 0; b < nb; ++b) {
@@ -942,6 +1028,13 @@ class CpuTrainer {
 }  // namespace
 
 namespace detail {
+
+void gbdt_gradients_cpu(GbdtLoss loss, int D, double param, const double* approx, const double* y, const double* w,
+                        std::int64_t n, double* g, double* h, double* maxg, double* maxh) {
+  const gbdt::RowSampler rs;
+  const GradientRows gr{loss, D, param, approx, y, &rs, w, g, h, 0, n};
+  gradient_block(gr, use_fma_build(), *maxg, *maxh);
+}
 
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
