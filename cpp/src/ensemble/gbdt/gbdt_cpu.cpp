@@ -305,11 +305,56 @@ __attribute__((target("avx2,fma"))) void logloss_rows_avx2(const GradientRows& a
 bool vector_logloss(const GradientRows& a) {
   return a.D == 1 && (a.loss == GbdtLoss::Logloss || a.loss == GbdtLoss::CrossEntropy);
 }
+
+// gbdt::round_to_i64 of four values below 2^31 in magnitude: t plus
+// (t < 0 ? -0.5 : 0.5), truncated (the 32-bit truncation, widened); ok
+// loses the lanes outside that range (and NaN).
+__attribute__((target("avx2,fma"))) inline __m256i round4(__m256d t, __m256d& ok) {
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d r = _mm256_add_pd(t, _mm256_blendv_pd(_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5),
+                                                      _mm256_cmp_pd(t, zero, _CMP_LT_OQ)));
+  ok = _mm256_and_pd(ok, _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), _mm256_set1_pd(2147483647.0),
+                                       _CMP_LT_OQ));
+  return _mm256_cvtepi32_epi64(_mm256_cvttpd_epi32(r));
+}
+
+// q[2i], q[2i + 1] = gbdt::quantize(g[i], sg), gbdt::quantize(h[i], sh) for
+// rows i0..i1 (one output, no count channel), four rows at a time: the
+// product, the added half and the truncation as the scalar code; the values
+// fit int32 (|v| <= 2^30 after scaling), so the truncation is the 32-bit
+// one, widened. A group holding anything else (NaN) goes the scalar way.
+__attribute__((target("avx2,fma"))) void quantize_pairs_avx2(const double* g, const double* h, std::int64_t i0,
+                                                             std::int64_t i1, double sg, double sh,
+                                                             std::int64_t* q) {
+  const __m256d vsg = _mm256_set1_pd(sg), vsh = _mm256_set1_pd(sh);
+  std::int64_t i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    __m256d ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    const __m256i qg = round4(_mm256_mul_pd(_mm256_loadu_pd(g + i), vsg), ok);
+    const __m256i qh = round4(_mm256_mul_pd(_mm256_loadu_pd(h + i), vsh), ok);
+    if (_mm256_movemask_pd(ok) != 0xf) {
+      for (std::int64_t j = i; j < i + 4; ++j) {
+        q[2 * j] = gbdt::quantize(g[j], sg);
+        q[2 * j + 1] = gbdt::quantize(h[j], sh);
+      }
+      continue;
+    }
+    // (g0 h0 g2 h2) and (g1 h1 g3 h3), then rows 0, 1 and 2, 3 side by side.
+    const __m256i lo = _mm256_unpacklo_epi64(qg, qh), hi = _mm256_unpackhi_epi64(qg, qh);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 2 * i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 2 * i + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+  for (; i < i1; ++i) {
+    q[2 * i] = gbdt::quantize(g[i], sg);
+    q[2 * i + 1] = gbdt::quantize(h[i], sh);
+  }
+}
 #else
 void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
 void logloss_rows_avx2(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
 bool use_fma_build() { return false; }
 bool vector_logloss(const GradientRows&) { return false; }
+void quantize_pairs_avx2(const double*, const double*, std::int64_t, std::int64_t, double, double, std::int64_t*) {}
 #endif
 
 // One block's gradients in the widest build this CPU runs.
@@ -534,6 +579,10 @@ class CpuTrainer {
     ish_ = gbdt::pow2(-eh);
     pfor(ctx_, nb, n_ * D_, [&](std::int64_t b) {
       const std::int64_t r1 = std::min(n_, (b + 1) * kRowBlock);
+      if (fma && Dh_ == 1) {
+        quantize_pairs_avx2(g_.data(), h_.data(), b * kRowBlock, r1, sg, sh, q_.data());
+        return;
+      }
       for (std::int64_t i = b * kRowBlock; i < r1; ++i) {
         for (int k = 0; k < D_; ++k) {
           q_[2 * (i * Dh_ + k)] = gbdt::quantize(g_[i * D_ + k], sg);
