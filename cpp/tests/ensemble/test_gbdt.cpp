@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -292,28 +293,31 @@ TEST(GbdtBorders, QuantilesRespectBorderCountAndTies) {
 // The sample is sorted by a radix sort on the values' bits (gbdt_cpu.cpp);
 // the borders must be those of the plain sorted sample: negative and
 // positive values, -0 and +0, subnormals, huge values and many ties.
-TEST(GbdtBorders, SortedSampleIsThePlainSort) {
+// Float data are sorted by their float keys, doubles by their double keys:
+// both give the plain sort's order (subnormals, ties, -0 beside +0).
+template <class T>
+void expect_sorted_sample_is_the_plain_sort() {
   std::mt19937_64 gen(11);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   const std::int64_t n = 50000;
-  std::vector<double> X(static_cast<std::size_t>(n));
+  const int tiny = std::is_same_v<T, float> ? -140 : -1060, big = std::is_same_v<T, float> ? 100 : 900;
+  std::vector<T> X(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     const double v = u(gen);
     switch (i % 5) {
-      case 0: X[i] = v; break;
-      case 1: X[i] = std::ldexp(v, -1060); break;  // subnormal
-      case 2: X[i] = std::ldexp(v, 900); break;
-      case 3: X[i] = std::round(v * 4.0); break;    // ties, -0 among them
-      default: X[i] = static_cast<float>(v); break;
+      case 0: X[i] = static_cast<T>(v); break;
+      case 1: X[i] = static_cast<T>(std::ldexp(v, tiny)); break;  // subnormal
+      case 2: X[i] = static_cast<T>(std::ldexp(v, big)); break;
+      case 3: X[i] = static_cast<T>(std::round(v * 4.0)); break;  // ties, -0 among them
+      default: X[i] = static_cast<T>(static_cast<float>(v)); break;
     }
   }
-  X[3] = -0.0;
-  X[8] = 0.0;
+  X[3] = T(-0.0);
+  X[8] = T(0.0);
   for (int count : {5, 128, 254}) {
-    GbdtModel m = tl::gbdt_borders<double>(cpu(2), tl::MatrixView<const double>(X.data(), n, 1), count,
-                                           tl::GbdtNanMode::Min);
+    GbdtModel m = tl::gbdt_borders<T>(cpu(2), tl::MatrixView<const T>(X.data(), n, 1), count, tl::GbdtNanMode::Min);
     std::vector<double> v(X.size());
-    for (std::size_t i = 0; i < X.size(); ++i) v[i] = tl::gbdt::canonical_key(X[i]);
+    for (std::size_t i = 0; i < X.size(); ++i) v[i] = tl::gbdt::canonical_key(static_cast<double>(X[i]));
     std::sort(v.begin(), v.end());
     std::vector<std::int32_t> bpos;
     for (std::size_t i = 1; i < v.size(); ++i)
@@ -324,6 +328,11 @@ TEST(GbdtBorders, SortedSampleIsThePlainSort) {
     ASSERT_EQ(m.borders.size(), static_cast<std::size_t>(c)) << count;
     for (int k = 0; k < c; ++k) EXPECT_TRUE(tltest::same_bits(m.borders[k], ref[k])) << count << " " << k;
   }
+}
+
+TEST(GbdtBorders, SortedSampleIsThePlainSort) {
+  expect_sorted_sample_is_the_plain_sort<double>();
+  expect_sorted_sample_is_the_plain_sort<float>();
 }
 
 TEST(GbdtBorders, NanGetsItsOwnBin) {
