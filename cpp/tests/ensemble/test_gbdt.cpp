@@ -1617,6 +1617,26 @@ TEST(GbdtDepthwise, CutTreesPredictWhatTheFitApplied) {
   }
 }
 
+// The training rows' leaves (moved level by level from their bins) are the
+// leaves the trees' own walk gives them (the eval set's path, here the same
+// rows): the training loss of every round equals the eval loss, bit for bit,
+// with nodes that do not split (min_split_gain) and NaN sent either way.
+TEST(GbdtDepthwise, TrainRowsGoWhereTheTreesSendThem) {
+  for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Learned}) {
+    SCOPED_TRACE(tl::to_string(mode));
+    const Data D = make_data(6000, 5, GbdtLoss::RMSE, true, 75);
+    GbdtParams p = depthwise(params(GbdtLoss::RMSE, 12, 7));
+    p.min_split_gain = 2.0e5;
+    p.nan_mode = mode;
+    tl::GbdtFitInfo info;
+    const GbdtModel m = fit(cpu(2), D, p, nullptr, &D, &info);
+    EXPECT_LT(*std::min_element(m.tree_depth.begin(), m.tree_depth.end()), 7) << "the fixture must cut trees";
+    ASSERT_EQ(info.train_loss.size(), 12u);
+    ASSERT_EQ(info.eval_loss.size(), 12u);
+    for (int t = 0; t < 12; ++t) EXPECT_TRUE(tltest::same_bits(info.train_loss[t], info.eval_loss[t])) << t;
+  }
+}
+
 TEST(GbdtDepthwise, BitsDoNotDependOnThreadCount) {
   for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass}) {
     for (auto mode : {tl::GbdtNanMode::Min, tl::GbdtNanMode::Learned}) {

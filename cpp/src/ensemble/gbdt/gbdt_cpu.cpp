@@ -946,12 +946,17 @@ class CpuTrainer {
             lf[i] += static_cast<std::int32_t>(gbdt::bin_right(col[i], code)) << shift;
         }
       } else {
-        for (std::int64_t i = r0; i < r1; ++i) {  // per node: the leaf's own split
-          const std::int32_t f = sf[lf[i]];
-          const std::int32_t b = sb[lf[i]];
-          if (f < 0) continue;
-          const int bin = bins_[static_cast<std::int64_t>(f) * n_ + i];
-          lf[i] += static_cast<std::int32_t>(gbdt::bin_right(bin, b)) << shift;
+        // Per node: the leaf's own split (feature -1: the row stays left),
+        // without branches on the data (a right-or-left branch mispredicts
+        // half the time); the row's bins side by side (rbins_).
+        const std::uint8_t* rb = rbins_.data();
+        const std::int64_t F = F_;
+        for (std::int64_t i = r0; i < r1; ++i) {
+          const std::int32_t leaf = lf[i];
+          const std::int32_t f = sf[leaf];
+          const int bin = rb[i * F + (f < 0 ? 0 : f)];
+          const int right = static_cast<int>(f >= 0) & static_cast<int>(gbdt::bin_right(bin, sb[leaf]));
+          lf[i] = leaf + (right << shift);
         }
       }
       if (want_counts) count_leaves(lf + r0, r1 - r0, L2, part.data() + blk * L2);
