@@ -56,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _default_markdown(device: str, json_path) -> Path:
+    """The page a result is published to: docs/BENCHMARKS.md for a GPU run,
+    the result file's own .md for a CPU run (the page keeps the GPU run)."""
+    return report.DEFAULT_MARKDOWN if device != "cpu" else Path(json_path).with_suffix(".md")
+
+
 def _default_device() -> str:
     try:
         from twinlearn import _backend
@@ -143,7 +149,8 @@ def main(argv=None) -> int:
     markdown = None if args.no_markdown else args.markdown
     if args.render is not None:
         result = report.read_json(args.render)
-        _publish(result, args.render, None if args.no_markdown else markdown or report.DEFAULT_MARKDOWN,
+        _publish(result, args.render,
+                 None if args.no_markdown else markdown or _default_markdown(result.get("device", ""), args.render),
                  not args.no_plots, log)
         report.write_json(result, args.render)
         return 0
@@ -154,7 +161,8 @@ def main(argv=None) -> int:
             result = report.merge_results([report.read_json(p) for p in args.merge])
         except ValueError as exc:
             parser.error(str(exc))
-        _publish(result, args.out, None if args.no_markdown else markdown or report.DEFAULT_MARKDOWN,
+        _publish(result, args.out,
+                 None if args.no_markdown else markdown or _default_markdown(result.get("device", ""), args.out),
                  not args.no_plots, log)
         report.write_json(result, args.out)
         log(f"wrote {args.out}")
@@ -242,7 +250,7 @@ def main(argv=None) -> int:
     json_path = args.out or report.default_result_path(env, cfg.suite)
     if markdown is None and not args.no_markdown and cfg.suite != "smoke":
         # The published page is a GPU run's: a CPU run's page goes beside its result file.
-        markdown = report.DEFAULT_MARKDOWN if device != "cpu" else Path(json_path).with_suffix(".md")
+        markdown = _default_markdown(device, json_path)
     _publish(result, json_path, markdown, not args.no_plots, log)
     report.write_json(result, json_path)
     if partial_path is not None and partial_path.exists():

@@ -205,6 +205,21 @@ def test_markdown_regenerates_from_json(smoke):
     assert again.read_text() == text
 
 
+def test_render_of_a_cpu_result_writes_beside_it(smoke, tmp_path, monkeypatch):
+    # Without --markdown, a CPU result's page goes beside its file (as a CPU
+    # run's does); the published page (here a stand-in) keeps the GPU run.
+    result, out, md = smoke
+    assert result["device"] == "cpu"
+    published = tmp_path / "published.md"
+    monkeypatch.setattr(report, "DEFAULT_MARKDOWN", published)
+    copy = tmp_path / "cpu-run.json"
+    copy.write_text(out.read_text())
+    assert cli.main(["--render", str(copy), "--no-plots", "--quiet"]) == 0
+    page = copy.with_suffix(".md").read_text()
+    assert page.startswith(report.GENERATED_MARK) and copy.name in page
+    assert not published.exists()
+
+
 def test_merge_combines_separate_runs(smoke, tmp_path):
     result, out, _ = smoke
     sweep = {"workload": "kmeans", "title": "KMeans N x 8", "cols": 8,
