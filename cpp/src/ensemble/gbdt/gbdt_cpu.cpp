@@ -241,6 +241,13 @@ __attribute__((target("avx2,fma"), flatten)) void gradient_rows_fma(const Gradie
 // the plain build; tests compare the two).
 bool use_fma_build() { return detail::cpu_has_avx2_fma(); }
 
+// gbdt::round_to_i64's first step for four values: t + (t < 0 ? -0.5 : 0.5)
+// (its truncation is the caller's).
+__attribute__((target("avx2,fma"))) inline __m256d add_half_away4(__m256d t) {
+  return _mm256_add_pd(t, _mm256_blendv_pd(_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5),
+                                           _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_LT_OQ)));
+}
+
 // 2^e of four exponents in the normal range (gbdt::pow2).
 __attribute__((target("avx2,fma"))) inline __m256d pow2_4(__m128i e) {
   return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm_add_epi32(e, _mm_set1_epi32(1023))), 52));
@@ -252,10 +259,7 @@ __attribute__((target("avx2,fma"))) inline __m256d pow2_4(__m128i e) {
 // scalar bits; its special cases (NaN, overflow, underflow) by masks.
 __attribute__((target("avx2,fma"))) inline __m256d exp4(__m256d x) {
   const __m256d t = _mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634));
-  // gbdt::round_to_i64: t + (t < 0 ? -0.5 : 0.5), truncated.
-  const __m256d s = _mm256_blendv_pd(_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5),
-                                     _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_LT_OQ));
-  const __m256d kd = _mm256_round_pd(_mm256_add_pd(t, s), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256d kd = _mm256_round_pd(add_half_away4(t), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);  // round_to_i64
   const __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(kd, _mm256_set1_pd(6.93147180369123816490e-01))),
                                   _mm256_mul_pd(kd, _mm256_set1_pd(1.90821492927058770002e-10)));
   static constexpr double c[14] = {1.6059043836821613e-10, 2.08767569878681e-09,  2.505210838544172e-08,
@@ -318,12 +322,15 @@ bool vector_logloss(const GradientRows& a) {
 // (t < 0 ? -0.5 : 0.5), truncated (the 32-bit truncation, widened); ok
 // loses the lanes outside that range (and NaN).
 __attribute__((target("avx2,fma"))) inline __m256i round4(__m256d t, __m256d& ok) {
-  const __m256d zero = _mm256_setzero_pd();
-  const __m256d r = _mm256_add_pd(t, _mm256_blendv_pd(_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5),
-                                                      _mm256_cmp_pd(t, zero, _CMP_LT_OQ)));
+  const __m256d r = add_half_away4(t);
   ok = _mm256_and_pd(ok, _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), _mm256_set1_pd(2147483647.0),
                                        _CMP_LT_OQ));
   return _mm256_cvtepi32_epi64(_mm256_cvttpd_epi32(r));
+}
+
+inline void quantize_pair(const double* g, const double* h, std::int64_t i, double sg, double sh, std::int64_t* q) {
+  q[2 * i] = gbdt::quantize(g[i], sg);
+  q[2 * i + 1] = gbdt::quantize(h[i], sh);
 }
 
 // q[2i], q[2i + 1] = gbdt::quantize(g[i], sg), gbdt::quantize(h[i], sh) for
@@ -341,10 +348,7 @@ __attribute__((target("avx2,fma"))) void quantize_pairs_avx2(const double* g, co
     const __m256i qg = round4(_mm256_mul_pd(_mm256_loadu_pd(g + i), vsg), ok);
     const __m256i qh = round4(_mm256_mul_pd(_mm256_loadu_pd(h + i), vsh), ok);
     if (_mm256_movemask_pd(ok) != 0xf) {
-      for (std::int64_t j = i; j < i + 4; ++j) {
-        q[2 * j] = gbdt::quantize(g[j], sg);
-        q[2 * j + 1] = gbdt::quantize(h[j], sh);
-      }
+      for (std::int64_t j = i; j < i + 4; ++j) quantize_pair(g, h, j, sg, sh, q);
       continue;
     }
     // (g0 h0 g2 h2) and (g1 h1 g3 h3), then rows 0, 1 and 2, 3 side by side.
@@ -352,10 +356,7 @@ __attribute__((target("avx2,fma"))) void quantize_pairs_avx2(const double* g, co
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 2 * i), _mm256_permute2x128_si256(lo, hi, 0x20));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 2 * i + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
   }
-  for (; i < i1; ++i) {
-    q[2 * i] = gbdt::quantize(g[i], sg);
-    q[2 * i + 1] = gbdt::quantize(h[i], sh);
-  }
+  for (; i < i1; ++i) quantize_pair(g, h, i, sg, sh, q);
 }
 #else
 void gradient_rows_fma(const GradientRows& a, double& maxg, double& maxh) { gradient_rows(a, maxg, maxh); }
