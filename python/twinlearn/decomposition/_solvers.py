@@ -117,13 +117,18 @@ class Backend:
         self._note(mode)
         return G
 
+    @property
+    def eigh_on_device(self) -> bool:
+        """Whether eigh_desc runs on the device (fast mode on a GPU)."""
+        return self.on_gpu and self.ctx.mode == "fast"
+
     def eigh_desc(self, C, k=None):
         """:func:`eigh_desc` of the symmetric float64 NumPy C. In fast mode on
         a GPU, cuSOLVER's divide and conquer there (all eigenpairs, then the k
         largest); in the other modes, and on the CPU, LAPACK on the host, the
         same on both backends."""
         d = C.shape[0]
-        if not (self.on_gpu and self.ctx.mode == "fast" and d > 1):
+        if not (self.eigh_on_device and d > 1):
             return eigh_desc(C, k)
         w, V = np.empty(d), np.empty((d, d))
         self.mod.linalg_sym_eigh(self.ctx, np.ascontiguousarray(C, dtype=np.float64), w, V)

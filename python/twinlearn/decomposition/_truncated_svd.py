@@ -25,6 +25,10 @@ class TruncatedSVD(BaseProjection):
     every backend). When min(n_samples, n_features) is small the power
     iterations run on that side's Gram matrix (``XᵀX`` or ``XXᵀ``, one pass
     over the data on the backend), otherwise on tall iterates on the backend.
+    In ``fast`` mode on a GPU, when that Gram matrix is ``XᵀX``, the solver
+    takes its exact leading eigenpairs from the device's eigensolver instead
+    of the power iterations they approximate (``n_iter``, ``n_oversamples``
+    and ``random_state`` then change nothing).
     ``algorithm='arpack'`` is computed exactly: the eigendecomposition of
     ``XᵀX`` when n_samples >= n_features, else the SVD of X on the host, with
     ARPACK's constraint ``n_components < min(X.shape)``; ``tol`` is met trivially.
@@ -185,9 +189,7 @@ class TruncatedSVD(BaseProjection):
         if n >= d:
             G = backend.gram(X)
             backend.record("gram", G)
-            lam, V = backend.eigh_desc(G, k)
-            lam = np.where(lam < 0.0, 0.0, lam)
-            return V[:, :k].T.copy(), np.sqrt(lam[:k]), G
+            return (*_leading_from_gram(backend, G, k), G)
         from scipy import linalg
 
         _, S, Vt = linalg.svd(np.asarray(backend.host(X), dtype=np.float64), full_matrices=False,
@@ -207,6 +209,12 @@ class TruncatedSVD(BaseProjection):
                                          dtype=np.float64)
         if G is not None:
             backend.record("gram", G)
+        if side == "right" and backend.eigh_on_device:
+            # Fast mode on a GPU: the exact leading eigenpairs of XᵀX from the
+            # device's solver (what the power iterations approximate; 1.4 ms
+            # on the device against about 4 ms of host iterations for 256 x 256).
+            Vt, S = _leading_from_gram(backend, G, k)
+            return Vt, S, G
         Vt, S = _solvers.randomized_right(backend, X, G, side, k, p, self.n_iter, seed)
         rank_limit = min(k, n, d)
         if len(S) < rank_limit:
@@ -245,3 +253,11 @@ class TruncatedSVD(BaseProjection):
         out, backend, orig = back_project(self, X, np.asarray(self.components_), "n_components",
                                           reject_nonfinite=False)
         return as_caller_type(orig, out, backend)
+
+
+def _leading_from_gram(backend, G, k):
+    """The k leading right singular vectors (rows) and singular values of X
+    from G = XᵀX: its eigenpairs, negative rounding clipped to zero."""
+    lam, V = backend.eigh_desc(G, k)
+    lam = np.where(lam < 0.0, 0.0, lam)
+    return V[:, :k].T.copy(), np.sqrt(lam[:k])
