@@ -61,6 +61,32 @@ nb::tuple gram_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, std::op
                         std::string(tl::to_string(mode)));
 }
 
+template <class T>
+nb::tuple gram_moments_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, bool center) {
+  auto xv = as_matrix<const T>(X, "X");
+  tl::MatrixView<const T> yv(nullptr, xv.rows, 0, 0, 1, xv.device);
+  if (Y) yv = as_matrix<const T>(*Y, "y");
+  const std::int64_t D = xv.cols + yv.cols;
+  std::vector<double> out(static_cast<std::size_t>(D * D));
+  std::vector<tl::ColStat> st(static_cast<std::size_t>(D));
+  tl::NumericMode mode;
+  {
+    nb::gil_scoped_release release;
+    mode = tl::gram_moments<T>(ctx, xv, yv, center, out.data(), st.data());
+  }
+  std::vector<double> stats(static_cast<std::size_t>(5 * D));
+  for (std::int64_t c = 0; c < D; ++c) {
+    stats[c] = st[c].w;
+    stats[D + c] = st[c].mean;
+    stats[2 * D + c] = st[c].m2;
+    stats[3 * D + c] = static_cast<double>(st[c].n);
+    stats[4 * D + c] = static_cast<double>(st[c].n_inf);
+  }
+  const auto uD = static_cast<std::size_t>(D);
+  return nb::make_tuple(numpy_of(std::move(out), {uD, uD}), numpy_of(std::move(stats), {5, uD}),
+                        std::string(tl::to_string(mode)));
+}
+
 }  // namespace
 
 void init_linear_model(nb::module_& m) {
@@ -75,6 +101,17 @@ void init_linear_model(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("Y").none() = nb::none(), nb::arg("w").none() = nb::none(),
       nb::arg("offset").none() = nb::none());
+
+  // gram_moments(ctx, X, Y=None, center=True) -> (G, stats, delivered_mode):
+  // G = (Z - m)ᵀ (Z - m) (or ZᵀZ without center) for Z = [X | Y], m the
+  // columns' means; stats (5 x D) as column_stats' (weight sum, mean, m2,
+  // finite count, infinity count) for each column of Z.
+  m.def(
+      "gram_moments",
+      [](const tl::Context& ctx, Arr X, std::optional<Arr> Y, bool center) {
+        return by_float_dtype(X, "X", [&](auto tag) { return gram_moments_impl<decltype(tag)>(ctx, X, Y, center); });
+      },
+      nb::arg("ctx"), nb::arg("X"), nb::arg("Y").none() = nb::none(), nb::arg("center") = true);
 
   // The same product with another chunk size, CPU backend (separating tests only).
   m.def(

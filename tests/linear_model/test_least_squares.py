@@ -239,6 +239,34 @@ def test_cuda_fast_mode_is_close_and_reports_fast():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("Est", [LinearRegression, Ridge])
+@pytest.mark.parametrize("t", [None, 3])
+def test_cuda_fast_mode_on_device_data_far_from_the_origin(Est, t):
+    # Fast mode takes the statistics and the Gram matrix from one pass over
+    # the device array (gram_moments); columns centred about 500 from the
+    # origin show a centring at the wrong point, and the targets' products
+    # one that is missed or misplaced.
+    cupy = pytest.importorskip("cupy")
+    X, y = regression(n=40000, d=24, t=t, dtype=np.float64, seed=31)
+    X += 500.0
+    X, y = X.astype(np.float32), y.astype(np.float32)
+    ref = getattr(sk, Est.__name__)().fit(X.astype(np.float64), y.astype(np.float64))
+    ours = Est(numeric_mode="fast").fit(cupy.asarray(X), cupy.asarray(y))
+    assert ours.device_used() == "cuda:0" and ours.numeric_mode_used() == "fast"
+    rel_close(ours.coef_, ref.coef_, 1e-3)
+    rel_close(ours.intercept_, ref.intercept_, 1e-3)
+    for bad, word in ((np.nan, "NaN"), (np.inf, "infinity")):
+        Xb = X.copy()
+        Xb[5, 2] = bad
+        with pytest.raises(ValueError, match=word):
+            Est(numeric_mode="fast").fit(cupy.asarray(Xb), cupy.asarray(y))
+        yb = y.copy()
+        yb[9] = bad
+        with pytest.raises(ValueError, match=word):
+            Est(numeric_mode="fast").fit(cupy.asarray(X), cupy.asarray(yb))
+
+
+@pytest.mark.gpu
 def test_device_arrays_in_and_out():
     torch = pytest.importorskip("torch")
     X, y = regression(n=5000, d=12, dtype=np.float32, seed=29)

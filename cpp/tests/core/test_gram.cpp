@@ -7,6 +7,7 @@
 #include "../test_util.hpp"
 #include "core/gram/gram_common.hpp"
 #include "gram_test_util.hpp"
+#include "twinlearn/core/reduce.hpp"
 #include "twinlearn/core/tree.hpp"
 
 namespace {
@@ -185,4 +186,108 @@ TEST(Gram, RejectsMismatchedShapes) {
   EXPECT_THROW(tl::gram<double>(cpu(1), f.xv(), f.yv(), tl::VectorView<const double>(f.w.data(), 4), nullptr,
                                 out.data()),
                tl::ValueError);
+}
+
+namespace {
+
+template <class T>
+std::vector<double> run_moments(const tl::Context& ctx, const tltest::GramFixture<T>& f, bool center,
+                                std::vector<tl::ColStat>& stats, tl::NumericMode* mode = nullptr) {
+  const std::int64_t D = f.d + f.t;
+  std::vector<double> out(static_cast<std::size_t>(D * D));
+  stats.assign(static_cast<std::size_t>(D), tl::ColStat{});
+  const tl::NumericMode m = tl::gram_moments<T>(ctx, f.xv(), f.yv(), center, out.data(), stats.data());
+  if (mode) *mode = m;
+  return out;
+}
+
+}  // namespace
+
+// On the CPU, in every mode, gram_moments is column_stats of X and of Y, then
+// gram with the means rounded to T as offsets (or none): the canonical bits.
+TEST(GramMoments, CpuIsColumnStatsThenGram) {
+  for (bool center : {true, false})
+    for (auto mode : {tl::NumericMode::Identical, tl::NumericMode::Fast}) {
+      auto f = tltest::gram_fixture<float>(9000, 7, 2, false, false, 5);
+      std::vector<tl::ColStat> stats, sx(7), sy(2);
+      tl::NumericMode got;
+      const auto G = run_moments(cpu(2, mode), f, center, stats, &got);
+      EXPECT_EQ(got, tl::NumericMode::Identical);
+      tl::column_stats<float>(cpu(1), f.xv(), {}, sx.data());
+      tl::column_stats<float>(cpu(1), f.yv(), {}, sy.data());
+      for (std::int64_t c = 0; c < 9; ++c) {
+        const tl::ColStat& want = c < 7 ? sx[c] : sy[c - 7];
+        EXPECT_TRUE(tltest::same_bits(stats[c].mean, want.mean) && tltest::same_bits(stats[c].m2, want.m2) &&
+                    stats[c].n == want.n)
+            << c;
+        if (center) f.off.push_back(static_cast<float>(want.mean));
+      }
+      EXPECT_TRUE(tltest::same_bits_vec(G, run_gram(cpu(3), f))) << "center=" << center;
+    }
+}
+
+// The fast path's host step: from the sums of z = X - x0 (and u = Y - y0),
+// x0 and y0 the first row, the Gram matrix centred at the means (or not
+// centred) and the statistics, checked against sums in long double. The
+// data sit 1000 from the origin, so leaving out the s sᵀ / n correction,
+// or a term of the uncentred one, or taking the shift for the mean, is far off.
+TEST(GramMoments, CentreMomentsIsTheCentredGram) {
+  const std::int64_t n = 500, d = 5, t = 2, D = d + t, ldz = 8, w = 1 + t;
+  auto f = tltest::gram_fixture<double>(n, d, t, false, false, 9);
+  for (auto& v : f.X) v += 1000.0;
+  auto at = [&](std::int64_t i, std::int64_t c) { return c < d ? f.X[i * d + c] : f.Y[i * t + c - d]; };
+  std::vector<double> x0(D), C(ldz * ldz, 0.0), m(ldz * w + t + t * t, 0.0);
+  for (std::int64_t c = 0; c < D; ++c) x0[c] = at(0, c);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < D; ++j) {
+      const double zj = at(i, j) - x0[j];
+      if (j < d) {
+        m[j * w] += zj;
+      } else {
+        m[ldz * w + (j - d)] += zj;
+      }
+      for (std::int64_t k = j; k < D; ++k) {
+        const double p = zj * (at(i, k) - x0[k]);
+        if (k < d) {
+          C[j + k * ldz] += p;
+        } else if (j < d) {
+          m[j * w + 1 + (k - d)] += p;
+        } else {
+          m[ldz * w + t + (j - d) * t + (k - d)] += p;
+        }
+      }
+    }
+  std::vector<long double> mean(D, 0.0L);
+  for (std::int64_t c = 0; c < D; ++c) {
+    for (std::int64_t i = 0; i < n; ++i) mean[c] += at(i, c);
+    mean[c] /= n;
+  }
+  for (bool center : {true, false}) {
+    std::vector<double> G(D * D);
+    std::vector<tl::ColStat> st(D);
+    ASSERT_TRUE(tl::gram_detail::centre_moments(n, d, t, ldz, C.data(), m.data(), x0.data(), center, G.data(),
+                                                st.data()));
+    for (std::int64_t c = 0; c < D; ++c) {
+      EXPECT_NEAR(st[c].mean, static_cast<double>(mean[c]), 1e-12 * std::fabs(static_cast<double>(mean[c])));
+      EXPECT_EQ(st[c].n, n);
+    }
+    for (std::int64_t j = 0; j < D; ++j)
+      for (std::int64_t k = 0; k < D; ++k) {
+        long double g = 0.0L, raw = 0.0L;
+        for (std::int64_t i = 0; i < n; ++i) {
+          g += (at(i, j) - mean[j]) * (at(i, k) - mean[k]);
+          raw += static_cast<long double>(at(i, j)) * at(i, k);
+        }
+        const double want = static_cast<double>(center ? g : raw);
+        EXPECT_NEAR(G[j * D + k], want, 1e-9 * std::sqrt(G[j * D + j] * G[k * D + k])) << j << k << center;
+        if (j == k) {
+          EXPECT_NEAR(st[j].m2, static_cast<double>(g), 1e-9 * static_cast<double>(g));
+        }
+      }
+  }
+  std::vector<double> G(D * D);
+  std::vector<tl::ColStat> st(D);
+  m[0] = std::nan("");
+  EXPECT_FALSE(tl::gram_detail::centre_moments(n, d, t, ldz, C.data(), m.data(), x0.data(), true, G.data(),
+                                               st.data()));
 }

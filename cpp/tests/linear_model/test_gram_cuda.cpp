@@ -117,6 +117,80 @@ TEST(GramCuda, FastModeFloat32IsAccurate) {
   unsetenv("TWINLEARN_GRAM_FAST_BATCH_ROWS");
 }
 
+// gram_moments in fast mode on the GPU against the CPU's canonical result:
+// data far from the origin (columns' means up to 1000), so that centring at
+// the wrong point, a missing sum or a wrong target product shows; one and
+// two column groups per thread (40, 37 without 128-bit loads, 300 columns),
+// 0 to 4 targets, one batch or batches of 997 rows (the block sums carried
+// from batch to batch). Beyond 512 columns or 4 targets, and with a NaN or
+// an infinity, the canonical path answers (its counts, mode identical).
+TEST(GramMomentsCuda, FastModeIsCloseAndFallsBack) {
+  TL_REQUIRE_GPU_OR_SKIP();
+  tl::Context cpu(tl::Device{}, 2, tl::NumericMode::Identical, 0);
+  tl::Context gpu(tl::parse_device("cuda:0"), 0, tl::NumericMode::Fast, 0);
+  auto run = [](const tl::Context& ctx, const tltest::GramFixture<float>& f, bool center,
+                std::vector<tl::ColStat>& st, tl::NumericMode& mode) {
+    const std::int64_t D = f.d + f.t;
+    std::vector<double> out(static_cast<std::size_t>(D * D));
+    st.assign(static_cast<std::size_t>(D), tl::ColStat{});
+    mode = tl::gram_moments<float>(ctx, f.xv(), f.yv(), center, out.data(), st.data());
+    return out;
+  };
+  struct Shape {
+    std::int64_t n, d, t;
+  };
+  for (const char* batch : {static_cast<const char*>(nullptr), "997"})
+    for (Shape sh : {Shape{20000, 40, 1}, Shape{20001, 37, 3}, Shape{6000, 300, 2}, Shape{5000, 256, 0},
+                     Shape{7000, 64, 4}})
+      for (bool center : {true, false}) {
+        if (batch)
+          setenv("TWINLEARN_GRAM_FAST_BATCH_ROWS", batch, 1);
+        else
+          unsetenv("TWINLEARN_GRAM_FAST_BATCH_ROWS");
+        auto f = tltest::gram_fixture<float>(sh.n, sh.d, sh.t, false, false, 300 + sh.d);
+        for (std::int64_t i = 0; i < sh.n; ++i)
+          for (std::int64_t j = 0; j < sh.d; ++j) f.X[i * sh.d + j] += static_cast<float>(1000 * (j % 3));
+        std::vector<tl::ColStat> sa, sb;
+        tl::NumericMode ma, mb;
+        const auto a = run(cpu, f, center, sa, ma);
+        const auto b = run(gpu, f, center, sb, mb);
+        ASSERT_EQ(mb, tl::NumericMode::Fast);
+        const std::int64_t D = sh.d + sh.t;
+        for (std::int64_t j = 0; j < D; ++j) {
+          ASSERT_EQ(sb[j].n, sh.n);
+          ASSERT_NEAR(sb[j].mean, sa[j].mean, 1e-12 * (1 + std::fabs(sa[j].mean))) << j;
+          ASSERT_NEAR(sb[j].m2, sa[j].m2, 1e-9 * sa[j].m2) << j;
+          for (std::int64_t k = 0; k < D; ++k) {
+            // The canonical product centres at the means rounded to float.
+            const double scale = std::sqrt(a[j * D + j] * a[k * D + k]);
+            ASSERT_NEAR(b[j * D + k], a[j * D + k], 1e-7 * scale)
+                << "n=" << sh.n << " d=" << sh.d << " t=" << sh.t << " center=" << center << " at " << j << "," << k;
+          }
+        }
+      }
+  unsetenv("TWINLEARN_GRAM_FAST_BATCH_ROWS");
+  for (Shape sh : {Shape{3000, 520, 1}, Shape{3000, 20, 5}}) {
+    auto f = tltest::gram_fixture<float>(sh.n, sh.d, sh.t, false, false, 17);
+    std::vector<tl::ColStat> sa, sb;
+    tl::NumericMode ma, mb;
+    const auto a = run(cpu, f, true, sa, ma);
+    const auto b = run(gpu, f, true, sb, mb);
+    EXPECT_EQ(mb, tl::NumericMode::Identical);
+    EXPECT_TRUE(tltest::same_bits_vec(a, b)) << sh.d << " " << sh.t;
+  }
+  auto f = tltest::gram_fixture<float>(5000, 16, 1, false, false, 19);
+  f.X[77 * 16 + 3] = std::nanf("");
+  f.X[99 * 16 + 5] = INFINITY;
+  f.X[98 * 16 + 5] = -INFINITY;
+  std::vector<tl::ColStat> sb;
+  tl::NumericMode mb;
+  run(gpu, f, true, sb, mb);
+  EXPECT_EQ(mb, tl::NumericMode::Identical);
+  EXPECT_EQ(sb[3].n, 4999);
+  EXPECT_EQ(sb[5].n_inf, 2);
+  EXPECT_EQ(sb[4].n, 5000);
+}
+
 TEST(LinearDecisionCuda, IdenticalToCpu) {
   TL_REQUIRE_GPU_OR_SKIP();
   for (std::int64_t n : {1, 129, 5000}) {

@@ -159,7 +159,9 @@ class IncrementalPCA(BasePCA):
             )
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
 
-        count_b, mean_b, m2_b = backend.column_stats(X)
+        # The batch's statistics and its Gram matrix centred at its mean (the
+        # Gram matrix of the stacked matrix of scikit-learn's update, below).
+        count_b, mean_b, m2_b, G = backend.stats_with_gram(X, center=True)
         backend.record("batch_stats", np.stack([mean_b, m2_b]))
         if first:
             seen, w, mean, m2 = 0, count_b, mean_b, m2_b
@@ -169,8 +171,6 @@ class IncrementalPCA(BasePCA):
         n_total = seen + n
         col_var = m2 / n_total
 
-        # The Gram matrix of the stacked matrix of scikit-learn's update.
-        G = backend.gram(X, offset=mean_b.astype(dtype))
         backend.record("gram", G)
         rows = n
         if not first:

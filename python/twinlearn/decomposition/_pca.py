@@ -208,11 +208,15 @@ class PCA(BasePCA):
         self._fit_svd_solver = solver
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
 
-        count, mean64, m2 = backend.column_stats(X, require_finite=True)
+        G = None
+        if solver == "covariance_eigh":
+            count, mean64, m2, G = backend.stats_with_gram(X, center=True)
+        else:
+            count, mean64, m2 = backend.column_stats(X, require_finite=True)
         mean = mean64.astype(dtype)
         backend.record("mean_", mean)
         if solver in ("full", "covariance_eigh"):
-            self._fit_full(backend, X, n_components, solver, mean)
+            self._fit_full(backend, X, n_components, solver, mean, G)
         else:
             self._fit_truncated(backend, X, n_components, solver, mean, m2)
         self.mean_ = mean
@@ -232,7 +236,7 @@ class PCA(BasePCA):
 
     # -- exact solvers: all min(n, d) components, then selection --------------
 
-    def _fit_full(self, backend, X, n_components, solver, mean):
+    def _fit_full(self, backend, X, n_components, solver, mean, G=None):
         n, d = X.shape
         if n_components == "mle":
             if n < d:
@@ -249,7 +253,7 @@ class PCA(BasePCA):
                 total_var = explained_variance.sum()
             else:
                 k_wanted = n_components if isinstance(n_components, Integral) else None
-                explained_variance, Vt, total_var = self._covariance_eigh(backend, X, mean, k_wanted)
+                explained_variance, Vt, total_var = self._covariance_eigh(backend, X, mean, k_wanted, G)
                 S = np.sqrt(explained_variance * (n - 1))
             _solvers.svd_flip_rows(Vt)
             ratio = explained_variance / total_var
@@ -287,12 +291,14 @@ class PCA(BasePCA):
         _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
         return S, Vt
 
-    def _covariance_eigh(self, backend, X, mean, k=None):
+    def _covariance_eigh(self, backend, X, mean, k=None, G=None):
         """Eigenvalues (clipped at 0, descending) and eigenvectors (rows) of
         the covariance, and the total variance. With k, only the top k
-        eigenpairs when that saves work (the total is then the trace)."""
+        eigenpairs when that saves work (the total is then the trace).
+        G: the Gram matrix of X centred at mean, when the caller has it."""
         n, d = X.shape
-        G = backend.gram(X, offset=mean)
+        if G is None:
+            G = backend.gram(X, offset=mean)
         backend.record("gram", G)
         C = G / (n - 1)
         lam, V = backend.eigh_desc(C, k)

@@ -109,6 +109,18 @@ class Backend:
             raise_nonfinite(self.tag, X.shape[0], n, ninf, _dtype(X))
         return n, mean, m2
 
+    def stats_with_gram(self, X, center):
+        """column_stats(X, require_finite=True) and, in the same call, the
+        Gram matrix: gram(X, offset=mean rounded to X's dtype) with `center`,
+        else gram(X). (count, mean, m2, G); the same bits as the two calls,
+        except in fast mode on a GPU, where one pass over X gives both
+        (gram_moments, twinlearn/core/gram.hpp)."""
+        G, st, mode = self.mod.gram_moments(self.ctx, X, None, bool(center))
+        w, mean, m2, n, ninf = np.asarray(st)
+        raise_nonfinite(self.tag, X.shape[0], n, ninf, _dtype(X))
+        self._note(mode)
+        return n, mean, m2, np.asarray(G)
+
     def gram(self, X, offset=None):
         """(X - offset)ᵀ (X - offset), float64 NumPy (entries computed in X's dtype)."""
         if offset is not None:

@@ -151,17 +151,23 @@ class TruncatedSVD(BaseProjection):
         orig = X
         X, backend, device = fit_input(self, X, min_features=2, finite_by_stats=True)
         n, d = X.shape
-        _, mean, m2 = backend.column_stats(X, require_finite=True)
         k = self.n_components
+        # XᵀX, when a solver takes it, comes with the column statistics.
+        if n >= d and (self.algorithm == "arpack"
+                       or _solvers.use_gram_route(n, d, k, self.n_oversamples, self.n_iter)):
+            _, mean, m2, G = backend.stats_with_gram(X, center=False)
+            backend.record("gram", G)
+        else:
+            (_, mean, m2), G = backend.column_stats(X, require_finite=True), None
         dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
         if self.algorithm == "arpack":
             if not 0 < k < min(n, d):
                 raise ValueError(f"`k` must be an integer satisfying `0 < k < min(A.shape)`, got k={k}.")
-            Vt, S, G = self._exact(backend, X, k)
+            Vt, S, G = self._exact(backend, X, k, G)
         else:
             if k > d:
                 raise ValueError(f"n_components({k}) must be <= n_features({d}).")
-            Vt, S, G = self._randomized(backend, X, k)
+            Vt, S, G = self._randomized(backend, X, k, G)
         _solvers.svd_flip_rows(Vt)
         self.components_ = np.ascontiguousarray(Vt, dtype=dtype)
         backend.record("components_", self.components_)
@@ -184,11 +190,10 @@ class TruncatedSVD(BaseProjection):
         self._tl_record_fit(device, backend.delivered)
         return as_caller_type(orig, X_new, backend) if transform else None
 
-    def _exact(self, backend, X, k):
+    def _exact(self, backend, X, k, G):
+        """G: XᵀX when n >= d."""
         n, d = X.shape
         if n >= d:
-            G = backend.gram(X)
-            backend.record("gram", G)
             return (*_leading_from_gram(backend, G, k), G)
         from scipy import linalg
 
@@ -196,18 +201,18 @@ class TruncatedSVD(BaseProjection):
                               check_finite=False)
         return Vt[:k].copy(), S[:k], None
 
-    def _randomized(self, backend, X, k):
+    def _randomized(self, backend, X, k, G):
+        """G: XᵀX when the solver takes it (the Gram route with n >= d)."""
         n, d = X.shape
         seed = _solvers.seed_from(self.random_state)
         p = self.n_oversamples
         if not _solvers.use_gram_route(n, d, k, p, self.n_iter):
-            side, G = "tall", None
+            side = "tall"
         elif n >= d:
-            side, G = "right", backend.gram(X)
+            side = "right"
         else:
             side, G = "left", np.asarray(backend.host(backend.matmul(X, False, X, True, like=np.empty(0))),
                                          dtype=np.float64)
-        if G is not None:
             backend.record("gram", G)
         if side == "right" and backend.eigh_on_device:
             # Fast mode on a GPU: the exact leading eigenpairs of XᵀX from the

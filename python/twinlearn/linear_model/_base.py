@@ -31,6 +31,13 @@ def _nonfinite_message(name, has_nan):
     return f"Input {name} contains infinity or a value too large for dtype('float64')."
 
 
+def _raise_nonfinite(stats, name, n):
+    """scikit-learn's error when the column statistics count a NaN or an
+    infinity among the n entries of each column."""
+    if stats[4].any() or (stats[3] < n).any():
+        raise ValueError(_nonfinite_message(name, bool((stats[3] + stats[4] < n).any())))
+
+
 def gram_eps(dtype) -> float:
     """Relative accuracy assumed of the Gram entries (docs/NUMERICS.md): they
     are accumulated in double for float32 and float64 data alike."""
@@ -124,14 +131,29 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         dtype = np.dtype(str(X.dtype).split(".")[-1])
         n, d = X.shape
         t = Y.shape[1]
+        if sample_weight is None and (self.fit_intercept or on_device):
+            # Statistics and Gram matrix in one call (in fast mode on a GPU,
+            # one pass over X: see twinlearn/core/gram.hpp, gram_moments).
+            G, stats, delivered = mod.gram_moments(ctx, X, Y, bool(self.fit_intercept))
+            stats = np.asarray(stats)
+            if on_device:
+                _raise_nonfinite(stats[:, d:], "y", n)
+                _raise_nonfinite(stats[:, :d], "X", n)
+            if self.fit_intercept:
+                x_off, y_off = stats[1, :d].astype(dtype), stats[1, d:].astype(dtype)
+            else:
+                x_off, y_off = np.zeros(d, dtype=dtype), np.zeros(t, dtype=dtype)
+            identity.record(f"{type(self).__name__}.offsets", np.concatenate([x_off, y_off]))
+            G = np.asarray(G)
+            identity.record(f"{type(self).__name__}.gram", G)
+            return G, x_off, y_off, delivered
         if on_device:
             stats_y = np.asarray(mod.column_stats(ctx, Y, sample_weight))
-            if stats_y[4].any() or (stats_y[3] < n).any():
-                raise ValueError(_nonfinite_message("y", bool((stats_y[3] + stats_y[4] < n).any())))
+            _raise_nonfinite(stats_y, "y", n)
         if self.fit_intercept or on_device:
             stats_x = np.asarray(mod.column_stats(ctx, X, sample_weight))
-            if on_device and (stats_x[4].any() or (stats_x[3] < n).any()):
-                raise ValueError(_nonfinite_message("X", bool((stats_x[3] + stats_x[4] < n).any())))
+            if on_device:
+                _raise_nonfinite(stats_x, "X", n)
         if self.fit_intercept:
             if not on_device:
                 stats_y = np.asarray(mod.column_stats(ctx, Y, sample_weight))

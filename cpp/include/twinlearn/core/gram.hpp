@@ -36,6 +36,7 @@
 #include <cstdint>
 
 #include "twinlearn/core/array.hpp"
+#include "twinlearn/core/colstats.hpp"
 #include "twinlearn/core/context.hpp"
 #include "twinlearn/core/numeric_mode.hpp"
 
@@ -52,6 +53,25 @@ inline constexpr std::int64_t kGramBatchChunks = 256;
 template <class T>
 NumericMode gram(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
                  const T* offset, double* out);
+
+// The Gram matrix and the column statistics of Z = [X | Y], unit weights,
+// for the linear models' fits. stats: D entries (column_stats of each column
+// of Z, host memory); out as gram's: with `center`, (Z - m)ᵀ (Z - m) for the
+// columns' means m, else ZᵀZ.
+//   identical / deterministic, and the CPU backend in every mode: column_stats
+//   of X and of Y, then gram with the offsets m rounded to T (the canonical
+//   bits of both).
+//   fast on CUDA (at most 4 targets, at most 512 columns of X): one pass
+//   widens X - x0 to double for cuBLAS (x0: the first row) and sums its
+//   columns and their products with the targets on the way; the centring
+//   at the means, in double, follows on the host (zᵀz - s sᵀ / n), so X is
+//   read once and the targets ride outside the DGEMM's tiles. When a sum is
+//   not finite (NaN or infinity in the data) the canonical path runs
+//   instead, and its statistics count them.
+// Returns the mode the result honours.
+template <class T>
+NumericMode gram_moments(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, bool center, double* out,
+                         ColStat* stats);
 
 // The same product computed with a caller-chosen chunk size (rows, > 0), on
 // the CPU backend. Only for tests: a different chunking is a different

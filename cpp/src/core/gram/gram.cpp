@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "core/gram/gram_common.hpp"
+#include "twinlearn/core/reduce.hpp"
 
 namespace tl {
 namespace {
@@ -59,6 +60,28 @@ NumericMode gram(const Context& ctx, MatrixView<const T> X, MatrixView<const T> 
 }
 
 template <class T>
+NumericMode gram_moments(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, bool center, double* out,
+                         ColStat* stats) {
+  validate(ctx, X, Y, VectorView<const T>());
+  const std::int64_t d = X.cols, t = Y.cols, D = d + t;
+  if (D == 0) return NumericMode::Identical;
+  TL_REQUIRE(out != nullptr && stats != nullptr, ValueError, "gram_moments: no output buffer");
+  if (ctx.mode() == NumericMode::Fast && X.rows > 0) {
+    const bool done = ctx.dispatch([] { return false; },
+                                   [&] { return detail::gram_moments_fast_cuda(ctx, X, Y, center, out, stats); });
+    if (done) return NumericMode::Fast;
+  }
+  column_stats(ctx, X, VectorView<const T>(), stats);
+  if (t > 0) column_stats(ctx, Y, VectorView<const T>(), stats + d);
+  std::vector<T> off;
+  if (center) {
+    off.resize(static_cast<std::size_t>(D));
+    for (std::int64_t c = 0; c < D; ++c) off[c] = static_cast<T>(stats[c].mean);
+  }
+  return gram(ctx, X, Y, VectorView<const T>(), center ? off.data() : nullptr, out);
+}
+
+template <class T>
 void gram_with_chunk_for_testing(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y,
                                  VectorView<const T> w, const T* offset, std::int64_t chunk, double* out) {
   validate(ctx, X, Y, w);
@@ -78,6 +101,8 @@ void gram_with_chunk_for_testing(const Context& ctx, MatrixView<const T> X, Matr
 #define TL_INSTANTIATE(T)                                                                                       \
   template NumericMode gram<T>(const Context&, MatrixView<const T>, MatrixView<const T>, VectorView<const T>, \
                                const T*, double*);                                                             \
+  template NumericMode gram_moments<T>(const Context&, MatrixView<const T>, MatrixView<const T>, bool, double*,  \
+                                       ColStat*);                                                              \
   template void gram_with_chunk_for_testing<T>(const Context&, MatrixView<const T>, MatrixView<const T>,       \
                                                VectorView<const T>, const T*, std::int64_t, double*);
 TL_INSTANTIATE(float)

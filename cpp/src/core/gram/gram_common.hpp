@@ -1,8 +1,11 @@
 // Pieces of the canonical Gram product shared by the CPU and CUDA backends
 // (order: twinlearn/core/gram.hpp).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "twinlearn/core/colstats.hpp"
 
 #include "twinlearn/core/numerics.hpp"
 #include "twinlearn/core/gram.hpp"
@@ -64,6 +67,64 @@ inline std::int64_t batch_chunks(std::int64_t D, std::int64_t bytes, std::int64_
   return b;
 }
 
+// gram_moments' fast path on CUDA takes at most this many targets and X of
+// at most this many columns (rounded up to a multiple of 8); other shapes
+// take the canonical path.
+inline constexpr std::int64_t kMomentsMaxTargets = 4;
+inline constexpr std::int64_t kMomentsMaxCols = 512;
+
+// The moment sums of gram_moments' fast path, one block of them per
+// widening block and their total: for each column j < ldz of X, [j*(1+t)]
+// the sum of z_j and [j*(1+t) + 1 + c] the sum of z_j * u_c; then the
+// targets' sums of u_c at ldz*(1+t) + c and of u_c * u_e at
+// ldz*(1+t) + t + c*t + e; z = X - x0 and u = Y - y0 in double, shifted by
+// the first row (x0, y0), so that the sums of squares keep their digits when
+// the columns' means are far from zero.
+TL_HD std::int64_t moments_size(std::int64_t ldz, std::int64_t t) { return ldz * (1 + t) + t + t * t; }
+
+// The fast path's last step, on the host in double. C: the upper triangle of
+// zᵀz (ldz x ldz, column-major) for z = X - x0; m: the moment sums in
+// moments_size's layout; x0: the D entries of the first row. Writes the
+// D x D Gram matrix and each column's statistics (all n entries finite):
+// with `center`, zᵀz - s sᵀ / n for the sums s (the Gram matrix centred at
+// the means, whatever the shift), else ZᵀZ = zᵀz + x0 sᵀ + s x0ᵀ + n x0 x0ᵀ.
+// Returns false, and the caller falls back to the canonical path, when a
+// result is not finite (NaN or infinity in the data: the canonical
+// statistics count them).
+inline bool centre_moments(std::int64_t n, std::int64_t d, std::int64_t t, std::int64_t ldz, const double* C,
+                           const double* m, const double* x0, bool center, double* out, ColStat* stats) {
+  const std::int64_t D = d + t, w = 1 + t;
+  const double nn = static_cast<double>(n);
+  std::vector<double> s(static_cast<std::size_t>(D));
+  for (std::int64_t j = 0; j < d; ++j) s[j] = m[j * w];
+  for (std::int64_t c = 0; c < t; ++c) s[d + c] = m[ldz * w + c];
+  auto shifted = [&](std::int64_t j, std::int64_t k) {  // the sum of z_j z_k, j <= k
+    if (k < d) return C[j + k * ldz];
+    const std::int64_t c = k - d;
+    return j < d ? m[j * w + 1 + c] : m[ldz * w + t + (j - d) * t + c];
+  };
+  for (std::int64_t j = 0; j < D; ++j) {
+    if (!std::isfinite(s[j])) return false;
+    for (std::int64_t k = j; k < D; ++k) {
+      const double v = center ? shifted(j, k) - s[j] * s[k] / nn
+                              : shifted(j, k) + x0[j] * s[k] + s[j] * x0[k] + nn * x0[j] * x0[k];
+      if (!std::isfinite(v)) return false;
+      out[j * D + k] = v;
+      out[k * D + j] = v;
+    }
+  }
+  for (std::int64_t c = 0; c < D; ++c) {
+    ColStat& st = stats[c];
+    st.w = nn;
+    st.n = n;
+    st.n_inf = 0;
+    st.mean = x0[c] + s[c] / nn;
+    const double m2 = shifted(c, c) - s[c] * s[c] / nn;
+    st.m2 = m2 > 0.0 ? m2 : 0.0;
+  }
+  return true;
+}
+
 }  // namespace tl::gram_detail
 
 namespace tl::detail {
@@ -74,6 +135,12 @@ namespace tl::detail {
 template <class T>
 NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
                      const T* offset, std::int64_t chunk, std::vector<double>& batches);
+// gram_moments in fast mode on CUDA (no weights); false when the shape is
+// not the fast path's or a result is not finite (the caller then runs the
+// canonical path).
+template <class T>
+bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, bool center,
+                            double* out, ColStat* stats);
 template <class T>
 NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
                       const T* offset, std::vector<double>& batches);

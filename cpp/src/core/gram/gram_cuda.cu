@@ -15,9 +15,14 @@
 #include "core/cuda/dmma.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/gram/gram_common.hpp"
+#include "core/reduce/stage.cuh"
 
 namespace tl::detail {
 namespace {
+
+using gram_detail::kMomentsMaxCols;
+using gram_detail::kMomentsMaxTargets;
+using gram_detail::moments_size;
 
 constexpr int kTile = 128;     // output tile edge
 constexpr int kStage = 16;     // rows staged per step (two k-groups of the tile product)
@@ -375,6 +380,46 @@ std::int64_t fast_split(std::int64_t ldz) {
   return ldz / 2 / 64 * 64;
 }
 
+// The upper triangle of C += Zᵀ Z (C: ldz x ldz, column-major; Z: rows x
+// ldz row-major, i.e. column-major ldz x rows) as the DGEMM blocks of the
+// column split; beta 0 on the first batch.
+struct FastProduct {
+  struct Block {
+    std::int64_t a0, na, b0, nb;
+  };
+  std::int64_t ldz;
+  std::vector<Block> blocks;
+
+  explicit FastProduct(std::int64_t ldz_) : ldz(ldz_) {
+    const std::int64_t h = fast_split(ldz);
+    if (h >= ldz) {
+      blocks.push_back({0, ldz, 0, ldz});
+    } else {
+      blocks.push_back({0, h, 0, h});
+      blocks.push_back({0, h, h, ldz - h});
+      blocks.push_back({h, ldz - h, h, ldz - h});
+    }
+  }
+  void add(cublasHandle_t blas, const double* Z, std::int64_t rows, bool first, double* C) const {
+    const double one = 1.0, beta = first ? 0.0 : 1.0;
+    for (const Block& bl : blocks)
+      TL_CUBLAS_CHECK(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(bl.na), static_cast<int>(bl.nb),
+                                  static_cast<int>(rows), &one, Z + bl.a0, static_cast<int>(ldz), Z + bl.b0,
+                                  static_cast<int>(ldz), &beta, C + bl.a0 + bl.b0 * ldz, static_cast<int>(ldz)));
+  }
+};
+
+// Rows per batch of the fast product: a widened copy of at most 1 GiB.
+// (Widening the next batch on a side stream while cuBLAS multiplied this one
+// was no faster on the H200: LinearRegression 2M x 256 took 13.5 ms against
+// 12.7 ms, both kernels slower side by side.)
+// TWINLEARN_GRAM_FAST_BATCH_ROWS overrides it (to test many batches).
+std::int64_t fast_batch_rows(std::int64_t n, std::int64_t ldz) {
+  std::int64_t cap = (std::int64_t(1) << 27) / ldz;
+  if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_BATCH_ROWS")) cap = std::strtoll(env, nullptr, 10);
+  return std::min<std::int64_t>(n, std::max<std::int64_t>(1, cap));
+}
+
 template <class T>
 void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::int64_t t, const T* w, const T* off,
                std::int64_t n, std::vector<double>& batches) {
@@ -383,42 +428,18 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const std::int64_t D = d + t;
   // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels.
   const std::int64_t ldz = (D + 7) / 8 * 8;
-  // Rows per batch: a widened copy of at most 1 GiB. (Widening the next
-  // batch on a side stream while cuBLAS multiplied this one was no faster on
-  // the H200: LinearRegression 2M x 256 took 13.5 ms against 12.7 ms, both
-  // kernels slower side by side.)
-  // TWINLEARN_GRAM_FAST_BATCH_ROWS overrides it (to test many batches).
-  std::int64_t cap = (std::int64_t(1) << 27) / ldz;
-  if (const char* env = std::getenv("TWINLEARN_GRAM_FAST_BATCH_ROWS")) cap = std::strtoll(env, nullptr, 10);
-  const std::int64_t batch_rows = std::min<std::int64_t>(n, std::max<std::int64_t>(1, cap));
+  const std::int64_t batch_rows = fast_batch_rows(n, ldz);
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
   DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
   CublasLease blas(dev, stream);
-  const std::int64_t h = fast_split(ldz);
-  struct Block {
-    std::int64_t a0, na, b0, nb;
-  };
-  std::vector<Block> blocks;
-  if (h >= ldz) {
-    blocks.push_back({0, ldz, 0, ldz});
-  } else {
-    blocks.push_back({0, h, 0, h});
-    blocks.push_back({0, h, h, ldz - h});
-    blocks.push_back({h, ldz - h, h, ldz - h});
-  }
+  const FastProduct product(ldz);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
     const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows + 3) / 4, 65536));
     centre_rows_kernel<T><<<grid, 256, 0, stream>>>(X, d, Y, t, w, off, r0, rows, ldz, vec, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
-    const double one = 1.0, beta = r0 == 0 ? 0.0 : 1.0;
-    // Column-major: Z is ldz x rows, C is ldz x ldz with G[j, k] at C[j + k*ldz].
-    for (const Block& bl : blocks)
-      TL_CUBLAS_CHECK(cublasDgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(bl.na),
-                                  static_cast<int>(bl.nb), static_cast<int>(rows), &one, Z.data() + bl.a0,
-                                  static_cast<int>(ldz), Z.data() + bl.b0, static_cast<int>(ldz), &beta,
-                                  C.data() + bl.a0 + bl.b0 * ldz, static_cast<int>(ldz)));
+    product.add(blas.get(), Z.data(), rows, r0 == 0, C.data());
   }
   std::vector<double> host(static_cast<std::size_t>(ldz * ldz));
   TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * ldz * ldz, cudaMemcpyDeviceToHost, stream));
@@ -429,7 +450,208 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
     for (std::int64_t k = j; k < D; ++k) batches[j * D + k] = host[j + k * ldz];
 }
 
+// -- gram_moments, fast mode ----------------------------------------------------
+
+constexpr int kMomentsSlots = 4;   // rows side by side in a block (64 threads each)
+constexpr int kMomentsLanes = 64;
+
+// One pass over a batch of rows: Z = X - x0 widened to double (rows x ldz,
+// the padding columns zero; x0 the first row), as centre_rows_kernel, and the block's moment
+// sums of its rows (moments_size doubles, added to P[block] when `add`). The
+// 64 threads of a slot take one row, thread `lane` the column groups lane +
+// 64 g (g < G: X of at most 256 G columns), its sums in registers; TT >= t
+// targets (unused ones read as zero). The slots' sums are added in shared
+// memory at the end. With rows by grid stride and a fixed grid, the order
+// of the sums is fixed by the shape (the same bits run to run).
+template <class T, int G, int TT>
+__global__ void __launch_bounds__(256) widen_moments_kernel(const T* __restrict__ X, std::int64_t d,
+                                                           const T* __restrict__ Y, std::int64_t t, std::int64_t r0, std::int64_t rows, std::int64_t ldz,
+                                                           bool vec, double* __restrict__ Z, double* __restrict__ P,
+                                                           bool add) {
+  extern __shared__ double red[];
+  const int slot = threadIdx.x / kMomentsLanes, lane = threadIdx.x % kMomentsLanes;
+  const std::int64_t groups = ldz / 4;
+  double x0[G][4], y0[TT], sx[G][4], cx[G][4][TT], sy[TT], syy[TT][TT];
+#pragma unroll
+  for (int c = 0; c < TT; ++c) {
+    y0[c] = c < t ? static_cast<double>(Y[c]) : 0.0;
+    sy[c] = 0.0;
+#pragma unroll
+    for (int e = 0; e < TT; ++e) syy[c][e] = 0.0;
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const std::int64_t col = 4 * (lane + kMomentsLanes * g) + q;
+      x0[g][q] = col < d ? static_cast<double>(X[col]) : 0.0;
+      sx[g][q] = 0.0;
+#pragma unroll
+      for (int c = 0; c < TT; ++c) cx[g][q][c] = 0.0;
+    }
+  for (std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * kMomentsSlots + slot; b < rows;
+       b += static_cast<std::int64_t>(gridDim.x) * kMomentsSlots) {
+    const std::int64_t i = r0 + b;
+    double u[TT];
+#pragma unroll
+    for (int c = 0; c < TT; ++c) u[c] = c < t ? static_cast<double>(Y[i * t + c]) - y0[c] : 0.0;
+    double* zrow = Z + b * ldz;
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const std::int64_t grp = lane + kMomentsLanes * g;
+      if (grp >= groups) break;
+      const std::int64_t c0 = 4 * grp;
+      T xs[4];
+      bool loaded = false;
+      if constexpr (std::is_same_v<T, float>) {
+        if (vec && c0 + 4 <= d) {
+          const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
+          xs[0] = x4.x;
+          xs[1] = x4.y;
+          xs[2] = x4.z;
+          xs[3] = x4.w;
+          loaded = true;
+        }
+      }
+      if (!loaded) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) xs[q] = c0 + q < d ? X[i * d + c0 + q] : T(0);
+      }
+      double z[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        z[q] = c0 + q < d ? static_cast<double>(xs[q]) - x0[g][q] : 0.0;
+        sx[g][q] += z[q];
+#pragma unroll
+        for (int c = 0; c < TT; ++c) cx[g][q][c] = fma(z[q], u[c], cx[g][q][c]);
+      }
+      reinterpret_cast<double2*>(zrow + c0)[0] = make_double2(z[0], z[1]);
+      reinterpret_cast<double2*>(zrow + c0)[1] = make_double2(z[2], z[3]);
+    }
+    if (lane == 0) {
+#pragma unroll
+      for (int c = 0; c < TT; ++c) {
+        sy[c] += u[c];
+#pragma unroll
+        for (int e = 0; e < TT; ++e) syy[c][e] = fma(u[c], u[e], syy[c][e]);
+      }
+    }
+  }
+  // Slots 3, 2, 1 in turn add their sums into shared memory; slot 0 adds
+  // the total to its own and writes the block's.
+  const std::int64_t na = moments_size(ldz, t);
+  for (int e = threadIdx.x; e < na; e += blockDim.x) red[e] = 0.0;
+  __syncthreads();
+  for (int s = kMomentsSlots - 1; s >= 0; --s) {
+    if (slot == s) {
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const std::int64_t grp = lane + kMomentsLanes * g;
+        if (grp >= groups) break;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          double* r = red + (4 * grp + q) * (1 + t);
+          r[0] += sx[g][q];
+          for (int c = 0; c < t && c < TT; ++c) r[1 + c] += cx[g][q][c];
+        }
+      }
+      if (lane == 0) {
+        double* r = red + ldz * (1 + t);
+        for (int c = 0; c < t && c < TT; ++c) {
+          r[c] += sy[c];
+          for (int e = 0; e < t && e < TT; ++e) r[t + c * t + e] += syy[c][e];
+        }
+      }
+    }
+    __syncthreads();
+  }
+  double* out = P + static_cast<std::int64_t>(blockIdx.x) * na;
+  for (int e = threadIdx.x; e < na; e += blockDim.x) out[e] = add ? out[e] + red[e] : red[e];
+}
+
+// R[e] = sum over the blocks' partials P[b * na + e], b in order.
+__global__ void moments_total_kernel(const double* __restrict__ P, std::int64_t na, int nblocks,
+                                     double* __restrict__ R) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= na) return;
+  double s = 0.0;
+  for (int b = 0; b < nblocks; ++b) s += P[static_cast<std::int64_t>(b) * na + e];
+  R[e] = s;
+}
+
+template <class T, int G, int TT>
+void launch_widen_moments(unsigned grid, cudaStream_t stream, std::size_t smem, const T* X, std::int64_t d,
+                          const T* Y, std::int64_t t, std::int64_t r0, std::int64_t rows,
+                          std::int64_t ldz, bool vec, double* Z, double* P, bool add) {
+  auto* kernel = widen_moments_kernel<T, G, TT>;
+  TL_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<grid, 256, smem, stream>>>(X, d, Y, t, r0, rows, ldz, vec, Z, P, add);
+  TL_CUDA_CHECK_LAUNCH("widen_moments_kernel");
+}
+
 }  // namespace
+
+template <class T>
+bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> Xv, MatrixView<const T> Yv, bool center,
+                            double* out, ColStat* stats) {
+  const std::int64_t n = Xv.rows, d = Xv.cols, t = Yv.cols, D = d + t;
+  const std::int64_t ldz = (d + 7) / 8 * 8;
+  if (n < 1 || d < 1 || t > kMomentsMaxTargets || ldz > kMomentsMaxCols) return false;
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  auto xs = stage_to_device(ctx, Xv);
+  auto ys = stage_to_device(ctx, MatrixView<const T>(Yv.data, t > 0 ? Yv.rows : 0, t, Yv.row_stride, Yv.col_stride,
+                                                     Yv.device));
+  const T* X = xs.view.data;
+  const T* Y = t > 0 ? ys.view.data : nullptr;
+  const std::int64_t batch_rows = fast_batch_rows(n, ldz);
+  const unsigned grid =
+      static_cast<unsigned>(std::min<std::int64_t>((batch_rows + kMomentsSlots - 1) / kMomentsSlots, 4 * sm_count()));
+  const std::int64_t na = moments_size(ldz, t);
+  const std::size_t smem = sizeof(double) * static_cast<std::size_t>(na);
+  DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
+  DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
+  DeviceBuffer<double> P(static_cast<std::size_t>(grid) * na, dev);
+  DeviceBuffer<double> R(static_cast<std::size_t>(na), dev);
+  const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
+  CublasLease blas(dev, stream);
+  const FastProduct product(ldz);
+  for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
+    const std::int64_t rows = std::min(batch_rows, n - r0);
+    const bool add = r0 > 0;
+    if (ldz <= 256 && t <= 1)
+      launch_widen_moments<T, 1, 1>(grid, stream, smem, X, d, Y, t, r0, rows, ldz, vec, Z.data(), P.data(), add);
+    else if (ldz <= 256)
+      launch_widen_moments<T, 1, kMomentsMaxTargets>(grid, stream, smem, X, d, Y, t, r0, rows, ldz, vec,
+                                                     Z.data(), P.data(), add);
+    else if (t <= 1)
+      launch_widen_moments<T, 2, 1>(grid, stream, smem, X, d, Y, t, r0, rows, ldz, vec, Z.data(), P.data(), add);
+    else
+      launch_widen_moments<T, 2, kMomentsMaxTargets>(grid, stream, smem, X, d, Y, t, r0, rows, ldz, vec,
+                                                     Z.data(), P.data(), add);
+    product.add(blas.get(), Z.data(), rows, r0 == 0, C.data());
+  }
+  moments_total_kernel<<<static_cast<unsigned>((na + 255) / 256), 256, 0, stream>>>(P.data(), na,
+                                                                                     static_cast<int>(grid), R.data());
+  TL_CUDA_CHECK_LAUNCH("moments_total_kernel");
+  std::vector<double> host(static_cast<std::size_t>(ldz * ldz)), m(static_cast<std::size_t>(na));
+  std::vector<T> first(static_cast<std::size_t>(D));
+  TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), C.data(), sizeof(double) * ldz * ldz, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaMemcpyAsync(m.data(), R.data(), sizeof(double) * na, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaMemcpyAsync(first.data(), X, sizeof(T) * d, cudaMemcpyDeviceToHost, stream));
+  if (t > 0)
+    TL_CUDA_CHECK(cudaMemcpyAsync(first.data() + d, Y, sizeof(T) * t, cudaMemcpyDeviceToHost, stream));
+  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> x0(static_cast<std::size_t>(D));
+  for (std::int64_t c = 0; c < D; ++c) x0[c] = static_cast<double>(first[c]);
+  return gram_detail::centre_moments(n, d, t, ldz, host.data(), m.data(), x0.data(), center, out, stats);
+}
+
+template bool gram_moments_fast_cuda<float>(const Context&, MatrixView<const float>, MatrixView<const float>, bool,
+                                            double*, ColStat*);
+template bool gram_moments_fast_cuda<double>(const Context&, MatrixView<const double>, MatrixView<const double>,
+                                             bool, double*, ColStat*);
 
 template <class T>
 NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, VectorView<const T> w,
