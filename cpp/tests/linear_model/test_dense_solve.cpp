@@ -53,6 +53,38 @@ TEST(DenseSolve, CholeskySolvesSpdSystem) {
   EXPECT_FALSE(tl::linalg::cholesky_upper(S.data(), n));
 }
 
+// The solve's documented order, spelled out: forward substitution by
+// columns, then x_k = (b_k - u_k,n-1 x_n-1 - ... - u_k,k+1 x_k+1) / u_kk, the
+// later columns first. Increasing j (the row's dot product read left to
+// right) gives other bits on this system.
+TEST(DenseSolve, CholeskySolveIsTheDocumentedOrder) {
+  const std::int64_t n = 41;
+  Vec U = spd(n, 50, 0.0, 3);
+  ASSERT_TRUE(tl::linalg::cholesky_upper(U.data(), n));
+  Vec b(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) b[i] = std::sin(0.5 + 3.0 * i);
+  Vec y = b;
+  for (std::int64_t k = 0; k < n; ++k) {
+    y[k] = y[k] / U[k * n + k];
+    for (std::int64_t i = k + 1; i < n; ++i) y[i] = y[i] - U[k * n + i] * y[k];
+  }
+  Vec want(static_cast<std::size_t>(n)), rowwise(static_cast<std::size_t>(n));
+  for (std::int64_t k = n - 1; k >= 0; --k) {
+    double s = y[k], r = y[k];
+    for (std::int64_t j = n - 1; j > k; --j) s = s - U[k * n + j] * want[j];
+    for (std::int64_t j = k + 1; j < n; ++j) r = r - U[k * n + j] * rowwise[j];
+    want[k] = s / U[k * n + k];
+    rowwise[k] = r / U[k * n + k];
+  }
+  tl::linalg::cholesky_solve(U.data(), n, b.data());
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(tltest::same_bits(b[i], want[i])) << i;
+    differ += !tltest::same_bits(rowwise[i], want[i]);
+  }
+  EXPECT_GT(differ, 0);
+}
+
 // The factor's documented arithmetic, entry by entry (left-looking):
 // u_ij = (a_ij - u_0i u_0j - u_1i u_1j - ... - u_(i-1)i u_(i-1)j) / u_ii in
 // that order, u_ii = sqrt of its diagonal so reduced. cholesky_upper works in

@@ -10,8 +10,11 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__linux__)
 #define TL_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+// The same with an AVX-512 build too (x86-64-v4), for loops whose vectors it widens.
+#define TL_CPU_CLONES_512 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define TL_CPU_CLONES
+#define TL_CPU_CLONES_512
 #endif
 
 // For loops built more than once (__attribute__((target(...))), or AVX2 /
