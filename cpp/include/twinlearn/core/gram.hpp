@@ -65,9 +65,10 @@ NumericMode gram(const Context& ctx, MatrixView<const T> X, MatrixView<const T> 
 //   widens X - x0 to double for cuBLAS (x0: the first row) and sums its
 //   columns and their products with the targets on the way; the centring
 //   at the means, in double, follows on the host (zᵀz - s sᵀ / n), so X is
-//   read once and the targets ride outside the DGEMM's tiles. When a sum is
-//   not finite (NaN or infinity in the data) the canonical path runs
-//   instead, and its statistics count them.
+//   read once and the targets ride outside the DGEMM's tiles. Other shapes,
+//   and data whose sums are not finite (NaN or infinity), take the two
+//   passes: column_stats (which counts the NaN and infinities), then gram
+//   (cuBLAS in fast mode).
 // Returns the mode the result honours.
 template <class T>
 NumericMode gram_moments(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, bool center, double* out,

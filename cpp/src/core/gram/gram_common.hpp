@@ -69,7 +69,7 @@ inline std::int64_t batch_chunks(std::int64_t D, std::int64_t bytes, std::int64_
 
 // gram_moments' fast path on CUDA takes at most this many targets and X of
 // at most this many columns (rounded up to a multiple of 8); other shapes
-// take the canonical path.
+// take the two passes (column_stats, then gram).
 inline constexpr std::int64_t kMomentsMaxTargets = 4;
 inline constexpr std::int64_t kMomentsMaxCols = 512;
 
@@ -88,7 +88,7 @@ TL_HD std::int64_t moments_size(std::int64_t ldz, std::int64_t t) { return ldz *
 // D x D Gram matrix and each column's statistics (all n entries finite):
 // with `center`, zᵀz - s sᵀ / n for the sums s (the Gram matrix centred at
 // the means, whatever the shift), else ZᵀZ = zᵀz + x0 sᵀ + s x0ᵀ + n x0 x0ᵀ.
-// Returns false, and the caller falls back to the canonical path, when a
+// Returns false, and the caller falls back to the two passes, when a
 // result is not finite (NaN or infinity in the data: the canonical
 // statistics count them).
 inline bool centre_moments(std::int64_t n, std::int64_t d, std::int64_t t, std::int64_t ldz, const double* C,
@@ -137,7 +137,7 @@ NumericMode gram_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const
                      const T* offset, std::int64_t chunk, std::vector<double>& batches);
 // gram_moments in fast mode on CUDA (no weights); false when the shape is
 // not the fast path's or a result is not finite (the caller then runs the
-// canonical path).
+// two passes).
 template <class T>
 bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, bool center,
                             double* out, ColStat* stats);
