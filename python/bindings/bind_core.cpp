@@ -98,16 +98,7 @@ void init_core(nb::module_& m) {
           nb::gil_scoped_release release;
           tl::column_stats<T>(ctx, xv, wv, out.data());
         });
-        auto* buf = new double[5 * cols];
-        for (std::int64_t j = 0; j < cols; ++j) {
-          buf[j] = out[j].w;
-          buf[cols + j] = out[j].mean;
-          buf[2 * cols + j] = out[j].m2;
-          buf[3 * cols + j] = static_cast<double>(out[j].n);
-          buf[4 * cols + j] = static_cast<double>(out[j].n_inf);
-        }
-        nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-        return nb::ndarray<nb::numpy, double, nb::ndim<2>>(buf, {5, static_cast<std::size_t>(cols)}, owner);
+        return colstats_array(out.data(), cols);
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w") = nb::none());
 

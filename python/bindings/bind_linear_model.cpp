@@ -74,16 +74,8 @@ nb::tuple gram_moments_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y,
     nb::gil_scoped_release release;
     mode = tl::gram_moments<T>(ctx, xv, yv, center, out.data(), st.data());
   }
-  std::vector<double> stats(static_cast<std::size_t>(5 * D));
-  for (std::int64_t c = 0; c < D; ++c) {
-    stats[c] = st[c].w;
-    stats[D + c] = st[c].mean;
-    stats[2 * D + c] = st[c].m2;
-    stats[3 * D + c] = static_cast<double>(st[c].n);
-    stats[4 * D + c] = static_cast<double>(st[c].n_inf);
-  }
   const auto uD = static_cast<std::size_t>(D);
-  return nb::make_tuple(numpy_of(std::move(out), {uD, uD}), numpy_of(std::move(stats), {5, uD}),
+  return nb::make_tuple(numpy_of(std::move(out), {uD, uD}), colstats_array(st.data(), D),
                         std::string(tl::to_string(mode)));
 }
 

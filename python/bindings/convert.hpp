@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "twinlearn/core/array.hpp"
+#include "twinlearn/core/colstats.hpp"
 #include "twinlearn/core/error.hpp"
 
 namespace tlb {
@@ -73,6 +74,23 @@ decltype(auto) by_float_dtype(const A& a, const char* name, Fn&& fn) {
     default: break;
   }
   throw tl::TypeError(std::string(name) + ": expected a float32 or float64 array");
+}
+
+// Column statistics as a (5, cols) float64 NumPy array: rows weight sum,
+// mean, m2, finite count, infinity count.
+inline nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>> colstats_array(const tl::ColStat* st,
+                                                                                    std::int64_t cols) {
+  auto* buf = new double[5 * cols];
+  for (std::int64_t j = 0; j < cols; ++j) {
+    buf[j] = st[j].w;
+    buf[cols + j] = st[j].mean;
+    buf[2 * cols + j] = st[j].m2;
+    buf[3 * cols + j] = static_cast<double>(st[j].n);
+    buf[4 * cols + j] = static_cast<double>(st[j].n_inf);
+  }
+  nanobind::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+  return nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>>(buf, {5, static_cast<std::size_t>(cols)},
+                                                                      owner);
 }
 
 }  // namespace tlb

@@ -38,6 +38,25 @@ __device__ __forceinline__ T load_zc(const T* X, std::int64_t d, const T* Y, std
   return gram_detail::centred(z, off, col, s, weighted);
 }
 
+// The entries c0 .. c0+3 of row i of X as one 128-bit load, when T is float,
+// `vec` (d % 4 == 0 and X 16-byte aligned) and all four are X's; false when
+// the caller must load them one by one.
+template <class T>
+__device__ __forceinline__ bool load_x4(const T* X, std::int64_t d, bool vec, std::int64_t i, std::int64_t c0,
+                                        T (&v)[4]) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (vec && c0 + 4 <= d) {
+      const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
+      v[0] = x4.x;
+      v[1] = x4.y;
+      v[2] = x4.z;
+      v[3] = x4.w;
+      return true;
+    }
+  }
+  return false;
+}
+
 // Chunk partials of one batch, in double, on the double-precision tensor
 // cores (core/cuda/dmma.cuh: each tile product is the chain of fma in row
 // order).
@@ -103,16 +122,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   bool live[2];
   T wr[2];
   auto load_cols = [&](std::int64_t i, std::int64_t c0, T (&v)[4]) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (vec && c0 + 4 <= d) {
-        const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
-        v[0] = x4.x;
-        v[1] = x4.y;
-        v[2] = x4.z;
-        v[3] = x4.w;
-        return;
-      }
-    }
+    if (load_x4(X, d, vec, i, c0, v)) return;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const std::int64_t col = c0 + e;
@@ -341,16 +351,13 @@ __global__ void centre_rows_kernel(const T* __restrict__ X, std::int64_t d, cons
     for (std::int64_t g = lane; g < groups; g += 64) {
       const std::int64_t c0 = 4 * g;
       double v[4];
-      if constexpr (std::is_same_v<T, float>) {
-        if (vec && c0 + 4 <= d) {
-          const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
-          const float xs[4] = {x4.x, x4.y, x4.z, x4.w};
+      T xs[4];
+      if (load_x4(X, d, vec, i, c0, xs)) {
 #pragma unroll
-          for (int q = 0; q < 4; ++q) v[q] = static_cast<double>(gram_detail::centred(xs[q], off, c0 + q, s, weighted));
-          reinterpret_cast<double2*>(zrow + c0)[0] = make_double2(v[0], v[1]);
-          reinterpret_cast<double2*>(zrow + c0)[1] = make_double2(v[2], v[3]);
-          continue;
-        }
+        for (int q = 0; q < 4; ++q) v[q] = static_cast<double>(gram_detail::centred(xs[q], off, c0 + q, s, weighted));
+        reinterpret_cast<double2*>(zrow + c0)[0] = make_double2(v[0], v[1]);
+        reinterpret_cast<double2*>(zrow + c0)[1] = make_double2(v[2], v[3]);
+        continue;
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
@@ -502,18 +509,7 @@ __global__ void __launch_bounds__(256) widen_moments_kernel(const T* __restrict_
       if (grp >= groups) break;
       const std::int64_t c0 = 4 * grp;
       T xs[4];
-      bool loaded = false;
-      if constexpr (std::is_same_v<T, float>) {
-        if (vec && c0 + 4 <= d) {
-          const float4 x4 = *reinterpret_cast<const float4*>(X + i * d + c0);
-          xs[0] = x4.x;
-          xs[1] = x4.y;
-          xs[2] = x4.z;
-          xs[3] = x4.w;
-          loaded = true;
-        }
-      }
-      if (!loaded) {
+      if (!load_x4(X, d, vec, i, c0, xs)) {
 #pragma unroll
         for (int q = 0; q < 4; ++q) xs[q] = c0 + q < d ? X[i * d + c0 + q] : T(0);
       }
