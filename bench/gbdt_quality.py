@@ -14,6 +14,12 @@ value of scikit-learn's ``min_samples_leaf``.
 
     PYTHONPATH=python:. python -m bench.gbdt_quality                 # writes docs/GBDT_QUALITY.md
     PYTHONPATH=python:. python -m bench.gbdt_quality --higgs-rows 20000 --out /tmp/q.json --markdown /tmp/q.md
+    PYTHONPATH=python:. python -m bench.gbdt_quality --only iris,digits --repeats 5 --out ... --markdown ...
+
+``--repeats R`` repeats the cross-validation with R shuffles of the rows
+(seeds 0 .. R-1, the same for every contender): the means then average R
+times as many folds, and the page gives each mean with its standard error,
+so that a difference of one test row in 150 is not read as a ranking.
 
 The twinlearn fits use the CPU backend in identical mode: the CUDA backend
 fits the same models, bit for bit, so the scores are those of a GPU fit too.
@@ -96,7 +102,7 @@ def scores(task: str, est, Xte, yte) -> dict:
     return out
 
 
-def run(higgs_rows: int, only: list[str] | None = None, log=print) -> dict:
+def run(higgs_rows: int, only: list[str] | None = None, log=print, repeats: int = 1) -> dict:
     from sklearn.model_selection import KFold, StratifiedKFold
 
     from .environment import cpu_info, git_info, library_versions
@@ -107,19 +113,27 @@ def run(higgs_rows: int, only: list[str] | None = None, log=print) -> dict:
             continue
         X, y = load(name, higgs_rows)
         X = np.ascontiguousarray(X, dtype=np.float32)
-        split = (KFold if task == "regression" else StratifiedKFold)(folds, shuffle=True, random_state=0)
+        splits = [(KFold if task == "regression" else StratifiedKFold)(folds, shuffle=True, random_state=seed)
+                  for seed in range(repeats)]
         entry = {"dataset": name, "task": task, "rows": int(X.shape[0]), "features": int(X.shape[1]),
-                 "trees": trees, "learning_rate": lr, "depth": DEPTH, "folds": folds, "contenders": []}
+                 "trees": trees, "learning_rate": lr, "depth": DEPTH, "folds": folds, "repeats": repeats,
+                 "contenders": []}
         for label, make in contenders(task, trees, lr):
             per_fold, fit_s = [], 0.0
-            for tr, te in split.split(X, y):
-                est = make()
-                t = time.perf_counter()
-                est.fit(X[tr], y[tr])
-                fit_s += time.perf_counter() - t
-                per_fold.append(scores(task, est, X[te], y[te]))
+            for split in splits:
+                for tr, te in split.split(X, y):
+                    est = make()
+                    t = time.perf_counter()
+                    est.fit(X[tr], y[tr])
+                    fit_s += time.perf_counter() - t
+                    per_fold.append(scores(task, est, X[te], y[te]))
             mean = {k: float(np.mean([f[k] for f in per_fold])) for k in per_fold[0]}
-            entry["contenders"].append({"label": label, "mean": mean, "folds": per_fold, "fit_s_total": fit_s})
+            # Standard error of the mean over the folds (folds of one
+            # repetition share training rows, so it is a rough guide).
+            se = {k: float(np.std([f[k] for f in per_fold], ddof=1) / np.sqrt(len(per_fold)))
+                  for k in per_fold[0]}
+            entry["contenders"].append({"label": label, "mean": mean, "se": se, "folds": per_fold,
+                                        "fit_s_total": fit_s})
             log(f"{name:14s} {label:34s} " + "  ".join(f"{k}={v:.4f}" for k, v in mean.items()))
         results.append(entry)
     return {"suite": "gbdt-quality", "environment": {"git": git_info(), "cpu": cpu_info(),
@@ -153,9 +167,16 @@ def render(result: dict) -> str:
         for metric in d["contenders"][0]["mean"]:
             vals = [c["mean"][metric] for c in d["contenders"]]
             best = min(vals) if metric == "rmse" else max(vals)
-            cells = [f"**{v:.4f}**" if v == best else f"{v:.4f}" for v in vals]
+            repeats = d.get("repeats", 1)
+            cells = []
+            for c, v in zip(d["contenders"], vals):
+                cell = f"**{v:.4f}**" if v == best else f"{v:.4f}"
+                if repeats > 1:
+                    cell += f" ± {c['se'][metric]:.4f}"
+                cells.append(cell)
+            cv = f"{d['folds']}-fold" + (f" x {repeats}" if repeats > 1 else "")
             lines.append(f"| {d['dataset']} | {d['rows']:,} x {d['features']} | {d['trees']}, {d['learning_rate']:g} "
-                         f"| {metric} ({d['folds']}-fold) | " + " | ".join(cells) + " |")
+                         f"| {metric} ({cv}) | " + " | ".join(cells) + " |")
     lines += [
         "",
         "The HIGGS-shaped rows here are a CPU-sized sample; the 2M-row task, timed on an",
@@ -165,8 +186,11 @@ def render(result: dict) -> str:
         "`l2_regularization=0` (its default); the Depthwise and Lossguide fits take",
         "`min_data_in_leaf=20`, scikit-learn's default `min_samples_leaf` (oblivious trees",
         "have no such parameter).",
-        "",
     ]
+    if any(d.get("repeats", 1) > 1 for d in result["datasets"]):
+        lines += ["Repeated cross-validation (`5-fold x R`): R shuffles of the rows, the same for",
+                  "every contender; each mean is given ± its standard error over the folds."]
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -176,8 +200,12 @@ def main(argv=None):
     ap.add_argument("--only", help="comma-separated dataset names")
     ap.add_argument("--out", help="result JSON (default bench/results/<date>-cpu-gbdt-quality.json)")
     ap.add_argument("--markdown", default="docs/GBDT_QUALITY.md")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="repetitions of the cross-validation with other shuffles (default 1)")
     args = ap.parse_args(argv)
-    result = run(args.higgs_rows, args.only.split(",") if args.only else None)
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    result = run(args.higgs_rows, args.only.split(",") if args.only else None, repeats=args.repeats)
     out = Path(args.out or f"bench/results/{result['environment']['date']}-cpu-gbdt-quality.json")
     out.write_text(json.dumps(result, indent=1) + "\n")
     Path(args.markdown).write_text(render(result))
