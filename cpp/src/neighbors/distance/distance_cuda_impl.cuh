@@ -248,6 +248,21 @@ __global__ void __launch_bounds__(tile::kThreads)
   const std::int64_t ntiles = (n + BN - 1) / BN;
   const std::int64_t t0 = split * tiles_per_split, t1 = min(ntiles, t0 + tiles_per_split);
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // The worst entry (value, index) of each of the block's lists, kept in
+  // shared memory from list to list (each query's list has one warp for the
+  // whole kernel: queries w, w + 8, ... go to warp w at every tile), so that
+  // the filter does not wait on a global load per query and tile.
+  std::int64_t* worst_i = reinterpret_cast<std::int64_t*>(smem_raw + sizeof(Smem<T>) + sizeof(T) * BM * BN);
+  T* worst_v = reinterpret_cast<T*>(worst_i + BM);
+  for (int e = threadIdx.x; e < BM; e += tile::kThreads) {
+    const std::int64_t r = min(row0 + e, m - 1);
+    worst_v[e] = list_v[(r * nsplit + split) * k + k - 1];
+    worst_i[e] = list_i[(r * nsplit + split) * k + k - 1];
+  }
+  // The queries' norms of this thread's rows, the same for every tile.
+  T xr[TM];
+#pragma unroll
+  for (int i = 0; i < TM; ++i) xr[i] = qn ? qn[min(row0 + tile::row_of<T>(ty, i), m - 1)] : T(0);
   T acc[TM][TN];
   for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t col0 = t * BN;
@@ -257,14 +272,13 @@ __global__ void __launch_bounds__(tile::kThreads)
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int ri = tile::row_of<T>(ty, i);
-      const T xr = qn ? qn[min(row0 + ri, m - 1)] : T(0);
 #pragma unroll
       for (int j0 = 0; j0 < TN; j0 += tile::kVec<T>) {
         T v[tile::kVec<T>];
 #pragma unroll
         for (int q = 0; q < tile::kVec<T>; ++q) {
           const std::int64_t c = min(col0 + tile::col_of<T>(tx, j0 + q), n - 1);
-          v[q] = qn ? dist::rank_value(kind, acc[i][j0 + q], xr, yn[c]) : acc[i][j0 + q];
+          v[q] = qn ? dist::rank_value(kind, acc[i][j0 + q], xr[i], yn[c]) : acc[i][j0 + q];
         }
         tile::store_vec(&dt[ri][tile::col_of<T>(tx, j0)], v);
       }
@@ -275,12 +289,16 @@ __global__ void __launch_bounds__(tile::kThreads)
       if (r >= m) break;
       T* lv = list_v + (r * nsplit + split) * k;
       std::int64_t* li = list_i + (r * nsplit + split) * k;
-      T wv = lv[k - 1];
-      std::int64_t wi = li[k - 1];
+      T wv = worst_v[qq];
+      std::int64_t wi = worst_i[qq];
       for (int j0 = 0; j0 < BN; j0 += 32) {
         const std::int64_t c = col0 + j0 + lane;
         const T v = dt[qq][j0 + lane];
         insert_passing(c < n && dist::nearer(v, c, wv, wi), v, c, lv, li, k, wv, wi);
+      }
+      if (lane == 0) {
+        worst_v[qq] = wv;
+        worst_i[qq] = wi;
       }
     }
     __syncthreads();
@@ -555,7 +573,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
 
 template <class T>
 std::size_t knn_smem_bytes() {
-  return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN;
+  return sizeof(Smem<T>) + sizeof(T) * Cfg<T>::BM * Cfg<T>::BN + (sizeof(std::int64_t) + sizeof(T)) * Cfg<T>::BM;
 }
 
 // Blocks of knn_wmma_kernel<sq> in flight per multiprocessor.
