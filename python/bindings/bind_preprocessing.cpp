@@ -31,12 +31,6 @@ const double* host_params(const std::optional<V>& a, std::int64_t cols, const ch
   return a->data();
 }
 
-// A host NumPy array owning buf (rows x cols of V).
-template <class V>
-nb::ndarray<nb::numpy, V, nb::ndim<2>> owned_matrix(V* buf, std::size_t rows, std::size_t cols) {
-  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
-  return nb::ndarray<nb::numpy, V, nb::ndim<2>>(buf, {rows, cols}, owner);
-}
 }  // namespace
 
 void init_preprocessing(nb::module_& m) {

@@ -76,6 +76,13 @@ decltype(auto) by_float_dtype(const A& a, const char* name, Fn&& fn) {
   throw tl::TypeError(std::string(name) + ": expected a float32 or float64 array");
 }
 
+// A rows x cols NumPy array that owns buf (allocated with new[]).
+template <class V>
+nanobind::ndarray<nanobind::numpy, V, nanobind::ndim<2>> owned_matrix(V* buf, std::size_t rows, std::size_t cols) {
+  nanobind::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
+  return nanobind::ndarray<nanobind::numpy, V, nanobind::ndim<2>>(buf, {rows, cols}, owner);
+}
+
 // Column statistics as a (5, cols) float64 NumPy array: rows weight sum,
 // mean, m2, finite count, infinity count.
 inline nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>> colstats_array(const tl::ColStat* st,
@@ -88,9 +95,7 @@ inline nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>> colstats_ar
     buf[3 * cols + j] = static_cast<double>(st[j].n);
     buf[4 * cols + j] = static_cast<double>(st[j].n_inf);
   }
-  nanobind::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-  return nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>>(buf, {5, static_cast<std::size_t>(cols)},
-                                                                      owner);
+  return owned_matrix(buf, 5, static_cast<std::size_t>(cols));
 }
 
 }  // namespace tlb
