@@ -191,9 +191,8 @@ class TruncatedSVD(BaseProjection):
         return as_caller_type(orig, X_new, backend) if transform else None
 
     def _exact(self, backend, X, k, G):
-        """G: XᵀX when n >= d."""
-        n, d = X.shape
-        if n >= d:
+        """G: XᵀX when n >= d, else None."""
+        if G is not None:
             return (*_leading_from_gram(backend, G, k), G)
         from scipy import linalg
 
@@ -202,18 +201,18 @@ class TruncatedSVD(BaseProjection):
         return Vt[:k].copy(), S[:k], None
 
     def _randomized(self, backend, X, k, G):
-        """G: XᵀX when the solver takes it (the Gram route with n >= d)."""
+        """G: XᵀX when the solver takes it (the Gram route with n >= d), else None."""
         n, d = X.shape
         seed = _solvers.seed_from(self.random_state)
         p = self.n_oversamples
-        if not _solvers.use_gram_route(n, d, k, p, self.n_iter):
-            side = "tall"
-        elif n >= d:
+        if G is not None:
             side = "right"
-        else:
+        elif _solvers.use_gram_route(n, d, k, p, self.n_iter):
             side, G = "left", np.asarray(backend.host(backend.matmul(X, False, X, True, like=np.empty(0))),
                                          dtype=np.float64)
             backend.record("gram", G)
+        else:
+            side = "tall"
         if side == "right" and backend.eigh_on_device:
             # Fast mode on a GPU: the exact leading eigenpairs of XᵀX from the
             # device's solver (what the power iterations approximate; 1.4 ms

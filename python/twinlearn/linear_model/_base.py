@@ -131,32 +131,21 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         dtype = np.dtype(str(X.dtype).split(".")[-1])
         n, d = X.shape
         t = Y.shape[1]
+        G = stats_x = stats_y = None
         if sample_weight is None and (self.fit_intercept or on_device):
             # Statistics and Gram matrix in one call (in fast mode on a GPU,
             # one pass over X: see twinlearn/core/gram.hpp, gram_moments).
             G, stats, delivered = mod.gram_moments(ctx, X, Y, bool(self.fit_intercept))
             stats = np.asarray(stats)
-            if on_device:
-                _raise_nonfinite(stats[:, d:], "y", n)
-                _raise_nonfinite(stats[:, :d], "X", n)
-            if self.fit_intercept:
-                x_off, y_off = stats[1, :d].astype(dtype), stats[1, d:].astype(dtype)
-            else:
-                x_off, y_off = np.zeros(d, dtype=dtype), np.zeros(t, dtype=dtype)
-            identity.record(f"{type(self).__name__}.offsets", np.concatenate([x_off, y_off]))
-            G = np.asarray(G)
-            identity.record(f"{type(self).__name__}.gram", G)
-            return G, x_off, y_off, delivered
-        if on_device:
+            stats_x, stats_y = stats[:, :d], stats[:, d:]
+        elif self.fit_intercept or on_device:
             stats_y = np.asarray(mod.column_stats(ctx, Y, sample_weight))
-            _raise_nonfinite(stats_y, "y", n)
-        if self.fit_intercept or on_device:
             stats_x = np.asarray(mod.column_stats(ctx, X, sample_weight))
-            if on_device:
-                _raise_nonfinite(stats_x, "X", n)
+        if on_device:
+            _raise_nonfinite(stats_y, "y", n)
+            _raise_nonfinite(stats_x, "X", n)
+        offset = None
         if self.fit_intercept:
-            if not on_device:
-                stats_y = np.asarray(mod.column_stats(ctx, Y, sample_weight))
             if sample_weight is not None and not stats_x[0][0] > 0:
                 raise ValueError("Weights sum to zero, can't be normalized")
             x_off = stats_x[1].astype(dtype)
@@ -165,9 +154,9 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         else:
             x_off = np.zeros(d, dtype=dtype)
             y_off = np.zeros(t, dtype=dtype)
-            offset = None
         identity.record(f"{type(self).__name__}.offsets", np.concatenate([x_off, y_off]))
-        G, delivered = mod.gram(ctx, X, Y, sample_weight, offset)
+        if G is None:
+            G, delivered = mod.gram(ctx, X, Y, sample_weight, offset)
         G = np.asarray(G)
         identity.record(f"{type(self).__name__}.gram", G)
         return G, x_off, y_off, delivered

@@ -387,6 +387,18 @@ std::int64_t fast_split(std::int64_t ldz) {
   return ldz / 2 / 64 * 64;
 }
 
+// Columns of the widened copy for D columns: rows of 64 bytes or a multiple
+// (aligned operands for cuBLAS's kernels).
+inline std::int64_t widened_cols(std::int64_t D) { return (D + 7) / 8 * 8; }
+
+// The targets on the device (a view of no rows when there are none, whose
+// data may be null).
+template <class T>
+StagedMatrix<T> stage_targets(const Context& ctx, MatrixView<const T> Y) {
+  return stage_to_device(ctx, MatrixView<const T>(Y.data, Y.cols > 0 ? Y.rows : 0, Y.cols, Y.row_stride,
+                                                  Y.col_stride, Y.device));
+}
+
 // The upper triangle of C += Zᵀ Z (C: ldz x ldz, column-major; Z: rows x
 // ldz row-major, i.e. column-major ldz x rows) as the DGEMM blocks of the
 // column split; beta 0 on the first batch.
@@ -433,8 +445,7 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const int dev = ctx.device().id;
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t D = d + t;
-  // Rows of 64 bytes or a multiple: aligned operands for cuBLAS's kernels.
-  const std::int64_t ldz = (D + 7) / 8 * 8;
+  const std::int64_t ldz = widened_cols(D);
   const std::int64_t batch_rows = fast_batch_rows(n, ldz);
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
@@ -463,18 +474,18 @@ constexpr int kMomentsSlots = 4;   // rows side by side in a block (64 threads e
 constexpr int kMomentsLanes = 64;
 
 // One pass over a batch of rows: Z = X - x0 widened to double (rows x ldz,
-// the padding columns zero; x0 the first row), as centre_rows_kernel, and the block's moment
-// sums of its rows (moments_size doubles, added to P[block] when `add`). The
-// 64 threads of a slot take one row, thread `lane` the column groups lane +
-// 64 g (g < G: X of at most 256 G columns), its sums in registers; TT >= t
-// targets (unused ones read as zero). The slots' sums are added in shared
-// memory at the end. With rows by grid stride and a fixed grid, the order
+// the padding columns zero; x0 the first row), as centre_rows_kernel, and
+// the block's moment sums of its rows (moments_size doubles, added to
+// P[block] when `add`). The 64 threads of a slot take one row, thread
+// `lane` the column groups lane + 64 g (g < G: X of at most 256 G columns),
+// its sums in registers; TT >= t targets (unused ones read as zero). The
+// slots' sums are added in shared memory at the end. With rows by grid stride and a fixed grid, the order
 // of the sums is fixed by the shape (the same bits run to run).
 template <class T, int G, int TT>
-__global__ void __launch_bounds__(256) widen_moments_kernel(const T* __restrict__ X, std::int64_t d,
-                                                           const T* __restrict__ Y, std::int64_t t, std::int64_t r0, std::int64_t rows, std::int64_t ldz,
-                                                           bool vec, double* __restrict__ Z, double* __restrict__ P,
-                                                           bool add) {
+__global__ void __launch_bounds__(256)
+    widen_moments_kernel(const T* __restrict__ X, std::int64_t d, const T* __restrict__ Y, std::int64_t t,
+                         std::int64_t r0, std::int64_t rows, std::int64_t ldz, bool vec, double* __restrict__ Z,
+                         double* __restrict__ P, bool add) {
   extern __shared__ double red[];
   const int slot = threadIdx.x / kMomentsLanes, lane = threadIdx.x % kMomentsLanes;
   const std::int64_t groups = ldz / 4;
@@ -533,8 +544,8 @@ __global__ void __launch_bounds__(256) widen_moments_kernel(const T* __restrict_
       }
     }
   }
-  // Slots 3, 2, 1 in turn add their sums into shared memory; slot 0 adds
-  // the total to its own and writes the block's.
+  // Slots 3, 2, 1, 0 in turn add their sums into shared memory, which then
+  // holds the block's sums.
   const std::int64_t na = moments_size(ldz, t);
   for (int e = threadIdx.x; e < na; e += blockDim.x) red[e] = 0.0;
   __syncthreads();
@@ -591,14 +602,13 @@ template <class T>
 bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> Xv, MatrixView<const T> Yv, bool center,
                             double* out, ColStat* stats) {
   const std::int64_t n = Xv.rows, d = Xv.cols, t = Yv.cols, D = d + t;
-  const std::int64_t ldz = (d + 7) / 8 * 8;
+  const std::int64_t ldz = widened_cols(d);
   if (n < 1 || d < 1 || t > kMomentsMaxTargets || ldz > kMomentsMaxCols) return false;
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
   auto xs = stage_to_device(ctx, Xv);
-  auto ys = stage_to_device(ctx, MatrixView<const T>(Yv.data, t > 0 ? Yv.rows : 0, t, Yv.row_stride, Yv.col_stride,
-                                                     Yv.device));
+  auto ys = stage_targets(ctx, Yv);
   const T* X = xs.view.data;
   const T* Y = t > 0 ? ys.view.data : nullptr;
   const std::int64_t batch_rows = fast_batch_rows(n, ldz);
@@ -657,8 +667,7 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
   cudaStream_t stream = tl_stream(ctx);
   const std::int64_t n = X.rows, d = X.cols, t = Y.cols, D = d + t, DD = D * D;
   auto xs = stage_to_device(ctx, X);
-  auto ys = stage_to_device(ctx, MatrixView<const T>(Y.data, t > 0 ? Y.rows : 0, t, Y.row_stride, Y.col_stride,
-                                                     Y.device));
+  auto ys = stage_targets(ctx, Y);
   auto ws = stage_to_device(ctx, MatrixView<const T>(w.data, w.data ? w.size : 0, 1, w.device));
   const T* wp = w.data ? ws.view.data : nullptr;
   const T* yp = t > 0 ? ys.view.data : nullptr;
