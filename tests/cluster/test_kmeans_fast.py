@@ -30,22 +30,32 @@ def _exact_sq_dist(X, C):
 
 
 @pytest.mark.parametrize(
-    "k,d,kernel,chunk_bytes",
-    [(64, 32, None, None), (61, 37, None, 1 << 20), (64, 32, "wmma", None), (61, 37, "wmma", None)],
+    "k,d,env",
+    [
+        (64, 32, {}),
+        (61, 37, {}),
+        (61, 37, {"TWINLEARN_KMEANS_MMA_CHUNK": "16"}),
+        (61, 100, {}),
+        (64, 32, {"TWINLEARN_KMEANS_FAST_KERNEL": "gemm"}),
+        (61, 37, {"TWINLEARN_KMEANS_FAST_KERNEL": "gemm", "TWINLEARN_FAST_CHUNK_BYTES": str(1 << 20)}),
+        (64, 32, {"TWINLEARN_KMEANS_FAST_KERNEL": "wmma"}),
+        (61, 37, {"TWINLEARN_KMEANS_FAST_KERNEL": "wmma"}),
+    ],
 )
-def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, d, kernel, chunk_bytes, monkeypatch):
+def test_fast_assignment_is_a_nearest_center_to_float_accuracy(k, d, env, monkeypatch):
     # Uniform data has many rows nearly equidistant from two centers: plain
     # TF32 products (10-bit operands) pick a center farther than the nearest
     # by more than this tolerance for dozens of the 200k rows (simulated in
-    # NumPy); 3xTF32, like float32, for none. Both kernels: the cuBLAS GEMMs
-    # (default; with 1 MiB blocks of dot products: 49 chunks, the last one
-    # partial, rows of dots padded to a multiple of 4) and the fused WMMA
-    # kernel (TWINLEARN_KMEANS_FAST_KERNEL=wmma; 61 centers and 37 features
-    # leave partial tiles of centers and depth).
-    if kernel is not None:
-        monkeypatch.setenv("TWINLEARN_KMEANS_FAST_KERNEL", kernel)
-    if chunk_bytes is not None:
-        monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(chunk_bytes))
+    # NumPy); 3xTF32, like float32, for none. The three kernels: the fused
+    # mma.sync kernel (default up to 128 features; 61 centers and 37 or 100
+    # features leave partial blocks of centers and depth, 100 takes the
+    # 16-step shape; TWINLEARN_KMEANS_MMA_CHUNK=16 stages the centers 16 at a
+    # time, the last chunk partial), the cuBLAS GEMMs (TWINLEARN_KMEANS_FAST_KERNEL=gemm;
+    # with 1 MiB blocks of dot products: 49 chunks, the last one partial, rows
+    # of dots padded to a multiple of 4) and the fused WMMA kernel
+    # (TWINLEARN_KMEANS_FAST_KERNEL=wmma).
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     X, C = _uniform(d=d, k=k)
     km = KMeans(C.shape[0], init=C, n_init=1, max_iter=1, device="cuda", numeric_mode="fast").fit(X)
     assert km.numeric_mode_used() == "fast"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
-#include "cluster/kmeans/kmeans_wmma.cuh"
+#include "cluster/kmeans/kmeans_mma.cuh"
 #include "core/cuda/blas.cuh"
 #include "core/cuda/tf32_split.cuh"
 #include "neighbors/distance/distance_tile.cuh"
@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
 // assign_kernel: lowest center).
 // ---------------------------------------------------------------------------
 constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
+constexpr std::int64_t kMmaMaxFeatures = 128;  // assign_mma_kernel: d <= 8 KS, KS <= 16
 constexpr int kArgminBatch = 4;  // argmin_rows_kernel: column groups loaded at once
 
 // Nearest center of each row from its dot products (D: rows x k, leading
@@ -801,24 +802,31 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   // Fast mode's tensor-core assignment: float data resident on the device,
-  // at least kFastMinRows rows and kFastMinClusters centers. Two kernels:
-  // cuBLAS GEMMs over split rows (3 n d floats, made once per fit, when they
-  // fit a quarter of the free device memory) and argmin_rows_kernel beside
-  // them (the default), or, with TWINLEARN_KMEANS_FAST_KERNEL=wmma, the fused
-  // WMMA kernel (kmeans_wmma.cuh: no dot products in global memory, but on
-  // the H200 its assignment took 34.7 ms for 1M x 64, k = 256, 20 iterations
-  // against 27.3 ms for the GEMMs and argmin one after the other).
-  static bool fast_kernel_is_wmma() {
+  // at least kFastMinRows rows and kFastMinClusters centers. Three kernels,
+  // TWINLEARN_KMEANS_FAST_KERNEL picks one:
+  // - "mma" (the default for d <= 128): assign_mma_kernel (kmeans_mma.cuh),
+  //   3xTF32 mma.sync products ranked in registers, one launch per batch;
+  // - "gemm" (the default past 128 features): cuBLAS GEMMs over split rows
+  //   (3 n d floats, made once per fit, when they fit a quarter of the free
+  //   device memory) and argmin_rows_kernel beside them;
+  // - "wmma": the fused WMMA kernel (kmeans_wmma.cuh; on the H200 its
+  //   assignment took 34.7 ms for 1M x 64, k = 256, 20 iterations against
+  //   27.3 ms for the GEMMs and argmin one after the other).
+  enum class FastKernel { Gemm, Wmma, Mma };
+  static FastKernel fast_kernel_choice(std::int64_t d) {
     const char* env = std::getenv("TWINLEARN_KMEANS_FAST_KERNEL");
-    return env != nullptr && std::string(env) == "wmma";
+    const std::string v = env != nullptr ? env : "";
+    if (v == "wmma") return FastKernel::Wmma;
+    if (v == "gemm" || d > kMmaMaxFeatures) return FastKernel::Gemm;
+    return FastKernel::Mma;
   }
 
   bool fast_path(std::int64_t k) {
     if (fast_state_ == 0) {
       fast_state_ = -1;
       const std::int64_t n = this->n, d = this->d;
-      fused_ = fast_kernel_is_wmma();
-      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows && fused_) {
+      kernel_ = fast_kernel_choice(d);
+      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows && kernel_ != FastKernel::Gemm) {
         fast_state_ = 1;
       } else if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows) {
         std::size_t free_b = 0, total_b = 0;
@@ -834,11 +842,60 @@ class CudaEngine final : public KMeansEngine<T> {
     return fast_state_ == 1 && k >= kFastMinClusters;
   }
 
+  // assign_mma_kernel over rows r0 .. r0 + len: the shape for d, as many
+  // centers staged at once as the block's shared memory holds (or
+  // TWINLEARN_KMEANS_MMA_CHUNK, rounded to the kernel's step), a persistent
+  // grid of as many blocks as the device keeps resident.
+  template <int MT, int KS, int NB, int WARPS>
+  void launch_mma(std::int64_t r0, std::int64_t len, std::int64_t k) {
+    using S = MmaAssign<MT, KS, NB, WARPS>;
+    auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
+    int optin = 0, sms = 0, per_sm = 0;
+    TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+    TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+    const std::int64_t step = S::kCenterStep, kpad = (k + step - 1) / step * step;
+    const std::int64_t fit = (optin - 1024) / static_cast<std::int64_t>(S::smem_bytes(static_cast<int>(step))) * step;
+    std::int64_t cap = kpad;  // TWINLEARN_KMEANS_MMA_CHUNK: fewer centers at a time (tests)
+    if (const char* env = std::getenv("TWINLEARN_KMEANS_MMA_CHUNK"))
+      cap = std::max(step, static_cast<std::int64_t>(std::strtoll(env, nullptr, 10)) / step * step);
+    const int chunk = static_cast<int>(std::min({kpad, cap, std::max(step, fit)}));
+    const std::size_t smem = S::smem_bytes(chunk);
+    TL_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, S::kThreads, smem));
+    const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
+    const unsigned grid =
+        static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, std::int64_t(std::max(per_sm, 1)) * sms)));
+    const std::int64_t d = this->d;
+    kern<<<grid, S::kThreads, smem, stream_>>>(
+        reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
+        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
+        static_cast<int>(k), static_cast<int>(d), chunk, labels_.data() + r0,
+        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("assign_mma_kernel");
+  }
+  void mma_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
+    const std::int64_t d = this->d;
+    if (d <= 16) {
+      launch_mma<2, 2, 2, 8>(r0, len, k);
+    } else if (d <= 32) {
+      launch_mma<2, 4, 2, 8>(r0, len, k);
+    } else if (d <= 64) {
+      launch_mma<2, 8, 2, 8>(r0, len, k);
+    } else {
+      launch_mma<1, 16, 2, 8>(r0, len, k);
+    }
+  }
+
   // Rows r0 .. r0 + len: chunks of rows whose dot products (chunk x k floats,
   // fast_chunk_bytes(32 MiB)) come from one cuBLAS TF32 GEMM each.
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
-    if (fused_) {
+    if (kernel_ == FastKernel::Mma) {
+      mma_assign_batch(r0, len, k);
+      used_fast_ = true;
+      return;
+    }
+    if (kernel_ == FastKernel::Wmma) {
       assign_wmma_kernel<<<blocks_for(len, kWmRows), kWmThreads, 0, stream_>>>(
           reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
           reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
@@ -1010,7 +1067,7 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<unsigned int> step_empty_;
   DeviceBuffer<T> next_centers_;
   int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
-  bool fused_ = false;  // fast_path: the fused WMMA kernel, not the GEMMs
+  FastKernel kernel_ = FastKernel::Gemm;  // fast_path's choice of kernel
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };
