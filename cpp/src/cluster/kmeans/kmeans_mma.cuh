@@ -16,20 +16,17 @@
 #include <cstdint>
 
 #include "cluster/kmeans/kmeans_wmma.cuh"
+#include "core/cuda/tf32_round.cuh"
 
 namespace tl::detail {
 namespace {
 
-__device__ __forceinline__ unsigned tf32_bits(float x) {
-  unsigned u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-  return u;
-}
-
-// x = hi + lo (hi its TF32 rounding, lo the TF32 rounding of the rest).
+// x = hi + lo (hi its TF32 rounding, lo the TF32 rounding of the rest), as
+// the bits the tensor cores take.
 __device__ __forceinline__ void split_tf32_pair(float x, unsigned& hi, unsigned& lo) {
-  hi = tf32_bits(x);
-  lo = tf32_bits(x - __uint_as_float(hi));
+  const float h = tf32_round(x);
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(tf32_round(x - h));
 }
 
 // c += a b for one m16n8k8 TF32 product (a: 16 x 8 row fragment, b: 8 x 8).

@@ -15,16 +15,11 @@
 #include "core/cuda/blas.cuh"
 #include "core/cuda/check.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/tf32_round.cuh"
 #include "twinlearn/core/numerics.hpp"
 
 namespace tl::detail {
 namespace {
-
-__device__ __forceinline__ float tf32_round(float x) {
-  unsigned u;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-  return __uint_as_float(u);
-}
 
 // out (rows x 3d) from A (rows x d, row-major): [hi | hi | lo], or
 // [hi | lo | hi] with lo_middle. One thread per entry of A.
