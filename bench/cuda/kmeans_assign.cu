@@ -7,100 +7,190 @@
 // "mismatches": labels other than float64's nearest center; "hard": those of
 // rows whose two nearest centers are apart by more than 1e-4 (D + 1) in
 // float64 (D the nearest squared distance), so not near ties.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
-#include <vector>
 #include <random>
-#include <algorithm>
+#include <vector>
+
 #include "cluster/kmeans/kmeans_mma.cuh"
 using namespace tl::detail;
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
+#define CK(x)                                                     \
+  do {                                                            \
+    cudaError_t e = (x);                                          \
+    if (e != cudaSuccess) {                                       \
+      printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); \
+      exit(1);                                                    \
+    }                                                             \
+  } while (0)
 
-__global__ void ref_kernel(const float* X, std::int64_t n, const float* C, int k, int d, int* lab, double* dist, double* second) {
+__global__ void ref_kernel(const float* X, std::int64_t n, const float* C, int k, int d, int* lab, double* dist,
+                           double* second) {
   std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x;
   if (i >= n) return;
-  double b = INFINITY, b2 = INFINITY; int bi = -1;
+  double b = INFINITY, b2 = INFINITY;
+  int bi = -1;
   for (int c = 0; c < k; ++c) {
     double s = 0;
-    for (int f = 0; f < d; ++f) { double v = (double)X[i * d + f] - (double)C[c * d + f]; s += v * v; }
-    if (s < b) { b2 = b; b = s; bi = c; } else if (s < b2) b2 = s;
+    for (int f = 0; f < d; ++f) {
+      double v = (double)X[i * d + f] - (double)C[c * d + f];
+      s += v * v;
+    }
+    if (s < b) {
+      b2 = b;
+      b = s;
+      bi = c;
+    } else if (s < b2)
+      b2 = s;
   }
-  lab[i] = bi; dist[i] = b; second[i] = b2;
+  lab[i] = bi;
+  dist[i] = b;
+  second[i] = b2;
 }
 
-struct Data { std::int64_t n; int d, k; float *X, *xn, *C, *cn; int* rlab; double *rdist, *rsec; std::vector<float> hX, hC; };
+struct Data {
+  std::int64_t n;
+  int d, k;
+  float *X, *xn, *C, *cn;
+  int* rlab;
+  double *rdist, *rsec;
+  std::vector<float> hX, hC;
+};
 
 Data make(std::int64_t n, int d, int k, unsigned seed) {
-  Data D; D.n = n; D.d = d; D.k = k;
-  std::mt19937 rng(seed); std::normal_distribution<float> N(0.f, 1.f);
-  std::vector<float> tc((size_t)k * d); for (auto& v : tc) v = 6.f * N(rng);
-  D.hX.resize((size_t)n * d); std::vector<float> xn(n);
-  for (std::int64_t i = 0; i < n; ++i) { int c = rng() % k; double s = 0; for (int f = 0; f < d; ++f) { float v = tc[c * d + f] + 2.f * N(rng) + 3.f; D.hX[i * d + f] = v; s += (double)v * v; } xn[i] = (float)s; }
-  D.hC.resize((size_t)k * d); std::vector<float> cn(k);
-  for (int c = 0; c < k; ++c) { double s = 0; for (int f = 0; f < d; ++f) { float v = D.hX[(size_t)(c * 997 % n) * d + f] + 0.5f * N(rng); D.hC[c * d + f] = v; s += (double)v * v; } cn[c] = (float)s; }
-  CK(cudaMalloc(&D.X, 4 * n * d)); CK(cudaMalloc(&D.xn, 4 * n)); CK(cudaMalloc(&D.C, 4 * k * d)); CK(cudaMalloc(&D.cn, 4 * k));
-  CK(cudaMemcpy(D.X, D.hX.data(), 4 * n * d, cudaMemcpyHostToDevice)); CK(cudaMemcpy(D.xn, xn.data(), 4 * n, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(D.C, D.hC.data(), 4 * k * d, cudaMemcpyHostToDevice)); CK(cudaMemcpy(D.cn, cn.data(), 4 * k, cudaMemcpyHostToDevice));
-  CK(cudaMalloc(&D.rlab, 4 * n)); CK(cudaMalloc(&D.rdist, 8 * n)); CK(cudaMalloc(&D.rsec, 8 * n));
-  ref_kernel<<<(n + 127) / 128, 128>>>(D.X, n, D.C, k, d, D.rlab, D.rdist, D.rsec); CK(cudaDeviceSynchronize());
+  Data D;
+  D.n = n;
+  D.d = d;
+  D.k = k;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> N(0.f, 1.f);
+  std::vector<float> tc((size_t)k * d);
+  for (auto& v : tc) v = 6.f * N(rng);
+  D.hX.resize((size_t)n * d);
+  std::vector<float> xn(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    int c = rng() % k;
+    double s = 0;
+    for (int f = 0; f < d; ++f) {
+      float v = tc[c * d + f] + 2.f * N(rng) + 3.f;
+      D.hX[i * d + f] = v;
+      s += (double)v * v;
+    }
+    xn[i] = (float)s;
+  }
+  D.hC.resize((size_t)k * d);
+  std::vector<float> cn(k);
+  for (int c = 0; c < k; ++c) {
+    double s = 0;
+    for (int f = 0; f < d; ++f) {
+      float v = D.hX[(size_t)(c * 997 % n) * d + f] + 0.5f * N(rng);
+      D.hC[c * d + f] = v;
+      s += (double)v * v;
+    }
+    cn[c] = (float)s;
+  }
+  CK(cudaMalloc(&D.X, 4 * n * d));
+  CK(cudaMalloc(&D.xn, 4 * n));
+  CK(cudaMalloc(&D.C, 4 * k * d));
+  CK(cudaMalloc(&D.cn, 4 * k));
+  CK(cudaMemcpy(D.X, D.hX.data(), 4 * n * d, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(D.xn, xn.data(), 4 * n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(D.C, D.hC.data(), 4 * k * d, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(D.cn, cn.data(), 4 * k, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&D.rlab, 4 * n));
+  CK(cudaMalloc(&D.rdist, 8 * n));
+  CK(cudaMalloc(&D.rsec, 8 * n));
+  ref_kernel<<<(n + 127) / 128, 128>>>(D.X, n, D.C, k, d, D.rlab, D.rdist, D.rsec);
+  CK(cudaDeviceSynchronize());
   return D;
 }
 
 void check(const Data& D, const int* dlab, const float* dmind, const char* name, double ms) {
-  std::vector<int> lab(D.n), rl(D.n); std::vector<float> md(D.n); std::vector<double> rd(D.n), rs(D.n);
-  CK(cudaMemcpy(lab.data(), dlab, 4 * D.n, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(md.data(), dmind, 4 * D.n, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(rl.data(), D.rlab, 4 * D.n, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(rd.data(), D.rdist, 8 * D.n, cudaMemcpyDeviceToHost));
+  std::vector<int> lab(D.n), rl(D.n);
+  std::vector<float> md(D.n);
+  std::vector<double> rd(D.n), rs(D.n);
+  CK(cudaMemcpy(lab.data(), dlab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(md.data(), dmind, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(rl.data(), D.rlab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(rd.data(), D.rdist, 8 * D.n, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(rs.data(), D.rsec, 8 * D.n, cudaMemcpyDeviceToHost));
-  long mism = 0, hard = 0, bad = 0; double maxrel = 0;
+  long mism = 0, hard = 0, bad = 0;
+  double maxrel = 0;
   for (std::int64_t i = 0; i < D.n; ++i) {
-    if (lab[i] < 0 || lab[i] >= D.k) { ++bad; continue; }
-    if (lab[i] != rl[i]) { ++mism; if (rs[i] - rd[i] > 1e-4 * (rd[i] + 1.0)) ++hard; }
+    if (lab[i] < 0 || lab[i] >= D.k) {
+      ++bad;
+      continue;
+    }
+    if (lab[i] != rl[i]) {
+      ++mism;
+      if (rs[i] - rd[i] > 1e-4 * (rd[i] + 1.0)) ++hard;
+    }
     maxrel = std::max(maxrel, std::fabs(md[i] - rd[i]) / (rd[i] + 1.0));
   }
-  printf("%-34s n=%lld d=%d k=%d  %8.4f ms/assign  mismatches %ld (hard %ld, invalid %ld)  mind max rel err %.2e\n", name,
-         (long long)D.n, D.d, D.k, ms, mism, hard, bad, maxrel);
+  printf("%-34s n=%lld d=%d k=%d  %8.4f ms/assign  mismatches %ld (hard %ld, invalid %ld)  mind max rel err %.2e\n",
+         name, (long long)D.n, D.d, D.k, ms, mism, hard, bad, maxrel);
 }
 
+// One untimed launch (labels reset first, so every label counts as changed),
+// then 21 timed ones: milliseconds per launch.
+template <class Launch>
+float time_launches(const Data& D, int* lab, Launch&& launch) {
+  CK(cudaMemset(lab, 0xff, 4 * D.n));
+  launch();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  CK(cudaEventRecord(a));
+  for (int it = 0; it < 21; ++it) launch();
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  return ms / 21;
+}
+
+// The engine's launch (CudaEngine::launch_mma): the staged chunk from
+// MmaAssign::chunk_for, at most chunk_cap centers; a persistent grid.
 template <int MT, int KS, int NB, int WARPS>
 void run_mma(const Data& D, int* lab, float* mind, unsigned long long* ch, int chunk_cap, const char* name) {
   using S = MmaAssign<MT, KS, NB, WARPS>;
   auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
-  int kp = (D.k + S::kCenterStep - 1) / S::kCenterStep * S::kCenterStep;
-  int optin = 0; CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  int fit = (int)((optin - 1024) / S::smem_bytes(S::kCenterStep)) * S::kCenterStep;
-  int chunk = std::min({kp, chunk_cap / S::kCenterStep * S::kCenterStep, fit});
-  size_t smem = S::smem_bytes(chunk);
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  int per = 0, sms = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, S::kThreads, smem));
+  int optin = 0, per = 0, sms = 0;
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  std::int64_t tiles = (D.n + S::kRows - 1) / S::kRows;
-  unsigned grid = (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * sms);
-  CK(cudaMemset(lab, 0xff, 4 * D.n));
-  kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch); CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  cudaEventRecord(a);
-  for (int it = 0; it < 21; ++it) kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
-  cudaEventRecord(b); CK(cudaEventSynchronize(b)); float ms; cudaEventElapsedTime(&ms, a, b);
-  char full[128]; snprintf(full, sizeof full, "%s chunk=%d occ=%d", name, chunk, per);
-  check(D, lab, mind, full, ms / 21);
+  const int chunk = S::chunk_for(D.k, optin, chunk_cap);
+  const size_t smem = S::smem_bytes(chunk);
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, S::kThreads, smem));
+  const std::int64_t tiles = (D.n + S::kRows - 1) / S::kRows;
+  const unsigned grid = (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * sms);
+  const float ms = time_launches(D, lab, [&] {
+    kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
+  });
+  char full[128];
+  snprintf(full, sizeof full, "%s chunk=%d occ=%d", name, chunk, per);
+  check(D, lab, mind, full, ms);
 }
 
 void run_wmma(const Data& D, int* lab, float* mind, unsigned long long* ch) {
-  unsigned grid = (unsigned)((D.n + kWmRows - 1) / kWmRows);
-  CK(cudaMemset(lab, 0xff, 4 * D.n));
-  assign_wmma_kernel<<<grid, kWmThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, lab, mind, ch); CK(cudaDeviceSynchronize());
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  cudaEventRecord(a);
-  for (int it = 0; it < 21; ++it) assign_wmma_kernel<<<grid, kWmThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, lab, mind, ch);
-  cudaEventRecord(b); CK(cudaEventSynchronize(b)); float ms; cudaEventElapsedTime(&ms, a, b);
-  check(D, lab, mind, "wmma (existing)", ms / 21);
+  const unsigned grid = (unsigned)((D.n + kWmRows - 1) / kWmRows);
+  const float ms = time_launches(D, lab, [&] {
+    assign_wmma_kernel<<<grid, kWmThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, lab, mind, ch);
+  });
+  check(D, lab, mind, "wmma (existing)", ms);
 }
 
 int main() {
-  int* lab; float* mind; unsigned long long* ch;
+  int* lab;
+  float* mind;
+  unsigned long long* ch;
   std::int64_t nmax = 1000000;
-  CK(cudaMalloc(&lab, 4 * nmax)); CK(cudaMalloc(&mind, 4 * nmax)); CK(cudaMalloc(&ch, 8));
+  CK(cudaMalloc(&lab, 4 * nmax));
+  CK(cudaMalloc(&mind, 4 * nmax));
+  CK(cudaMalloc(&ch, 8));
   {
     Data D = make(1000000, 64, 256, 1);
     run_wmma(D, lab, mind, ch);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -826,9 +827,10 @@ class CudaEngine final : public KMeansEngine<T> {
       fast_state_ = -1;
       const std::int64_t n = this->n, d = this->d;
       kernel_ = fast_kernel_choice(d);
-      if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows && kernel_ != FastKernel::Gemm) {
+      if (ctx_.mode() != NumericMode::Fast || !resident_ || n < kFastMinRows) return false;
+      if (kernel_ != FastKernel::Gemm) {
         fast_state_ = 1;
-      } else if (ctx_.mode() == NumericMode::Fast && resident_ && n >= kFastMinRows) {
+      } else {
         std::size_t free_b = 0, total_b = 0;
         TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
         const std::size_t need = sizeof(float) * static_cast<std::size_t>(3 * n * d);
@@ -845,31 +847,33 @@ class CudaEngine final : public KMeansEngine<T> {
   // assign_mma_kernel over rows r0 .. r0 + len: the shape for d, as many
   // centers staged at once as the block's shared memory holds (or
   // TWINLEARN_KMEANS_MMA_CHUNK, rounded to the kernel's step), a persistent
-  // grid of as many blocks as the device keeps resident.
+  // grid of as many blocks as the device keeps resident. The launch shape is
+  // worked out once per number of centers (mma_launch_), not per assignment.
   template <int MT, int KS, int NB, int WARPS>
   void launch_mma(std::int64_t r0, std::int64_t len, std::int64_t k) {
     using S = MmaAssign<MT, KS, NB, WARPS>;
     auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
-    int optin = 0, sms = 0, per_sm = 0;
-    TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
-    TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
-    const std::int64_t step = S::kCenterStep, kpad = (k + step - 1) / step * step;
-    const std::int64_t fit = (optin - 1024) / static_cast<std::int64_t>(S::smem_bytes(static_cast<int>(step))) * step;
-    std::int64_t cap = kpad;  // TWINLEARN_KMEANS_MMA_CHUNK: fewer centers at a time (tests)
-    if (const char* env = std::getenv("TWINLEARN_KMEANS_MMA_CHUNK"))
-      cap = std::max(step, static_cast<std::int64_t>(std::strtoll(env, nullptr, 10)) / step * step);
-    const int chunk = static_cast<int>(std::min({kpad, cap, std::max(step, fit)}));
-    const std::size_t smem = S::smem_bytes(chunk);
-    TL_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, S::kThreads, smem));
+    MmaLaunch& L = mma_launch_;
+    if (L.k != k) {
+      int optin = 0, sms = 0, per_sm = 0;
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+      std::int64_t cap = std::numeric_limits<int>::max();  // TWINLEARN_KMEANS_MMA_CHUNK: fewer centers at a time (tests)
+      if (const char* env = std::getenv("TWINLEARN_KMEANS_MMA_CHUNK")) cap = std::strtoll(env, nullptr, 10);
+      L.chunk = S::chunk_for(k, optin, cap);
+      L.smem = S::smem_bytes(L.chunk);
+      TL_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(L.smem)));
+      TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, S::kThreads, L.smem));
+      L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
+      L.k = k;
+    }
     const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
-    const unsigned grid =
-        static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, std::int64_t(std::max(per_sm, 1)) * sms)));
+    const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
     const std::int64_t d = this->d;
-    kern<<<grid, S::kThreads, smem, stream_>>>(
+    kern<<<grid, S::kThreads, L.smem, stream_>>>(
         reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
         reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
-        static_cast<int>(k), static_cast<int>(d), chunk, labels_.data() + r0,
+        static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
         reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
     TL_CUDA_CHECK_LAUNCH("assign_mma_kernel");
   }
@@ -1072,6 +1076,13 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<T> next_centers_;
   int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
   FastKernel kernel_ = FastKernel::Gemm;  // fast_path's choice of kernel
+  // launch_mma's shape for k centers (k = -1: not worked out yet); d, and so
+  // the kernel's instantiation, is fixed for the engine.
+  struct MmaLaunch {
+    std::int64_t k = -1, resident = 1;
+    int chunk = 0;
+    std::size_t smem = 0;
+  } mma_launch_;
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };

@@ -12,6 +12,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 
@@ -47,6 +48,15 @@ struct MmaAssign {
   // Shared-memory bytes for a chunk of `chunk` centers: fragments + norms.
   static constexpr std::size_t smem_bytes(int chunk) {
     return static_cast<std::size_t>(chunk / 8) * KS * 32 * sizeof(float4) + sizeof(float) * chunk;
+  }
+  // Centers staged at once for k centers: all of them (rounded up to the
+  // step) when they fit `optin` bytes of shared memory less 1 KiB for the
+  // kernel's own, else as many steps as fit; at most `cap` (rounded down to
+  // the step, at least one step).
+  static int chunk_for(std::int64_t k, int optin, std::int64_t cap) {
+    const std::int64_t step = kCenterStep, kpad = (k + step - 1) / step * step;
+    const std::int64_t fit = (optin - 1024) / static_cast<std::int64_t>(smem_bytes(kCenterStep)) * step;
+    return static_cast<int>(std::min({kpad, std::max(step, cap / step * step), std::max(step, fit)}));
   }
 };
 
