@@ -1,6 +1,8 @@
-// Fast mode's fused KMeans assignment kernels, checked and timed on their own:
-// the WMMA kernel (kmeans_wmma.cuh) and shapes of the mma.sync kernel
-// (kmeans_mma.cuh) against nearest centers in float64, on blob data; 21
+// The fused KMeans assignment kernels, checked and timed on their own: fast
+// mode's WMMA kernel (kmeans_wmma.cuh) and shapes of the mma.sync kernel
+// (kmeans_mma.cuh) against nearest centers in float64, and the canonical
+// kernels (kmeans_canon.cuh: assign_canon_kernel against assign_kernel, whose
+// labels and distances it must equal bit for bit), on blob data; 21
 // assignments timed with CUDA events. Build and run on a GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icpp/src -Icpp/include bench/cuda/kmeans_assign.cu -o /tmp/kmeans_assign
 //   /tmp/kmeans_assign
@@ -14,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "cluster/kmeans/kmeans_canon.cuh"
 #include "cluster/kmeans/kmeans_mma.cuh"
 using namespace tl::detail;
 #define CK(x)                                                     \
@@ -183,6 +186,48 @@ void run_wmma(const Data& D, int* lab, float* mind, unsigned long long* ch) {
   check(D, lab, mind, "wmma (existing)", ms);
 }
 
+// The canonical kernels: assign_kernel, then assign_canon_kernel launched as
+// the engine does (CudaEngine::launch_canon; at most chunk_cap centers
+// staged); "bit mismatches": rows whose label or distance bits differ.
+void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int chunk_cap) {
+  const float ms_tile = time_launches(D, lab, [&] {
+    assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
+                                                                           lab, mind, ch);
+  });
+  check(D, lab, mind, "canonical assign_kernel", ms_tile);
+  std::vector<int> lab0(D.n);
+  std::vector<unsigned> md0(D.n);
+  CK(cudaMemcpy(lab0.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(md0.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  using S = CanonAssign;
+  int optin = 0, per_sm_bytes = 0, reserved = 0, sms = 0, per = 0;
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  CK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
+  CK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, 0));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::int64_t kk = std::min<std::int64_t>(D.k, std::max(S::kCenters, chunk_cap));
+  int chunk = S::chunk_for(kk, D.d, (size_t)(per_sm_bytes / 2 - reserved));
+  if (chunk == 0) chunk = S::chunk_for(kk, D.d, (size_t)optin);
+  const size_t smem = S::smem_bytes(D.d, chunk);
+  CK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, assign_canon_kernel, S::kThreads, smem));
+  const std::int64_t tiles = (D.n + S::kRows - 1) / S::kRows;
+  const unsigned grid = (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * sms);
+  const float ms = time_launches(D, lab, [&] {
+    assign_canon_kernel<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
+  });
+  char full[128];
+  snprintf(full, sizeof full, "canonical assign_canon chunk=%d occ=%d", chunk, per);
+  check(D, lab, mind, full, ms);
+  std::vector<int> lab1(D.n);
+  std::vector<unsigned> md1(D.n);
+  CK(cudaMemcpy(lab1.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(md1.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  long diff = 0;
+  for (std::int64_t i = 0; i < D.n; ++i) diff += lab0[i] != lab1[i] || md0[i] != md1[i];
+  printf("  bit mismatches against assign_kernel: %ld of %lld rows\n", diff, (long long)D.n);
+}
+
 int main() {
   int* lab;
   float* mind;
@@ -191,8 +236,21 @@ int main() {
   CK(cudaMalloc(&lab, 4 * nmax));
   CK(cudaMalloc(&mind, 4 * nmax));
   CK(cudaMalloc(&ch, 8));
+  const bool canon_only = std::getenv("CANON_ONLY") != nullptr;
   {
     Data D = make(1000000, 64, 256, 1);
+    run_canon(D, lab, mind, ch, 1 << 20);
+    run_canon(D, lab, mind, ch, 128);
+    if (canon_only) {
+      Data E = make(77777, 61, 250, 2);
+      run_canon(E, lab, mind, ch, 1 << 20);
+      run_canon(E, lab, mind, ch, 128);
+      Data F = make(300000, 128, 1000, 3);
+      run_canon(F, lab, mind, ch, 1 << 20);
+      Data G = make(200000, 13, 7, 4);
+      run_canon(G, lab, mind, ch, 1 << 20);
+      return 0;
+    }
     run_wmma(D, lab, mind, ch);
     run_mma<2, 8, 2, 8>(D, lab, mind, ch, 1 << 20, "mma MT2 KS8 NB2 W8");
     run_mma<2, 8, 1, 8>(D, lab, mind, ch, 1 << 20, "mma MT2 KS8 NB1 W8");

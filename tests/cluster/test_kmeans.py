@@ -245,6 +245,34 @@ def test_cpu_and_gpu_give_identical_bits(dtype, init, weighted, n, k):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(
+    "d,env",
+    [
+        (64, {}),  # assign_canon_kernel, all centers staged, 128-bit row loads
+        (64, {"TWINLEARN_KMEANS_CANON_CHUNK": "128"}),  # centers staged 128 at a time
+        (19, {}),  # scalar row loads
+        (19, {"TWINLEARN_KMEANS_CANON_CHUNK": "128"}),
+        (64, {"TWINLEARN_KMEANS_CANON_KERNEL": "tile"}),  # assign_kernel
+        (131, {}),  # past assign_canon_kernel's width: assign_kernel
+    ],
+)
+def test_canonical_assignment_kernels_give_the_cpu_bits(d, env, monkeypatch):
+    """Both canonical assignment kernels (kmeans_canon.cuh), each way of
+    staging the centers, give the CPU's labels, centers and inertia."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    X = blobs(n=40_003, d=d, centers=20, dtype=np.float32, seed=6)
+    init = X[::133][:300].copy()
+    kw = dict(n_clusters=300, init=init, n_init=1, max_iter=4, numeric_mode="identical")
+    c = KMeans(device="cpu", **kw).fit(X)
+    g = KMeans(device="cuda", **kw).fit(X)
+    assert bits(c.labels_) == bits(g.labels_)
+    assert bits(c.cluster_centers_) == bits(g.cluster_centers_)
+    assert c.inertia_ == g.inertia_ and c.n_iter_ == g.n_iter_
+    assert bits(c.transform(X[:999])) == bits(g.transform(X[:999]))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 def test_device_arrays(lib):
     mod = pytest.importorskip(lib)

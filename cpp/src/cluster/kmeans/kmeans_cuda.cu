@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cluster/kmeans/kmeans_canon.cuh"
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_mma.cuh"
 #include "core/cuda/blas.cuh"
@@ -22,7 +23,6 @@ namespace tl::detail {
 namespace {
 
 using tile::Cfg;
-using tile::Smem;
 
 unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
@@ -31,72 +31,6 @@ template <class T>
 __global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t n, std::int64_t d, T* out) {
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e < n * d) out[e] = num::sub(X[e], mu[e % d]);
-}
-
-// Fused distance + argmin. Block b owns rows [b*BM, b*BM + BM) and walks all
-// center tiles; threads as in distance_tile.cuh. Each thread keeps, for each
-// of its TM rows, the nearest (distance, center) among its columns; the 16
-// threads of a row group then reduce by half-warp shuffles, and the thread
-// with tx == 0 writes the label, the distance and whether the label changed.
-// Two blocks per SM (at most 128 registers a thread): the center indices are
-// kept as 32-bit integers to make room.
-template <class T>
-__global__ void __launch_bounds__(tile::kThreads, 2)
-    assign_kernel(const T* __restrict__ X, const T* __restrict__ xn, std::int64_t n, const T* __restrict__ C,
-                  const T* __restrict__ cn, std::int64_t k, std::int64_t d, std::int32_t* __restrict__ labels,
-                  T* __restrict__ mind, unsigned long long* __restrict__ changed) {
-  constexpr int BM = Cfg<T>::BM, BN = Cfg<T>::BN, TM = Cfg<T>::TM, TN = Cfg<T>::TN;
-  __shared__ Smem<T> s;
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * BM;
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  T best[TM];
-  int bi[TM];
-  T xr[TM];
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    best[i] = dist::empty_value<T>();
-    bi[i] = INT_MAX;
-    xr[i] = xn[min(row0 + tile::row_of<T>(ty, i), n - 1)];
-  }
-  T acc[TM][TN];
-  for (std::int64_t col0 = 0; col0 < k; col0 += BN) {
-    tile::compute_tile<T, dist::Family::Dot>(X, n, C, k, d, row0, col0, T(0), s, acc);
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int c = static_cast<int>(col0) + tile::col_of<T>(tx, j);
-      if (c >= k) continue;
-      const T cc = cn[c];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const T v = dist::sq_from_dot(xr[i], cc, acc[i][j]);
-        if (dist::nearer<T>(v, c, best[i], bi[i])) {
-          best[i] = v;
-          bi[i] = c;
-        }
-      }
-    }
-  }
-  unsigned long long ch = 0;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int o = 8; o >= 1; o >>= 1) {  // (distance, center) minimum across the 16 lanes of the row group
-      const T ov = __shfl_xor_sync(0xffffffffu, best[i], o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
-      if (dist::nearer<T>(ov, oi, best[i], bi[i])) {
-        best[i] = ov;
-        bi[i] = oi;
-      }
-    }
-    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
-    if (tx == 0 && r < n) {
-      const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
-      ch += labels[r] != lab;
-      labels[r] = lab;
-      mind[r] = best[i];
-    }
-  }
-  add_block_count(ch, changed);
 }
 
 // ---------------------------------------------------------------------------
@@ -795,6 +729,10 @@ class CudaEngine final : public KMeansEngine<T> {
         fast_assign_batch(r0, len, k);
         return;
       }
+      if (canon_kernel()) {
+        launch_canon(r0, len, xb, k);
+        return;
+      }
     }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
         xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
@@ -844,6 +782,57 @@ class CudaEngine final : public KMeansEngine<T> {
     return fast_state_ == 1 && k >= kFastMinClusters;
   }
 
+  // The canonical assignment's kernel for float data: assign_canon_kernel
+  // (kmeans_canon.cuh) up to CanonAssign::kMaxFeatures features, else
+  // assign_kernel; TWINLEARN_KMEANS_CANON_KERNEL=tile picks assign_kernel
+  // (tests: both give the same bits).
+  bool canon_kernel() {
+    if (canon_state_ == 0) {
+      const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL");
+      const bool tile = env != nullptr && std::string(env) == "tile";
+      canon_state_ = !tile && this->d <= CanonAssign::kMaxFeatures ? 1 : -1;
+    }
+    return canon_state_ == 1;
+  }
+
+  // assign_canon_kernel over rows r0 .. r0 + len of the batch xb: all the
+  // centers staged at once when two blocks of them fit an SM's shared memory,
+  // else as many as one block holds (TWINLEARN_KMEANS_CANON_CHUNK: fewer, for
+  // tests); a persistent grid. Worked out once per number of centers.
+  void launch_canon(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+    using S = CanonAssign;
+    const std::int64_t d = this->d;
+    LaunchShape& L = canon_launch_;
+    if (L.k != k) {
+      int optin = 0, per_sm_bytes = 0, reserved = 0, sms = 0, per_sm = 0;
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev_));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev_));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+      std::int64_t kk = k;
+      if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK"))
+        kk = std::min<std::int64_t>(k, std::max<std::int64_t>(S::kCenters, std::strtoll(env, nullptr, 10)));
+      int chunk = S::chunk_for(kk, d, static_cast<std::size_t>(per_sm_bytes / 2 - reserved));
+      if (chunk == 0) chunk = S::chunk_for(kk, d, static_cast<std::size_t>(optin));
+      L.chunk = chunk;
+      L.smem = S::smem_bytes(d, chunk);
+      TL_CUDA_CHECK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(L.smem)));
+      TL_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assign_canon_kernel, S::kThreads, L.smem));
+      L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
+      L.k = k;
+    }
+    const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
+    const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
+    assign_canon_kernel<<<grid, S::kThreads, L.smem, stream_>>>(
+        reinterpret_cast<const float*>(xb), reinterpret_cast<const float*>(norms_.data()) + r0, len,
+        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
+        static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
+        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("assign_canon_kernel");
+  }
+
   // assign_mma_kernel over rows r0 .. r0 + len: the shape for d, as many
   // centers staged at once as the block's shared memory holds (or
   // TWINLEARN_KMEANS_MMA_CHUNK, rounded to the kernel's step), a persistent
@@ -853,7 +842,7 @@ class CudaEngine final : public KMeansEngine<T> {
   void launch_mma(std::int64_t r0, std::int64_t len, std::int64_t k) {
     using S = MmaAssign<MT, KS, NB, WARPS>;
     auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
-    MmaLaunch& L = mma_launch_;
+    LaunchShape& L = mma_launch_;
     if (L.k != k) {
       int optin = 0, sms = 0, per_sm = 0;
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
@@ -1076,13 +1065,16 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<T> next_centers_;
   int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
   FastKernel kernel_ = FastKernel::Gemm;  // fast_path's choice of kernel
-  // launch_mma's shape for k centers (k = -1: not worked out yet); d, and so
-  // the kernel's instantiation, is fixed for the engine.
-  struct MmaLaunch {
+  // A persistent assignment kernel's launch for k centers (k = -1: not worked
+  // out yet): centers staged at once, shared memory, resident blocks; d, and
+  // so the kernel's instantiation, is fixed for the engine.
+  struct LaunchShape {
     std::int64_t k = -1, resident = 1;
     int chunk = 0;
     std::size_t smem = 0;
-  } mma_launch_;
+  };
+  LaunchShape mma_launch_, canon_launch_;
+  int canon_state_ = 0;  // canon_kernel(): 0 not read yet, 1 assign_canon_kernel, -1 assign_kernel
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };
