@@ -729,10 +729,7 @@ class CudaEngine final : public KMeansEngine<T> {
         fast_assign_batch(r0, len, k);
         return;
       }
-      if (canon_kernel()) {
-        launch_canon(r0, len, xb, k);
-        return;
-      }
+      if (canon_kernel() && launch_canon(r0, len, xb, k)) return;
     }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
         xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
@@ -795,11 +792,14 @@ class CudaEngine final : public KMeansEngine<T> {
     return canon_state_ == 1;
   }
 
-  // assign_canon_kernel over rows r0 .. r0 + len of the batch xb: all the
-  // centers staged at once when two blocks of them fit an SM's shared memory,
-  // else as many as one block holds (TWINLEARN_KMEANS_CANON_CHUNK: fewer, for
-  // tests); a persistent grid. Worked out once per number of centers.
-  void launch_canon(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+  // assign_canon_kernel over rows r0 .. r0 + len of the batch xb, when two
+  // blocks with all the centers staged fit an SM's shared memory (false
+  // otherwise: assign_kernel was faster there on the H100, 2.69 against 3.45
+  // ms for 300k x 128, k = 1000, one block an SM; 1.94 against 1.98 ms for
+  // 1M x 64, k = 256 in chunks of 128). TWINLEARN_KMEANS_CANON_CHUNK stages
+  // fewer at a time (tests). A persistent grid; worked out once per number of
+  // centers.
+  bool launch_canon(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     using S = CanonAssign;
     const std::int64_t d = this->d;
     LaunchShape& L = canon_launch_;
@@ -813,16 +813,19 @@ class CudaEngine final : public KMeansEngine<T> {
       if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK"))
         kk = std::min<std::int64_t>(k, std::max<std::int64_t>(S::kCenters, std::strtoll(env, nullptr, 10)));
       int chunk = S::chunk_for(kk, d, static_cast<std::size_t>(per_sm_bytes / 2 - reserved));
-      if (chunk == 0) chunk = S::chunk_for(kk, d, static_cast<std::size_t>(optin));
+      const std::int64_t kpad = (k + S::kCenters - 1) / S::kCenters * S::kCenters;
+      if (chunk < kpad && std::getenv("TWINLEARN_KMEANS_CANON_CHUNK") == nullptr) chunk = 0;  // assign_kernel
       L.chunk = chunk;
+      L.k = k;
+      if (chunk == 0) return false;
       L.smem = S::smem_bytes(d, chunk);
       TL_CUDA_CHECK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(L.smem)));
       TL_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assign_canon_kernel, S::kThreads, L.smem));
       L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
-      L.k = k;
     }
+    if (L.chunk == 0) return false;
     const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
     const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
     assign_canon_kernel<<<grid, S::kThreads, L.smem, stream_>>>(
@@ -831,6 +834,7 @@ class CudaEngine final : public KMeansEngine<T> {
         static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
         reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
     TL_CUDA_CHECK_LAUNCH("assign_canon_kernel");
+    return true;
   }
 
   // assign_mma_kernel over rows r0 .. r0 + len: the shape for d, as many
