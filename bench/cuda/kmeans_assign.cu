@@ -155,21 +155,31 @@ float time_launches(const Data& D, int* lab, Launch&& launch) {
   return ms / 21;
 }
 
+int attr(cudaDeviceAttr a) {
+  int v = 0;
+  CK(cudaDeviceGetAttribute(&v, a, 0));
+  return v;
+}
+
+// A persistent grid for kern with smem bytes of dynamic shared memory over
+// `tiles` tiles: at most as many blocks as stay resident (per: blocks an SM).
+template <class Kernel>
+unsigned persistent_grid(Kernel kern, int threads, size_t smem, std::int64_t tiles, int& per) {
+  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, threads, smem));
+  return (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * attr(cudaDevAttrMultiProcessorCount));
+}
+
 // The engine's launch (CudaEngine::launch_mma): the staged chunk from
 // MmaAssign::chunk_for, at most chunk_cap centers; a persistent grid.
 template <int MT, int KS, int NB, int WARPS>
 void run_mma(const Data& D, int* lab, float* mind, unsigned long long* ch, int chunk_cap, const char* name) {
   using S = MmaAssign<MT, KS, NB, WARPS>;
   auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
-  int optin = 0, per = 0, sms = 0;
-  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int chunk = S::chunk_for(D.k, optin, chunk_cap);
+  int per = 0;
+  const int chunk = S::chunk_for(D.k, attr(cudaDevAttrMaxSharedMemoryPerBlockOptin), chunk_cap);
   const size_t smem = S::smem_bytes(chunk);
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, S::kThreads, smem));
-  const std::int64_t tiles = (D.n + S::kRows - 1) / S::kRows;
-  const unsigned grid = (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * sms);
+  const unsigned grid = persistent_grid(kern, S::kThreads, smem, (D.n + S::kRows - 1) / S::kRows, per);
   const float ms = time_launches(D, lab, [&] {
     kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
   });
@@ -186,9 +196,11 @@ void run_wmma(const Data& D, int* lab, float* mind, unsigned long long* ch) {
   check(D, lab, mind, "wmma (existing)", ms);
 }
 
-// The canonical kernels: assign_kernel, then assign_canon_kernel launched as
-// the engine does (CudaEngine::launch_canon; at most chunk_cap centers
-// staged); "bit mismatches": rows whose label or distance bits differ.
+// The canonical kernels: assign_kernel, then assign_canon_kernel staged as
+// the engine does (CanonAssign::staged_for; chunk_cap > 0: at most that many
+// centers at a time) or, where the engine leaves the shape to assign_kernel,
+// with as many centers as one block an SM holds; "bit mismatches": rows
+// whose label or distance bits differ.
 void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int chunk_cap) {
   const float ms_tile = time_launches(D, lab, [&] {
     assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
@@ -200,19 +212,13 @@ void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int
   CK(cudaMemcpy(lab0.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(md0.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
   using S = CanonAssign;
-  int optin = 0, per_sm_bytes = 0, reserved = 0, sms = 0, per = 0;
-  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-  CK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, 0));
-  CK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, 0));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const std::int64_t kk = std::min<std::int64_t>(D.k, std::max(S::kCenters, chunk_cap));
-  int chunk = S::chunk_for(kk, D.d, (size_t)(per_sm_bytes / 2 - reserved));
-  if (chunk == 0) chunk = S::chunk_for(kk, D.d, (size_t)optin);
+  const size_t budget = S::two_block_budget(attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor),
+                                            attr(cudaDevAttrReservedSharedMemoryPerBlock));
+  int chunk = S::staged_for(D.k, D.d, budget, chunk_cap);
+  if (chunk == 0) chunk = S::chunk_for(D.k, D.d, (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlockOptin));
   const size_t smem = S::smem_bytes(D.d, chunk);
-  CK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, assign_canon_kernel, S::kThreads, smem));
-  const std::int64_t tiles = (D.n + S::kRows - 1) / S::kRows;
-  const unsigned grid = (unsigned)std::min<std::int64_t>(tiles, (std::int64_t)std::max(per, 1) * sms);
+  int per = 0;
+  const unsigned grid = persistent_grid(assign_canon_kernel, S::kThreads, smem, (D.n + S::kRows - 1) / S::kRows, per);
   const float ms = time_launches(D, lab, [&] {
     assign_canon_kernel<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
   });
@@ -239,16 +245,16 @@ int main() {
   const bool canon_only = std::getenv("CANON_ONLY") != nullptr;
   {
     Data D = make(1000000, 64, 256, 1);
-    run_canon(D, lab, mind, ch, 1 << 20);
+    run_canon(D, lab, mind, ch, 0);
     run_canon(D, lab, mind, ch, 128);
     if (canon_only) {
       Data E = make(77777, 61, 250, 2);
-      run_canon(E, lab, mind, ch, 1 << 20);
+      run_canon(E, lab, mind, ch, 0);
       run_canon(E, lab, mind, ch, 128);
       Data F = make(300000, 128, 1000, 3);
-      run_canon(F, lab, mind, ch, 1 << 20);
+      run_canon(F, lab, mind, ch, 0);
       Data G = make(200000, 13, 7, 4);
-      run_canon(G, lab, mind, ch, 1 << 20);
+      run_canon(G, lab, mind, ch, 0);
       return 0;
     }
     run_wmma(D, lab, mind, ch);

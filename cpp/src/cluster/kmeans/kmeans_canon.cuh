@@ -8,14 +8,15 @@
 //   features of 128 rows and 128 centers staged between barriers, the rows
 //   loaded again for every tile of centers;
 // - assign_canon_kernel: float data with up to CanonAssign::kMaxFeatures
-//   features, used where two blocks with all the centers fit an SM (the
-//   engine's launch_canon; 1.77 against 1.94 ms an assignment for 1M x 64,
-//   k = 256 on the H100, slower than assign_kernel otherwise). A block stages a chunk of centers in shared memory once (all of
-//   them when they fit) and a tile of 128 rows at a time, every feature of
-//   both, transposed, so the walk over the features has no barrier in it;
-//   blocks are persistent. Thread mapping and accumulators as
-//   distance_tile.cuh (256 threads as 16 x 16, each owning 8 rows x 8 centers
-//   of a 128 x 128 tile, 128-bit shared-memory reads).
+//   features, where CanonAssign::staged_for stages all the centers in two
+//   blocks an SM (1.77 against 1.94 ms an assignment for 1M x 64, k = 256 on
+//   the H100; slower than assign_kernel elsewhere). A block stages a chunk of
+//   centers in shared memory once (all of them when they fit) and a tile of
+//   128 rows at a time, every feature of both, transposed, so the walk over
+//   the features has no barrier in it; blocks are persistent. Thread mapping
+//   and accumulators as distance_tile.cuh (256 threads as 16 x 16, each
+//   owning 8 rows x 8 centers of a 128 x 128 tile, 128-bit shared-memory
+//   reads); rank_tile and write_row_groups are shared by both kernels.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -28,6 +29,57 @@
 
 namespace tl::detail {
 namespace {
+
+// Ranks one tile's accumulators into a thread's (best, bi): acc[i][j] is
+// the dot product of its row i (squared norm xr(i)) and center
+// c0 + col_of(tx, j), whose squared norm is cnt[col_of(tx, j)]; centers from
+// k on are skipped.
+template <class T, int TM, int TN, class RowNorm>
+__device__ __forceinline__ void rank_tile(const T (&acc)[TM][TN], RowNorm xr, const T* cnt, int c0, std::int64_t k,
+                                          int tx, T (&best)[TM], int (&bi)[TM]) {
+#pragma unroll
+  for (int j = 0; j < TN; ++j) {
+    const int cl = tile::col_of<T>(tx, j), c = c0 + cl;
+    if (c >= k) continue;
+    const T cc = cnt[cl];
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const T v = dist::sq_from_dot(xr(i), cc, acc[i][j]);
+      if (dist::nearer<T>(v, c, best[i], bi[i])) {
+        best[i] = v;
+        bi[i] = c;
+      }
+    }
+  }
+}
+
+// The (distance, center) minimum of each of a thread's rows across the 16
+// lanes of its row group (half-warp shuffles); the lane with tx == 0 writes
+// the label and the distance of rows below n and counts changed labels in ch.
+template <class T, int TM>
+__device__ __forceinline__ void write_row_groups(T (&best)[TM], int (&bi)[TM], std::int64_t row0, int ty, int tx,
+                                                 std::int64_t n, std::int32_t* __restrict__ labels,
+                                                 T* __restrict__ mind, unsigned long long& ch) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+#pragma unroll
+    for (int o = 8; o >= 1; o >>= 1) {
+      const T ov = __shfl_xor_sync(0xffffffffu, best[i], o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
+      if (dist::nearer<T>(ov, oi, best[i], bi[i])) {
+        best[i] = ov;
+        bi[i] = oi;
+      }
+    }
+    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
+    if (tx == 0 && r < n) {
+      const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
+      ch += labels[r] != lab;
+      labels[r] = lab;
+      mind[r] = best[i];
+    }
+  }
+}
 
 // Fused distance + argmin. Block b owns rows [b*BM, b*BM + BM) and walks all
 // center tiles; threads as in distance_tile.cuh. Each thread keeps, for each
@@ -57,41 +109,10 @@ __global__ void __launch_bounds__(tile::kThreads, 2)
   T acc[TM][TN];
   for (std::int64_t col0 = 0; col0 < k; col0 += BN) {
     tile::compute_tile<T, dist::Family::Dot>(X, n, C, k, d, row0, col0, T(0), s, acc);
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int c = static_cast<int>(col0) + tile::col_of<T>(tx, j);
-      if (c >= k) continue;
-      const T cc = cn[c];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const T v = dist::sq_from_dot(xr[i], cc, acc[i][j]);
-        if (dist::nearer<T>(v, c, best[i], bi[i])) {
-          best[i] = v;
-          bi[i] = c;
-        }
-      }
-    }
+    rank_tile(acc, [&](int i) { return xr[i]; }, cn + col0, static_cast<int>(col0), k, tx, best, bi);
   }
   unsigned long long ch = 0;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-#pragma unroll
-    for (int o = 8; o >= 1; o >>= 1) {  // (distance, center) minimum across the 16 lanes of the row group
-      const T ov = __shfl_xor_sync(0xffffffffu, best[i], o);
-      const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
-      if (dist::nearer<T>(ov, oi, best[i], bi[i])) {
-        best[i] = ov;
-        bi[i] = oi;
-      }
-    }
-    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
-    if (tx == 0 && r < n) {
-      const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
-      ch += labels[r] != lab;
-      labels[r] = lab;
-      mind[r] = best[i];
-    }
-  }
+  write_row_groups(best, bi, row0, ty, tx, n, labels, mind, ch);
   add_block_count(ch, changed);
 }
 
@@ -111,11 +132,27 @@ struct CanonAssign {
   // (rounded up to a tile) when they fit `budget` bytes, else as many tiles
   // as fit; 0 when not even one tile fits.
   static int chunk_for(std::int64_t k, std::int64_t d, std::size_t budget) {
-    const std::int64_t kpad = (k + kCenters - 1) / kCenters * kCenters;
-    std::int64_t c = kpad;
+    std::int64_t c = padded(k);
     while (c > 0 && smem_bytes(d, c) > budget) c -= kCenters;
     return static_cast<int>(c);
   }
+  // A block's share of an SM's shared memory when two blocks share it.
+  static std::size_t two_block_budget(int per_sm_bytes, int reserved_per_block) {
+    return static_cast<std::size_t>(per_sm_bytes / 2 - reserved_per_block);
+  }
+  // The engine's staging (CudaEngine::launch_canon): all k centers, when two
+  // blocks with all of them fit an SM (`budget` from two_block_budget) and
+  // d <= kMaxFeatures; else 0, and assign_kernel serves (it was faster there
+  // on the H100: 2.69 against 3.45 ms for 300k x 128, k = 1000, one block an
+  // SM; 1.94 against 1.98 ms for 1M x 64, k = 256 in chunks of 128). cap > 0
+  // (tests) stages at most cap centers at a time (at least one tile).
+  static int staged_for(std::int64_t k, std::int64_t d, std::size_t budget, std::int64_t cap) {
+    if (d > kMaxFeatures) return 0;
+    if (cap > 0) return chunk_for(std::min(k, std::max<std::int64_t>(kCenters, cap)), d, budget);
+    const int chunk = chunk_for(k, d, budget);
+    return chunk == padded(k) ? chunk : 0;
+  }
+  static std::int64_t padded(std::int64_t k) { return (k + kCenters - 1) / kCenters * kCenters; }
 };
 
 // Rows [0, rows) of X (row-major, d features, d <= CanonAssign::kMaxFeatures)
@@ -216,41 +253,10 @@ __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
 #pragma unroll
             for (int j = 0; j < TN; ++j) acc[i][j] = num::fma(av[i], bv[j], acc[i][j]);
         }
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-          const int cl = j0 + tile::col_of<float>(tx, j), c = c0 + cl;
-          if (c >= k) continue;
-          const float cc = cns[cl];
-#pragma unroll
-          for (int i = 0; i < TM; ++i) {
-            const float v = dist::sq_from_dot(xns[tile::row_of<float>(ty, i)], cc, acc[i][j]);
-            if (dist::nearer<float>(v, c, best[i], bi[i])) {
-              best[i] = v;
-              bi[i] = c;
-            }
-          }
-        }
+        rank_tile(acc, [&](int i) { return xns[tile::row_of<float>(ty, i)]; }, cns + j0, c0 + j0, k, tx, best, bi);
       }
     }
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-#pragma unroll
-      for (int o = 8; o >= 1; o >>= 1) {  // (distance, center) minimum across the 16 lanes of the row group
-        const float ov = __shfl_xor_sync(0xffffffffu, best[i], o);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi[i], o);
-        if (dist::nearer<float>(ov, oi, best[i], bi[i])) {
-          best[i] = ov;
-          bi[i] = oi;
-        }
-      }
-      const std::int64_t r = row0 + tile::row_of<float>(ty, i);
-      if (tx == 0 && r < rows) {
-        const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
-        ch += labels[r] != lab;
-        labels[r] = lab;
-        mind[r] = best[i];
-      }
-    }
+    write_row_groups(best, bi, row0, ty, tx, rows, labels, mind, ch);
   }
   add_block_count(ch, changed);
 }

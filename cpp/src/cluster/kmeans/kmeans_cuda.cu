@@ -729,7 +729,7 @@ class CudaEngine final : public KMeansEngine<T> {
         fast_assign_batch(r0, len, k);
         return;
       }
-      if (canon_kernel() && launch_canon(r0, len, xb, k)) return;
+      if (launch_canon(r0, len, xb, k)) return;
     }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
         xb, norms_.data() + r0, len, centers_.data(), cnorms_.data(), k, this->d, labels_.data() + r0,
@@ -779,51 +779,36 @@ class CudaEngine final : public KMeansEngine<T> {
     return fast_state_ == 1 && k >= kFastMinClusters;
   }
 
-  // The canonical assignment's kernel for float data: assign_canon_kernel
-  // (kmeans_canon.cuh) up to CanonAssign::kMaxFeatures features, else
-  // assign_kernel; TWINLEARN_KMEANS_CANON_KERNEL=tile picks assign_kernel
-  // (tests: both give the same bits).
-  bool canon_kernel() {
-    if (canon_state_ == 0) {
-      const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL");
-      const bool tile = env != nullptr && std::string(env) == "tile";
-      canon_state_ = !tile && this->d <= CanonAssign::kMaxFeatures ? 1 : -1;
-    }
-    return canon_state_ == 1;
-  }
-
-  // assign_canon_kernel over rows r0 .. r0 + len of the batch xb, when two
-  // blocks with all the centers staged fit an SM's shared memory (false
-  // otherwise: assign_kernel was faster there on the H100, 2.69 against 3.45
-  // ms for 300k x 128, k = 1000, one block an SM; 1.94 against 1.98 ms for
-  // 1M x 64, k = 256 in chunks of 128). TWINLEARN_KMEANS_CANON_CHUNK stages
-  // fewer at a time (tests). A persistent grid; worked out once per number of
-  // centers.
+  // assign_canon_kernel over rows r0 .. r0 + len of the batch xb where
+  // CanonAssign::staged_for stages the centers (false otherwise: assign_kernel
+  // serves); TWINLEARN_KMEANS_CANON_KERNEL=tile always leaves it to
+  // assign_kernel and TWINLEARN_KMEANS_CANON_CHUNK stages fewer centers at a
+  // time (tests: the same bits every way). A persistent grid; worked out once
+  // per number of centers.
   bool launch_canon(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     using S = CanonAssign;
     const std::int64_t d = this->d;
     LaunchShape& L = canon_launch_;
     if (L.k != k) {
-      int optin = 0, per_sm_bytes = 0, reserved = 0, sms = 0, per_sm = 0;
-      TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+      int per_sm_bytes = 0, reserved = 0, sms = 0, per_sm = 0;
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev_));
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev_));
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
-      std::int64_t kk = k;
-      if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK"))
-        kk = std::min<std::int64_t>(k, std::max<std::int64_t>(S::kCenters, std::strtoll(env, nullptr, 10)));
-      int chunk = S::chunk_for(kk, d, static_cast<std::size_t>(per_sm_bytes / 2 - reserved));
-      const std::int64_t kpad = (k + S::kCenters - 1) / S::kCenters * S::kCenters;
-      if (chunk < kpad && std::getenv("TWINLEARN_KMEANS_CANON_CHUNK") == nullptr) chunk = 0;  // assign_kernel
-      L.chunk = chunk;
+      const char* kernel = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL");
+      const char* cap = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK");
+      const bool tile = kernel != nullptr && std::string(kernel) == "tile";
       L.k = k;
-      if (chunk == 0) return false;
-      L.smem = S::smem_bytes(d, chunk);
-      TL_CUDA_CHECK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(L.smem)));
-      TL_CUDA_CHECK(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assign_canon_kernel, S::kThreads, L.smem));
-      L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
+      L.chunk = tile ? 0
+                     : S::staged_for(k, d, S::two_block_budget(per_sm_bytes, reserved),
+                                     cap != nullptr ? std::strtoll(cap, nullptr, 10) : 0);
+      if (L.chunk > 0) {
+        L.smem = S::smem_bytes(d, L.chunk);
+        TL_CUDA_CHECK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(L.smem)));
+        TL_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assign_canon_kernel, S::kThreads, L.smem));
+        L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
+      }
     }
     if (L.chunk == 0) return false;
     const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
@@ -1078,7 +1063,6 @@ class CudaEngine final : public KMeansEngine<T> {
     std::size_t smem = 0;
   };
   LaunchShape mma_launch_, canon_launch_;
-  int canon_state_ = 0;  // canon_kernel(): 0 not read yet, 1 assign_canon_kernel, -1 assign_kernel
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };
