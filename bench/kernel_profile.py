@@ -4,7 +4,8 @@ launched, with its total device time, beside the call's wall time.
     PYTHONPATH=python:. python -m bench.kernel_profile [--only NAME ...] [--mode fast]
 
 Workloads (float32, data on the device as PyTorch tensors): kmeans (1M x 64,
-k=256, 20 iterations from given centers), knn (1M x 64 index, 10k queries,
+k=256, 20 iterations from given centers), kmeans_large (100M x 64, 5
+iterations), knn (1M x 64 index, 10k queries,
 k=10), linreg and ridge (2M x 256), logreg (1M x 100), pca and tsvd
 (2M x 256 -> 32), standard and minmax (scaler fit_transform,
 2M x 256), gbdt (HIGGS-shaped 2M x 28, 200 rounds, depth 6) and gbdt_predict
@@ -36,6 +37,22 @@ def _workloads(dev):
         init = X[:256].copy()
         Xt = torch.as_tensor(X, device=dev)
         return lambda: twinlearn.KMeans(256, init=init, n_init=1, max_iter=20, tol=0.0, device=dev,
+                                        numeric_mode=mode).fit(Xt)
+
+    def kmeans_large(mode):
+        # 100M x 64 (25.6 GB), 5 iterations: blobs drawn on the device (the host would take a minute).
+        # Drawn in slices so that no second 25.6 GB temporary is held.
+        g = torch.Generator(device=dev).manual_seed(0)
+        c = torch.randn(256, 64, device=dev, generator=g) * 10.0
+        n, step = 100_000_000, 10_000_000
+        Xt = torch.empty((n, 64), device=dev)
+        for r0 in range(0, n, step):
+            part = Xt[r0:r0 + step]
+            part.normal_(generator=g)
+            part += c[torch.randint(0, 256, (part.shape[0],), device=dev, generator=g)]
+        torch.cuda.empty_cache()
+        init = Xt[:256].cpu().numpy()
+        return lambda: twinlearn.KMeans(256, init=init, n_init=1, max_iter=5, tol=0.0, device=dev,
                                         numeric_mode=mode).fit(Xt)
 
     def knn(mode):
@@ -95,6 +112,7 @@ def _workloads(dev):
 
     return {
         "kmeans": kmeans,
+        "kmeans_large": kmeans_large,
         "knn": knn,
         "linreg": linear(LinearRegression),
         "ridge": linear(Ridge, alpha=1.0),
@@ -163,8 +181,11 @@ def main(argv=None):
     work = _workloads(dev)
     for name in args.only or list(work):
         fn = work[name](args.mode)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
         fn()
         torch.cuda.synchronize()
+        first = time.perf_counter() - t0
         if args.once:
             continue
         walls = []
@@ -179,8 +200,8 @@ def main(argv=None):
         events = [e for e in prof.key_averages() if e.device_type == DeviceType.CUDA and e.device_time_total > 0]
         events.sort(key=lambda e: -e.device_time_total)
         total = sum(e.device_time_total for e in events) / 1e3
-        print(f"\n== {name} ({args.mode}): wall median {np.median(walls) * 1e3:.2f} ms, "
-              f"device total {total:.2f} ms")
+        print(f"\n== {name} ({args.mode}): wall median {np.median(walls) * 1e3:.2f} ms "
+              f"(first call {first * 1e3:.2f} ms), device total {total:.2f} ms")
         for e in events[: args.top]:
             print(f"  {e.device_time_total / 1e3:9.3f} ms  x{e.count:<5d} {e.key[:110]}")
         # Host side: the CUDA runtime calls (synchronisations, copies, allocations) by host time.

@@ -49,7 +49,8 @@ const T* host_matrix(const std::optional<Arr>& a, std::size_t expected, const ch
 
 void init_cluster(nb::module_& m) {
   // kmeans_fit(ctx, X, w, x_mean, init_centers, n_clusters, init, n_init, max_iter, tol, seed, n_local_trials)
-  //   -> (centers k x d, labels int32, inertia, n_iter, best_init, delivered numeric mode)
+  //   -> (centers k x d, labels int32, inertia, n_iter, best_init, delivered numeric mode,
+  //       number of clusters holding a label)
   m.def(
       "kmeans_fit",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> w, std::optional<HostF64> x_mean,
@@ -82,7 +83,8 @@ void init_cluster(nb::module_& m) {
             nb::gil_scoped_release release;
             r = tl::kmeans_fit<T>(ctx, xv, wv, x_mean ? x_mean->data() : nullptr, ic, p, cp, lp);
           }
-          return nb::make_tuple(centers, labels, r.inertia, r.n_iter, r.best_init, tl::to_string(r.delivered));
+          return nb::make_tuple(centers, labels, r.inertia, r.n_iter, r.best_init, tl::to_string(r.delivered),
+                                r.n_distinct);
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("x_mean").none(), nb::arg("init_centers").none(),

@@ -212,6 +212,20 @@ def test_centroid_update_is_the_canonical_order(device, dtype):
     assert bits(naive) != bits(expect) or bits((sequential.astype(dtype) + mean).astype(dtype)) != bits(expect)
 
 
+def test_n_init_keeps_the_labels_of_the_best_run(device):
+    # Uniform data and 3 iterations from random rows: the 8 runs end at
+    # different inertias, and the kept labels must be those of the kept
+    # centers (the final assignment to them), whichever run that was.
+    X = np.random.default_rng(7).uniform(size=(3000, 2))
+    runs = [KMeans(12, init="random", n_init=1, max_iter=3, tol=0.0, random_state=s, device=device).fit(X)
+            for s in range(3)]
+    assert len({r.inertia_ for r in runs}) > 1  # runs differ
+    km = KMeans(12, init="random", n_init=8, max_iter=3, tol=0.0, random_state=0, device=device).fit(X)
+    np.testing.assert_array_equal(km.labels_, km.predict(X))
+    np.testing.assert_allclose(km.inertia_, -km.score(X), rtol=1e-12)
+    assert km.inertia_ <= runs[0].inertia_  # run 0 of n_init=8 is the n_init=1 fit
+
+
 @pytest.mark.parametrize("threads", [1, 2, 5])
 def test_bits_do_not_depend_on_thread_count(threads):
     X = blobs(n=20000, d=7, centers=9, dtype=np.float32)

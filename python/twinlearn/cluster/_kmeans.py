@@ -226,7 +226,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         else:
             kind = "array"
             init_centers = self._check_centers(self.init, X, dtype)[None]
-        centers, labels, inertia, n_iter, best, delivered = mod.kmeans_fit(
+        centers, labels, inertia, n_iter, best, delivered, distinct = mod.kmeans_fit(
             ctx, X, sw, x_mean, init_centers, int(self.n_clusters), kind, int(n_init), int(self.max_iter),
             float(tol), seed, 0,
         )
@@ -234,7 +234,6 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             print(f"{type(self).__name__}: best of {n_init} run(s) is run {best}: inertia {inertia}, "
                   f"{n_iter} iteration(s)")
         labels = np.asarray(labels)
-        distinct = int(np.count_nonzero(np.bincount(labels, minlength=self.n_clusters)))  # O(n), no sort
         if distinct < self.n_clusters:
             warnings.warn(
                 f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({self.n_clusters}). "

@@ -47,6 +47,7 @@ struct KMeansResult {
   double inertia = 0.0;
   int n_iter = 0;
   int best_init = 0;  // which of the n_init runs was kept
+  std::int64_t n_distinct = 0;  // clusters holding at least one row of the kept labels
   // The contract the fit delivered: identical, except in fast mode on a GPU
   // where the assignment ran on the 3xTF32 tensor-core path (see kmeans_cuda.cu).
   NumericMode delivered = NumericMode::Identical;

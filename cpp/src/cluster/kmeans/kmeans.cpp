@@ -5,6 +5,7 @@
 // open (argpartition), the order here is stated.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
@@ -246,10 +247,10 @@ LloydOut lloyd(KMeansEngine<T>& e, std::int64_t k, int max_iter, double tol, std
   return {e.inertia(centers.data(), k), n_iter};
 }
 
-// True when two labellings are the same up to a permutation of the labels.
-bool same_clustering(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b, std::int64_t k) {
+// True when two labellings of n rows are the same up to a permutation of the labels.
+bool same_clustering(const std::int32_t* a, const std::int32_t* b, std::int64_t n, std::int64_t k) {
   std::vector<std::int32_t> map(static_cast<std::size_t>(k), -1);
-  for (std::size_t i = 0; i < a.size(); ++i) {
+  for (std::int64_t i = 0; i < n; ++i) {
     if (map[a[i]] == -1)
       map[a[i]] = b[i];
     else if (map[a[i]] != b[i])
@@ -272,7 +273,11 @@ KMeansResult kmeans_fit(const Context& ctx, MatrixView<const T> X, VectorView<co
   auto engine = make_engine(ctx, X, w, x_mean);
   KMeansEngine<T>& e = *engine;
   KMeansResult best;
-  std::vector<std::int32_t> best_labels, labels(static_cast<std::size_t>(X.rows));
+  const std::int64_t n = X.rows;
+  // The kept run's labels go straight to labels_out; a later run's labels are
+  // fetched (into run_labels, never zero-filled: 400 MB at 100M rows) only
+  // when its inertia is lower.
+  std::unique_ptr<std::int32_t[]> run_labels;
   std::vector<T> best_centers, centers(static_cast<std::size_t>(k * d));
   std::vector<std::int64_t> idx(static_cast<std::size_t>(k));
   for (int run = 0; run < params.n_init; ++run) {
@@ -291,21 +296,29 @@ KMeansResult kmeans_fit(const Context& ctx, MatrixView<const T> X, VectorView<co
       }
     }
     const LloydOut r = lloyd(e, k, params.max_iter, params.tol, centers);
-    e.copy_labels(labels.data());
-    if (run == 0 || (r.inertia < best.inertia && !same_clustering(labels, best_labels, k))) {
-      best.inertia = r.inertia;
-      best.n_iter = r.n_iter;
-      best.best_init = run;
-      best_labels = labels;
-      best_centers = centers;
+    if (run == 0) {
+      e.copy_labels(labels_out);
+    } else {
+      if (!(r.inertia < best.inertia)) continue;
+      if (!run_labels) run_labels.reset(new std::int32_t[static_cast<std::size_t>(n)]);
+      e.copy_labels(run_labels.get());
+      if (same_clustering(run_labels.get(), labels_out, n, k)) continue;
+      std::copy(run_labels.get(), run_labels.get() + n, labels_out);
     }
+    best.inertia = r.inertia;
+    best.n_iter = r.n_iter;
+    best.best_init = run;
+    best_centers = centers;
   }
   best.delivered = e.delivered();
+  std::vector<unsigned char> seen(static_cast<std::size_t>(k), 0);
+  for (std::int64_t i = 0; i < n; ++i)
+    if (labels_out[i] >= 0 && labels_out[i] < k) seen[labels_out[i]] = 1;
+  best.n_distinct = std::count(seen.begin(), seen.end(), static_cast<unsigned char>(1));
   for (std::int64_t c = 0; c < k; ++c)
     for (std::int64_t f = 0; f < d; ++f)
       centers_out[c * d + f] =
           x_mean ? num::add(best_centers[c * d + f], static_cast<T>(x_mean[f])) : best_centers[c * d + f];
-  std::copy(best_labels.begin(), best_labels.end(), labels_out);
   return best;
 }
 
