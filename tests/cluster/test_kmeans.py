@@ -259,6 +259,28 @@ def test_cpu_and_gpu_give_identical_bits(dtype, init, weighted, n, k):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tol", [0.0, 1e-3])
+def test_held_canonical_steps_give_the_host_steps_bits(monkeypatch, dtype, tol):
+    """Identical mode keeps the centers on the device between Lloyd steps
+    (the canonical sums and host_update's arithmetic run there): the bits,
+    the iterations and so the stop of the same steps run on the host
+    (TWINLEARN_KMEANS_DEVICE_STEPS=0) and of the CPU backend."""
+    X = blobs(n=30_011, d=13, centers=9, dtype=dtype, seed=9)
+    w = np.random.default_rng(4).uniform(0.5, 3.0, X.shape[0]).astype(dtype)
+    kw = dict(n_clusters=24, init=X[::1000][:24].copy(), n_init=1, max_iter=300, tol=tol, numeric_mode="identical")
+    held = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
+    assert 2 < held.n_iter_ < 300  # stopped by the rule (labels or shift), not by max_iter
+    monkeypatch.setenv("TWINLEARN_KMEANS_DEVICE_STEPS", "0")
+    host = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
+    cpu = KMeans(device="cpu", **kw).fit(X, sample_weight=w)
+    for other in (host, cpu):
+        assert bits(other.cluster_centers_) == bits(held.cluster_centers_)
+        assert bits(other.labels_) == bits(held.labels_)
+        assert other.inertia_ == held.inertia_ and other.n_iter_ == held.n_iter_
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize(
     "d,env",
     [

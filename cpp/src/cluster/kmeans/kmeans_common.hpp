@@ -95,9 +95,10 @@ class KMeansEngine {
   // on a path without bit promises.
   virtual NumericMode delivered() const { return NumericMode::Identical; }
 
-  // Lloyd steps held on the device (the CUDA engine's fast path): the
-  // centers stay on the device from one step to the next, and a step returns
-  // to the host only its statistics. Engines without them say false.
+  // Lloyd steps held on the device (the CUDA engine: its fast path, and the
+  // canonical sums and update with the host's bits): the centers stay on the
+  // device from one step to the next, and a step returns to the host only
+  // its statistics. Engines without them say false.
   struct StepStats {
     std::int64_t changed = 0;  // labels that differ from the previous step's
     std::int64_t empty = 0;    // clusters left without weight

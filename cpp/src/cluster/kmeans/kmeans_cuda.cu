@@ -212,9 +212,11 @@ __global__ void cluster_tree_kernel(double* __restrict__ part, const std::int64_
 }
 
 // ---------------------------------------------------------------------------
-// Fast mode's Lloyd step held on the device (kmeans_common.hpp,
-// device_steps): cluster sums with atomics, in any order, then the next
-// centers and their shift; one small copy of statistics to the host a step.
+// Lloyd steps held on the device (kmeans_common.hpp, device_steps). Fast
+// mode: cluster sums with atomics, in any order, then the next centers and
+// their shift. Otherwise the canonical sums and host_update's arithmetic
+// (canon_update_kernel). Either way one small copy of statistics to the host
+// a step.
 // ---------------------------------------------------------------------------
 
 // Cluster sums: w * x and w (weight in column d) of every row into sums
@@ -299,6 +301,33 @@ __global__ void fast_update_kernel(const double* __restrict__ sums, std::int64_t
 #pragma unroll
   for (int o = 16; o >= 1; o >>= 1) sh += __shfl_xor_sync(0xffffffffu, sh, o);
   if (lane == 0) shift[c] = static_cast<double>(sh);
+}
+
+// host_update's arithmetic on the device (kmeans.cpp), for the canonical
+// held steps: one thread per cluster, next = sum / weight rounded to T and
+// the squared shift as one fma chain in T over the features in order, so
+// the bits are the host's. Clusters without weight are counted in *empty,
+// their next centers not written and their shift 0.
+template <class T>
+__global__ void canon_update_kernel(const double* __restrict__ sums, std::int64_t k, std::int64_t d,
+                                    const T* __restrict__ C, T* __restrict__ next, double* __restrict__ shift,
+                                    unsigned int* __restrict__ empty) {
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= k) return;
+  const std::int64_t w1 = d + 1;
+  const double ws = sums[c * w1 + d];
+  T sh = T(0);
+  if (ws > 0.0) {
+    for (std::int64_t f = 0; f < d; ++f) {
+      const T v = static_cast<T>(num::div(sums[c * w1 + f], ws));
+      next[c * d + f] = v;
+      const T df = num::sub(v, C[c * d + f]);
+      sh = num::fma(df, df, sh);
+    }
+  } else {
+    atomicAdd(empty, 1u);
+  }
+  shift[c] = static_cast<double>(sh);
 }
 
 // stats = {labels changed, empty clusters, total squared shift (clusters
@@ -513,21 +542,28 @@ class CudaEngine final : public KMeansEngine<T> {
 
   NumericMode delivered() const override { return used_fast_ ? NumericMode::Fast : NumericMode::Identical; }
 
-  // Steps held on the device: fast mode's tensor-core path (float data on
-  // the device, see fast_path) with the cluster sums in shared memory (k x
-  // (d + 1) floats within the block limit). TWINLEARN_KMEANS_DEVICE_STEPS=0
-  // turns them off (every step's update then runs on the host).
+  // Steps held on the device (TWINLEARN_KMEANS_DEVICE_STEPS=0 turns them
+  // off: every step's update then runs on the host):
+  // - fast mode's tensor-core path (float data on the device, see
+  //   fast_path) with the cluster sums in shared memory (k x (d + 1) floats
+  //   within the block limit);
+  // - otherwise, for resident data of one sum batch, the canonical sums
+  //   (batch_sums's sort, chunks and trees) and host_update's arithmetic
+  //   (canon_update_kernel): the host's bits, without the sums' copy to the
+  //   host, the update there and the centers' copy back each step.
   bool device_steps(std::int64_t k) override {
-    if constexpr (!std::is_same_v<T, float>) {
-      return false;
-    } else {
-      if (const char* env = std::getenv("TWINLEARN_KMEANS_DEVICE_STEPS"))
-        if (std::string(env) == "0") return false;
-      if (!fast_path(k)) return false;
-      int optin = 0;
-      TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
-      return static_cast<std::int64_t>(sizeof(float)) * k * (this->d + 1) <= optin;
+    canon_steps_ = false;
+    if (const char* env = std::getenv("TWINLEARN_KMEANS_DEVICE_STEPS"))
+      if (std::string(env) == "0") return false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (fast_path(k)) {
+        int optin = 0;
+        TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
+        if (static_cast<std::int64_t>(sizeof(float)) * k * (this->d + 1) <= optin) return true;
+      }
     }
+    canon_steps_ = resident_ && this->n <= kBatchRows;
+    return canon_steps_;
   }
   void set_centers(const T* centers, std::int64_t k) override {
     const std::int64_t d = this->d;
@@ -543,32 +579,41 @@ class CudaEngine final : public KMeansEngine<T> {
     const std::int64_t n = this->n, d = this->d, w1 = d + 1, kw = k * w1;
     prepare_centers(k);
     for_each_batch([&](std::int64_t r0, std::int64_t len, const T* xb) { assign_batch(r0, len, xb, k); });
-    // Sums: spans of rows over as many blocks as fit the device at once.
-    const int threads = 512;
-    const std::size_t smem = sizeof(float) * static_cast<std::size_t>(kw);
-    if (sum_blocks_ == 0) {
-      if (smem > 48 * 1024)
-        TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(smem)));
-      int per_sm = 0, sms = 0;
-      TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
-      TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
-      sum_blocks_ = std::max(per_sm, 1) * sms;
-    }
-    const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
-    const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));
-    step_sums_.reserve(static_cast<std::size_t>(kw), dev_);
     step_shift_.reserve(static_cast<std::size_t>(k), dev_);
     step_stats_.reserve(3, dev_);
     step_empty_.reserve(1, dev_);
     next_centers_.reserve(centers_.size(), dev_);
-    TL_CUDA_CHECK(cudaMemsetAsync(step_sums_.data(), 0, sizeof(double) * kw, stream_));
     TL_CUDA_CHECK(cudaMemsetAsync(step_empty_.data(), 0, sizeof(unsigned int), stream_));
-    fast_sums_kernel<T><<<nb, threads, smem, stream_>>>(x_, w_, n, d, labels_.data(), k, step_sums_.data());
-    TL_CUDA_CHECK_LAUNCH("fast_sums_kernel");
-    fast_update_kernel<T><<<blocks_for(k * 32, 256), 256, 0, stream_>>>(
-        step_sums_.data(), k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
-    TL_CUDA_CHECK_LAUNCH("fast_update_kernel");
+    const double* step_sums = nullptr;
+    if (canon_steps_) {
+      step_sums = device_sums(0, n, x_, k);
+      canon_update_kernel<T><<<blocks_for(k, 128), 128, 0, stream_>>>(
+          step_sums, k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
+      TL_CUDA_CHECK_LAUNCH("canon_update_kernel");
+    } else {
+      // Sums: spans of rows over as many blocks as fit the device at once.
+      const int threads = 512;
+      const std::size_t smem = sizeof(float) * static_cast<std::size_t>(kw);
+      if (sum_blocks_ == 0) {
+        if (smem > 48 * 1024)
+          TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)));
+        int per_sm = 0, sms = 0;
+        TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
+        TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+        sum_blocks_ = std::max(per_sm, 1) * sms;
+      }
+      const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
+      const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));
+      step_sums_.reserve(static_cast<std::size_t>(kw), dev_);
+      TL_CUDA_CHECK(cudaMemsetAsync(step_sums_.data(), 0, sizeof(double) * kw, stream_));
+      fast_sums_kernel<T><<<nb, threads, smem, stream_>>>(x_, w_, n, d, labels_.data(), k, step_sums_.data());
+      TL_CUDA_CHECK_LAUNCH("fast_sums_kernel");
+      step_sums = step_sums_.data();
+      fast_update_kernel<T><<<blocks_for(k * 32, 256), 256, 0, stream_>>>(
+          step_sums, k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
+      TL_CUDA_CHECK_LAUNCH("fast_update_kernel");
+    }
     fast_stats_kernel<<<1, 1, 0, stream_>>>(step_shift_.data(), k, changed_.data(), step_empty_.data(),
                                              step_stats_.data());
     TL_CUDA_CHECK_LAUNCH("fast_stats_kernel");
@@ -582,7 +627,7 @@ class CudaEngine final : public KMeansEngine<T> {
       std::swap(centers_, next_centers_);
     } else {
       std::vector<double> h(static_cast<std::size_t>(kw));
-      to_host(h.data(), step_sums_.data(), kw);
+      to_host(h.data(), step_sums, kw);
       for (std::int64_t c = 0; c < k; ++c) {
         for (std::int64_t f = 0; f < d; ++f) sums[c * d + f] = h[c * w1 + f];
         wsum[c] = h[c * w1 + d];
@@ -923,11 +968,17 @@ class CudaEngine final : public KMeansEngine<T> {
     return static_cast<std::int64_t>(h);
   }
 
-  // Sums of one batch (rows r0 .. r0 + len, data xb) per cluster into out
-  // (host, k x (d + 1)): stable radix sort of the batch's labels (CUB's LSD
-  // sort keeps equal keys in input order), the chunk table on the host,
-  // chunk_sums_kernel, then the per-cluster tree.
+  // Sums of one batch (rows r0 .. r0 + len, data xb) per cluster into out_kw
+  // (host, k x (d + 1)).
   void batch_sums(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k, double* out_kw) {
+    to_host(out_kw, device_sums(r0, len, xb, k), k * (this->d + 1));
+  }
+
+  // The canonical sums of one batch per cluster (device, k x (d + 1), weight
+  // in column d; valid until the next call): stable radix sort of the
+  // batch's labels (CUB's LSD sort keeps equal keys in input order), the
+  // chunk table on the host, chunk_sums_kernel, then the per-cluster tree.
+  const double* device_sums(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     const std::int64_t d = this->d, w1 = d + 1;
     if (iota_.size() < static_cast<std::size_t>(len)) {
       iota_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(len), dev_);
@@ -991,7 +1042,7 @@ class CudaEngine final : public KMeansEngine<T> {
     }
     cluster_tree_kernel<<<blocks_for(k * w1, 128), 128, 0, stream_>>>(part.data(), dcfirst, k, w1, out.data());
     TL_CUDA_CHECK_LAUNCH("cluster_tree_kernel");
-    to_host(out_kw, out.data(), k * w1);
+    return out.data();
   }
 
   template <class U>
@@ -1053,6 +1104,7 @@ class CudaEngine final : public KMeansEngine<T> {
   DeviceBuffer<unsigned int> step_empty_;
   DeviceBuffer<T> next_centers_;
   int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
+  bool canon_steps_ = false;  // device_steps chose the canonical held steps
   FastKernel kernel_ = FastKernel::Gemm;  // fast_path's choice of kernel
   // A persistent assignment kernel's launch for k centers (k = -1: not worked
   // out yet): centers staged at once, shared memory, resident blocks; d, and
