@@ -17,6 +17,15 @@ def bits(a):
     return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
 
 
+def assert_same_fit(a, b, n_iter=True):
+    """The two fitted KMeans hold the same bits (centers, labels, inertia and, by default, n_iter_)."""
+    assert bits(a.cluster_centers_) == bits(b.cluster_centers_)
+    assert bits(a.labels_) == bits(b.labels_)
+    assert a.inertia_ == b.inertia_
+    if n_iter:
+        assert a.n_iter_ == b.n_iter_
+
+
 def blobs(n=3000, d=8, centers=6, dtype=np.float64, seed=0):
     X, _ = make_blobs(n_samples=n, n_features=d, centers=centers, cluster_std=2.0, random_state=seed)
     return X.astype(dtype)
@@ -234,9 +243,7 @@ def test_bits_do_not_depend_on_thread_count(threads):
         ref = KMeans(9, random_state=3, n_init=2, device="cpu").fit(X, sample_weight=w)
     with twinlearn.config_context(n_threads=threads):
         km = KMeans(9, random_state=3, n_init=2, device="cpu").fit(X, sample_weight=w)
-    for a in ("cluster_centers_", "labels_"):
-        assert bits(getattr(km, a)) == bits(getattr(ref, a))
-    assert km.inertia_ == ref.inertia_ and km.n_iter_ == ref.n_iter_
+    assert_same_fit(km, ref)
 
 
 @pytest.mark.gpu
@@ -275,9 +282,7 @@ def test_held_canonical_steps_give_the_host_steps_bits(monkeypatch, dtype, tol):
     host = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
     cpu = KMeans(device="cpu", **kw).fit(X, sample_weight=w)
     for other in (host, cpu):
-        assert bits(other.cluster_centers_) == bits(held.cluster_centers_)
-        assert bits(other.labels_) == bits(held.labels_)
-        assert other.inertia_ == held.inertia_ and other.n_iter_ == held.n_iter_
+        assert_same_fit(other, held)
 
 
 @pytest.mark.gpu
@@ -419,9 +424,7 @@ def test_streamed_data_gives_the_same_bits(monkeypatch, dtype):
     streamed = KMeans(device="cuda", **kw).fit(X, sample_weight=w)
     cpu = KMeans(device="cpu", **kw).fit(X, sample_weight=w)
     for a in (streamed, cpu):
-        assert bits(a.cluster_centers_) == bits(resident.cluster_centers_)
-        assert bits(a.labels_) == bits(resident.labels_)
-        assert a.inertia_ == resident.inertia_
+        assert_same_fit(a, resident, n_iter=False)
 
 
 def test_more_clusters_than_distinct_rows_stops_at_once(device):
