@@ -13,6 +13,7 @@
 #                   a bounded part)
 #   make test-sklearn-gpu  the same on a GPU machine with the system python3, offline
 
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   ?= .venv
 VPY    := $(VENV)/bin/python
@@ -40,14 +41,21 @@ _build:
 	  -DTWINLEARN_BUILD_TESTS=ON -DPython_EXECUTABLE=$(shell command -v $(PY) || echo $(PY)) $(GTEST_FLAG)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Both suites run even when the first fails, so one run shows every failure.
+# Every suite runs even when one fails, so one run shows every failure; the
+# last lines repeat each suite's count (also in $(BUILD)/test-summary.txt).
 _test: _build
-	@rc=0; \
-	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) || rc=1; \
+	@set -o pipefail; rc=0; log=$(CURDIR)/$(BUILD)/test-logs; mkdir -p $$log; \
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)) 2>&1 | tee $$log/ctest.txt || rc=1; \
 	PYTHONPATH=$(CURDIR)/python $(PY) -m pytest -q $(PYTEST_ARGS) tests \
 	  --doctest-modules python/twinlearn --ignore=python/twinlearn/__main__.py \
-	  --ignore=python/twinlearn/identity/__main__.py --ignore=python/twinlearn/accel/__main__.py || rc=1; \
-	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_conformance/run.py --ci || rc=1; \
+	  --ignore=python/twinlearn/identity/__main__.py --ignore=python/twinlearn/accel/__main__.py \
+	  2>&1 | tee $$log/pytest.txt || rc=1; \
+	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_conformance/run.py --ci 2>&1 | tee $$log/conformance.txt || rc=1; \
+	{ echo "== test summary ($(BUILD)) =="; \
+	  echo "ctest: $$(grep -E 'tests passed|tests failed' $$log/ctest.txt | tail -1)"; \
+	  echo "pytest: $$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$log/pytest.txt | tail -1)"; \
+	  echo "$$(grep -E '^twinlearn.accel conformance:' $$log/conformance.txt | tail -1)"; \
+	  echo "exit status: $$rc"; } | tee $(CURDIR)/$(BUILD)/test-summary.txt; \
 	exit $$rc
 
 build: venv
