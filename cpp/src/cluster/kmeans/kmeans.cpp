@@ -193,13 +193,7 @@ double host_update(KMeansEngine<T>& e, std::int64_t k, std::vector<T>& centers, 
   relocate_empty(e, k, centers.data(), sums, wsum);
   double shift_tot = 0.0;
   for (std::int64_t c = 0; c < k; ++c) {
-    T shift = T(0);
-    for (std::int64_t f = 0; f < d; ++f) {
-      const T v = wsum[c] > 0.0 ? static_cast<T>(num::div(sums[c * d + f], wsum[c])) : static_cast<T>(sums[c * d + f]);
-      next[c * d + f] = v;
-      const T df = num::sub(v, centers[c * d + f]);
-      shift = num::fma(df, df, shift);
-    }
+    const T shift = detail::center_step(sums.data() + c * d, wsum[c], centers.data() + c * d, d, next.data() + c * d);
     shift_tot = num::add(shift_tot, static_cast<double>(shift));
   }
   centers.swap(next);

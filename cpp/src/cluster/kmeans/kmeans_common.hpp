@@ -147,6 +147,22 @@ TL_HD double weighted_term(T w, T v) {
   return num::mul(static_cast<double>(w), static_cast<double>(v));
 }
 
+// One cluster's Lloyd update, the same on the host (host_update) and the
+// device (canon_update_kernel): next_f = sum_f / ws rounded once to T (the
+// sums themselves, rounded, when ws is not positive), and the squared shift
+// from c as one fma chain in T over the features in order.
+template <class T>
+TL_HD T center_step(const double* sum, double ws, const T* c, std::int64_t d, T* next) {
+  T shift = T(0);
+  for (std::int64_t f = 0; f < d; ++f) {
+    const T v = ws > 0.0 ? static_cast<T>(num::div(sum[f], ws)) : static_cast<T>(sum[f]);
+    next[f] = v;
+    const T df = num::sub(v, c[f]);
+    shift = num::fma(df, df, shift);
+  }
+  return shift;
+}
+
 // The row's inertia term: sum_f (x_f - c_f)^2 as one fma chain.
 template <class T>
 TL_HD T sq_diff(const T* x, const T* c, std::int64_t d) {

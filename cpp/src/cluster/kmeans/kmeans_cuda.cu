@@ -303,30 +303,22 @@ __global__ void fast_update_kernel(const double* __restrict__ sums, std::int64_t
   if (lane == 0) shift[c] = static_cast<double>(sh);
 }
 
-// host_update's arithmetic on the device (kmeans.cpp), for the canonical
-// held steps: one thread per cluster, next = sum / weight rounded to T and
-// the squared shift as one fma chain in T over the features in order, so
-// the bits are the host's. Clusters without weight are counted in *empty,
-// their next centers not written and their shift 0.
+// host_update's arithmetic on the device (center_step), for the canonical
+// held steps: one thread per cluster, so the bits are the host's. Clusters
+// without weight are counted in *empty, their next centers not written and
+// their shift 0.
 template <class T>
 __global__ void canon_update_kernel(const double* __restrict__ sums, std::int64_t k, std::int64_t d,
                                     const T* __restrict__ C, T* __restrict__ next, double* __restrict__ shift,
                                     unsigned int* __restrict__ empty) {
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= k) return;
-  const std::int64_t w1 = d + 1;
-  const double ws = sums[c * w1 + d];
+  const double ws = sums[c * (d + 1) + d];
   T sh = T(0);
-  if (ws > 0.0) {
-    for (std::int64_t f = 0; f < d; ++f) {
-      const T v = static_cast<T>(num::div(sums[c * w1 + f], ws));
-      next[c * d + f] = v;
-      const T df = num::sub(v, C[c * d + f]);
-      sh = num::fma(df, df, sh);
-    }
-  } else {
+  if (ws > 0.0)
+    sh = center_step(sums + c * (d + 1), ws, C + c * d, d, next + c * d);
+  else
     atomicAdd(empty, 1u);
-  }
   shift[c] = static_cast<double>(sh);
 }
 
@@ -584,32 +576,12 @@ class CudaEngine final : public KMeansEngine<T> {
     step_empty_.reserve(1, dev_);
     next_centers_.reserve(centers_.size(), dev_);
     TL_CUDA_CHECK(cudaMemsetAsync(step_empty_.data(), 0, sizeof(unsigned int), stream_));
-    const double* step_sums = nullptr;
+    const double* step_sums = canon_steps_ ? device_sums(0, n, x_, k) : fast_sums(k);
     if (canon_steps_) {
-      step_sums = device_sums(0, n, x_, k);
       canon_update_kernel<T><<<blocks_for(k, 128), 128, 0, stream_>>>(
           step_sums, k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
       TL_CUDA_CHECK_LAUNCH("canon_update_kernel");
     } else {
-      // Sums: spans of rows over as many blocks as fit the device at once.
-      const int threads = 512;
-      const std::size_t smem = sizeof(float) * static_cast<std::size_t>(kw);
-      if (sum_blocks_ == 0) {
-        if (smem > 48 * 1024)
-          TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem)));
-        int per_sm = 0, sms = 0;
-        TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
-        TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
-        sum_blocks_ = std::max(per_sm, 1) * sms;
-      }
-      const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
-      const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));
-      step_sums_.reserve(static_cast<std::size_t>(kw), dev_);
-      TL_CUDA_CHECK(cudaMemsetAsync(step_sums_.data(), 0, sizeof(double) * kw, stream_));
-      fast_sums_kernel<T><<<nb, threads, smem, stream_>>>(x_, w_, n, d, labels_.data(), k, step_sums_.data());
-      TL_CUDA_CHECK_LAUNCH("fast_sums_kernel");
-      step_sums = step_sums_.data();
       fast_update_kernel<T><<<blocks_for(k * 32, 256), 256, 0, stream_>>>(
           step_sums, k, d, centers_.data(), next_centers_.data(), step_shift_.data(), step_empty_.data());
       TL_CUDA_CHECK_LAUNCH("fast_update_kernel");
@@ -634,6 +606,30 @@ class CudaEngine final : public KMeansEngine<T> {
       }
     }
     return out;
+  }
+
+  // Fast mode's cluster sums into step_sums_ (device, k x (d + 1)): spans of
+  // rows over as many blocks of fast_sums_kernel as fit the device at once.
+  const double* fast_sums(std::int64_t k) {
+    const std::int64_t n = this->n, d = this->d, kw = k * (d + 1);
+    const int threads = 512;
+    const std::size_t smem = sizeof(float) * static_cast<std::size_t>(kw);
+    if (sum_blocks_ == 0) {
+      if (smem > 48 * 1024)
+        TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)));
+      int per_sm = 0, sms = 0;
+      TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
+      TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+      sum_blocks_ = std::max(per_sm, 1) * sms;
+    }
+    const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
+    const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));
+    step_sums_.reserve(static_cast<std::size_t>(kw), dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(step_sums_.data(), 0, sizeof(double) * kw, stream_));
+    fast_sums_kernel<T><<<nb, threads, smem, stream_>>>(x_, w_, n, d, labels_.data(), k, step_sums_.data());
+    TL_CUDA_CHECK_LAUNCH("fast_sums_kernel");
+    return step_sums_.data();
   }
 
   void copy_labels(std::int32_t* out) override { to_host(out, labels_.data(), this->n); }
