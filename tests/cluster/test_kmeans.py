@@ -285,22 +285,29 @@ def test_held_canonical_steps_give_the_host_steps_bits(monkeypatch, dtype, tol):
         assert_same_fit(other, held)
 
 
+CANON = {"TWINLEARN_KMEANS_CANON_KERNEL": "canon"}
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize(
     "d,env",
     [
-        (64, {}),  # assign_canon_kernel, all centers staged, 128-bit row loads
-        (64, {"TWINLEARN_KMEANS_CANON_CHUNK": "100000"}),  # the same through the cap's branch
-        (64, {"TWINLEARN_KMEANS_CANON_CHUNK": "128"}),  # centers staged 128 at a time
-        (19, {}),  # scalar row loads
-        (19, {"TWINLEARN_KMEANS_CANON_CHUNK": "128"}),
+        (64, {}),  # the certified assignment, all centers staged, 128-bit row loads
+        (64, {"TWINLEARN_KMEANS_CANON_CHUNK": "128"}),  # certified, undecided rows against 128 centers at a time
+        (19, {}),  # certified, scalar row loads
+        (64, CANON),  # assign_canon_kernel over every row, all centers staged
+        (64, {**CANON, "TWINLEARN_KMEANS_CANON_CHUNK": "100000"}),  # the same through the cap's branch
+        (64, {**CANON, "TWINLEARN_KMEANS_CANON_CHUNK": "128"}),  # centers staged 128 at a time
+        (19, CANON),  # scalar row loads
+        (19, {**CANON, "TWINLEARN_KMEANS_CANON_CHUNK": "128"}),
         (64, {"TWINLEARN_KMEANS_CANON_KERNEL": "tile"}),  # assign_kernel
         (131, {}),  # past assign_canon_kernel's width: assign_kernel
     ],
 )
 def test_canonical_assignment_kernels_give_the_cpu_bits(d, env, monkeypatch):
-    """Both canonical assignment kernels (kmeans_canon.cuh), each way of
-    staging the centers, give the CPU's labels, centers and inertia."""
+    """The certified assignment and both canonical assignment kernels
+    (kmeans_canon.cuh), each way of staging the centers, give the CPU's
+    labels, centers and inertia."""
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     X = blobs(n=40_003, d=d, centers=20, dtype=np.float32, seed=6)
@@ -312,6 +319,75 @@ def test_canonical_assignment_kernels_give_the_cpu_bits(d, env, monkeypatch):
     assert bits(c.cluster_centers_) == bits(g.cluster_centers_)
     assert c.inertia_ == g.inertia_ and c.n_iter_ == g.n_iter_
     assert bits(c.transform(X[:999])) == bits(g.transform(X[:999]))
+
+
+def near_ties(n, d, pairs, scale, seed):
+    """Rows almost equidistant from the two centers of a pair: each pair is
+    c +- e (e a random direction), each row c + a random vector orthogonal
+    to e plus a multiple of e of relative size `scale` (1e-7: the canonical
+    distances of the two differ in their last bits, and which is smaller is
+    decided by rounding). Returns (X, the 2 * pairs centers)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(pairs, d)) * 4
+    e = rng.normal(size=(pairs, d))
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    centers = np.concatenate([base + e, base - e]).astype(np.float32)
+    which = rng.integers(0, pairs, n)
+    v = rng.normal(size=(n, d))
+    v -= np.sum(v * e[which], axis=1, keepdims=True) * e[which]
+    t = rng.uniform(-1, 1, (n, 1)) * scale
+    return (base[which] + v + t * e[which]).astype(np.float32), centers
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "case",
+    [
+        "near_ties",  # most rows undecided: the canonical kernel decides them
+        "duplicate_centers",  # equal filter values: never certified, lowest center wins
+        "rows_on_centers",  # distances 0 after the clamp
+        "wide_spread",  # features of very different scales
+        "d7",  # the filter's 16-feature shape
+        "d100",  # the filter's 128-feature shape
+        "d97",  # the same, scalar row loads in the canonical kernel
+    ],
+)
+def test_certified_assignment_gives_the_canonical_bits(case, monkeypatch):
+    """Identical mode's certified assignment (the tensor-core filter, then
+    the canonical chain for its certified rows and the canonical kernel for
+    the others) gives the labels, distances, centers and inertia of the
+    canonical kernel over every row and of the CPU, one Lloyd step and a
+    whole fit, where rows sit close to ties and where they do not."""
+    rng = np.random.default_rng(12)
+    d, k = 32, 64
+    if case == "near_ties":
+        X, init = near_ties(30_000, d, k // 2, 1e-7, seed=3)
+    elif case == "duplicate_centers":
+        X = blobs(n=30_000, d=d, centers=10, dtype=np.float32, seed=7)
+        init = X[::400][:k].copy()
+        init[1::2] = init[::2]  # every center twice: ties everywhere
+    elif case == "rows_on_centers":
+        X = blobs(n=30_000, d=d, centers=10, dtype=np.float32, seed=8)
+        X[: 30_000 // 2] = X[:k][np.arange(30_000 // 2) % k]  # half the rows repeat the initial centers
+        init = X[:k].copy()
+    elif case == "wide_spread":
+        X = (rng.normal(size=(30_000, d)) * np.logspace(-3, 3, d)).astype(np.float32)
+        init = X[::469][:k].copy()
+    else:
+        d = int(case[1:])
+        k = 100 if d > 64 else 64
+        X = blobs(n=30_000, d=d, centers=12, dtype=np.float32, seed=d)
+        init = X[::277][:k].copy()
+    for max_iter in (1, 40):
+        kw = dict(n_clusters=k, init=init, n_init=1, max_iter=max_iter, numeric_mode="identical")
+        cert = KMeans(device="cuda", **kw).fit(X)
+        cpu = KMeans(device="cpu", **kw).fit(X)
+        with monkeypatch.context() as m:
+            m.setenv("TWINLEARN_KMEANS_CANON_KERNEL", "canon")
+            canon = KMeans(device="cuda", **kw).fit(X)
+        for other in (cpu, canon):
+            assert_same_fit(other, cert)
+        assert bits(cpu.transform(X[:999])) == bits(cert.transform(X[:999]))
 
 
 @pytest.mark.gpu

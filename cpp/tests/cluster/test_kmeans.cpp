@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../test_util.hpp"
+#include "cluster/kmeans/kmeans_common.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
 
 namespace {
@@ -120,4 +121,90 @@ TEST(KMeansCuda, IdenticalToCpu) {
     p.n_clusters = std::min<std::int64_t>(k, 50);
     expect_same(fit<double>(cpu(), Xd, 5000, 7, nullptr, p), fit<double>(gpu(), Xd, 5000, 7, nullptr, p));
   }
+}
+
+// The certified assignment's rule (kmeans_common.hpp: certify_threshold),
+// against the canonical nearest center of the CPU's chains: filter values
+// xn + v(c) anywhere within the bound E of the canonical value q(c), here
+// placed the worst way (the canonical nearest center E above, every other
+// center E below, each rounded to float; and at random within E). A row the
+// rule certifies must get the canonical nearest center. Rows of several
+// kinds: blobs (most rows certified, so the test is not empty), rows close to
+// ties (rounding decides), rows on a center (q clamped at 0), duplicated
+// centers (never certified), and scales past the bound's range (never).
+TEST(KMeansCertify, ThresholdKeepsTheCanonicalNearest) {
+  const std::int64_t d = 16, k = 24, n = 3000;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> nd;
+  std::uniform_real_distribution<double> ud(-1.0, 1.0);
+  enum Kind { Blobs, NearTies, OnCenters, Duplicates, Tiny, Huge };
+  for (int kind = Blobs; kind <= Huge; ++kind) {
+    const double scale = kind == Tiny ? 0x1p-40 : kind == Huge ? 0x1p60 : 1.0;
+    std::vector<float> C(static_cast<std::size_t>(k * d)), X(static_cast<std::size_t>(n * d));
+    for (auto& v : C) v = static_cast<float>(nd(rng) * 4 * scale);
+    if (kind == Duplicates)
+      for (std::int64_t c = 1; c < k; c += 2) std::copy_n(&C[(c - 1) * d], d, &C[c * d]);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t c = static_cast<std::int64_t>(rng() % k), c2 = (c + 1) % k;
+      for (std::int64_t f = 0; f < d; ++f) {
+        double v = C[c * d + f] + nd(rng) * scale;
+        if (kind == NearTies) v = 0.5 * (C[c * d + f] + C[c2 * d + f]) + 1e-7 * ud(rng) * scale;
+        if (kind == OnCenters) v = C[c * d + f];
+        X[i * d + f] = static_cast<float>(v);
+      }
+    }
+    std::vector<float> cn(k);
+    float cn_max = 0.0f;
+    for (std::int64_t c = 0; c < k; ++c) {
+      cn[c] = tl::dist::sqnorm(&C[c * d], d);
+      cn_max = std::max(cn_max, cn[c]);
+    }
+    std::int64_t certified = 0;
+    for (int mode = 0; mode < 2; ++mode) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float* x = &X[i * d];
+        const float xn = tl::dist::sqnorm(x, d);
+        std::vector<float> q(k), qu(k);
+        std::int64_t best = 0;
+        for (std::int64_t c = 0; c < k; ++c) {
+          const float dot = tl::dist::accumulate<float, tl::dist::Family::Dot>(x, &C[c * d], d, 0.0f);
+          qu[c] = tl::num::sub(tl::num::add(xn, cn[c]), tl::num::mul(2.0f, dot));
+          q[c] = tl::dist::sq_from_dot(xn, cn[c], dot);
+          if (tl::dist::nearer(q[c], c, q[best], best)) best = c;
+        }
+        // Filter values, just inside the bound (1 - 2^-6 of it: their own
+        // rounding to float stays within the rest).
+        const double e = tl::detail::kCertifySlack * (static_cast<double>(xn) + cn_max) * (1.0 - 0x1p-6);
+        std::vector<float> v(k);
+        for (std::int64_t c = 0; c < k; ++c) {
+          const double off = mode == 0 ? (c == best ? e : -e) : e * ud(rng);
+          v[c] = static_cast<float>(static_cast<double>(qu[c]) - xn + off);
+        }
+        std::int64_t a = 0;
+        for (std::int64_t c = 1; c < k; ++c)
+          if (v[c] < v[a]) a = c;
+        float second = INFINITY;
+        for (std::int64_t c = 0; c < k; ++c)
+          if (c != a) second = std::min(second, v[c]);
+        if (second > tl::detail::certify_threshold(v[a], xn, cn_max)) {
+          ++certified;
+          ASSERT_EQ(a, best) << "kind " << kind << " mode " << mode << " row " << i;
+        }
+      }
+    }
+    if (kind == Blobs) {
+      EXPECT_GT(certified, n);  // most rows of both modes
+    }
+    if (kind == Duplicates || kind == Tiny || kind == Huge) {
+      EXPECT_EQ(certified, 0) << "kind " << kind;
+    }
+  }
+  // Two centers whose canonical values are both below 0 (so both clamp to 0
+  // and the lower center, 0, is the canonical nearest), the filter placing
+  // center 1 far below: the threshold's floor (-E - xn) keeps center 0 in
+  // reach, so the row is not certified for center 1.
+  const float xn = 1000.0f, cn_max = 1000.0f;
+  const float e = tl::detail::kCertifySlack * (xn + cn_max);
+  const float v0 = -0.5f - xn + e, v1 = -2.5f - xn - e;  // q = -0.5 and -2.5, each off by E
+  EXPECT_FALSE(v0 > tl::detail::certify_threshold(v1, xn, cn_max));
 }

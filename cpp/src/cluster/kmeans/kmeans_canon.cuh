@@ -17,6 +17,10 @@
 //   and accumulators as distance_tile.cuh (256 threads as 16 x 16, each
 //   owning 8 rows x 8 centers of a 128 x 128 tile, 128-bit shared-memory
 //   reads); rank_tile and write_row_groups are shared by both kernels.
+// The certified assignment (kmeans_mma.cuh, CudaEngine::certified_assign)
+// runs assign_canon_kernel over a list of rows only (gathered), and
+// certified_rows_kernel below computes the canonical distances of the rows
+// it certified.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -56,10 +60,12 @@ __device__ __forceinline__ void rank_tile(const T (&acc)[TM][TN], RowNorm xr, co
 // The (distance, center) minimum of each of a thread's rows across the 16
 // lanes of its row group (half-warp shuffles); the lane with tx == 0 writes
 // the label and the distance of rows below n and counts changed labels in ch.
+// With a list, tile row r stands for row list[r] (gathered rows).
 template <class T, int TM>
 __device__ __forceinline__ void write_row_groups(T (&best)[TM], int (&bi)[TM], std::int64_t row0, int ty, int tx,
                                                  std::int64_t n, std::int32_t* __restrict__ labels,
-                                                 T* __restrict__ mind, unsigned long long& ch) {
+                                                 T* __restrict__ mind, unsigned long long& ch,
+                                                 const std::int32_t* __restrict__ list = nullptr) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
 #pragma unroll
@@ -71,8 +77,9 @@ __device__ __forceinline__ void write_row_groups(T (&best)[TM], int (&bi)[TM], s
         bi[i] = oi;
       }
     }
-    const std::int64_t r = row0 + tile::row_of<T>(ty, i);
+    std::int64_t r = row0 + tile::row_of<T>(ty, i);
     if (tx == 0 && r < n) {
+      if (list) r = list[r];
       const std::int32_t lab = static_cast<std::int32_t>(bi[i]);
       ch += labels[r] != lab;
       labels[r] = lab;
@@ -161,13 +168,17 @@ struct CanonAssign {
 // into mind, the number of changed labels added to *changed. `chunk` centers
 // (a multiple of 128) are staged at a time; dynamic shared memory
 // CanonAssign::smem_bytes(d, chunk). Any grid: block b takes row tiles
-// b, b + grid, ...
+// b, b + grid, ... With a list (the certified assignment's undecided rows),
+// the rows are list[0 .. *count) instead and `rows` is not read.
 __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
     assign_canon_kernel(const float* __restrict__ X, const float* __restrict__ xn, std::int64_t rows,
                         const float* __restrict__ C, const float* __restrict__ cn, int k, int d, int chunk,
                         std::int32_t* __restrict__ labels, float* __restrict__ mind,
-                        unsigned long long* __restrict__ changed) {
+                        unsigned long long* __restrict__ changed, const std::int32_t* __restrict__ list = nullptr,
+                        const unsigned int* __restrict__ count = nullptr) {
   using S = CanonAssign;
+  if (list) rows = *count;
+  if (static_cast<std::int64_t>(blockIdx.x) * S::kRows >= rows) return;  // the whole block: no tile
   constexpr int BM = S::kRows, BN = S::kCenters, XP = BM + S::kPad, V = 4, TM = 8, TN = 8;
   extern __shared__ float4 canon_smem[];
   float* xs = reinterpret_cast<float*>(canon_smem);  // [d][XP]: feature f of tile row r at xs[f * XP + r]
@@ -180,18 +191,20 @@ __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
   const int nchunks = (k + chunk - 1) / chunk;
   const bool xvec = tile::vec_ok(X, d), cvec = tile::vec_ok(C, d);
 
-  // m rows of A from row a0 (lines past `limit` as zeros), transposed into
-  // dst[f * pitch + r], r < m (a multiple of 32): the 32 lanes of a warp take
-  // 32 consecutive rows, so the stores of a warp fall in distinct banks.
+  // m rows of A from row a0 (lines past `limit` as zeros; with idx, line j
+  // is row idx[j] of A), transposed into dst[f * pitch + r], r < m (a
+  // multiple of 32): the 32 lanes of a warp take 32 consecutive rows, so the
+  // stores of a warp fall in distinct banks.
   auto stage = [&](const float* __restrict__ A, std::int64_t a0, std::int64_t limit, bool vec, int m, float* dst,
-                   int pitch) {
+                   int pitch, const std::int32_t* __restrict__ idx) {
+    auto line = [&](std::int64_t j) { return A + (idx ? static_cast<std::int64_t>(idx[j]) : j) * d; };
     if (vec) {
       const int q4 = d / V;
       for (int e = t; e < m * q4; e += S::kThreads) {
         const int r = e % m, f = (e / m) * V;
         float v[V];
         if (a0 + r < limit) {
-          tile::load_vec(A + (a0 + r) * d + f, v);
+          tile::load_vec(line(a0 + r) + f, v);
         } else {
 #pragma unroll
           for (int q = 0; q < V; ++q) v[q] = 0.0f;
@@ -202,12 +215,12 @@ __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
     } else {
       for (int e = t; e < m * d; e += S::kThreads) {
         const int r = e % m, f = e / m;
-        dst[f * pitch + r] = a0 + r < limit ? A[(a0 + r) * d + f] : 0.0f;
+        dst[f * pitch + r] = a0 + r < limit ? line(a0 + r)[f] : 0.0f;
       }
     }
   };
   auto stage_centers = [&](int c0) {
-    stage(C, c0, k, cvec, chunk, cs, CP);
+    stage(C, c0, k, cvec, chunk, cs, CP, nullptr);
     for (int e = t; e < chunk; e += S::kThreads) cns[e] = c0 + e < k ? cn[c0 + e] : 0.0f;
   };
   if (nchunks == 1) stage_centers(0);
@@ -216,8 +229,8 @@ __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
   for (std::int64_t rt = blockIdx.x; rt < tiles; rt += gridDim.x) {
     const std::int64_t row0 = rt * BM;
     __syncthreads();  // the previous tile's readers are done
-    stage(X, row0, rows, xvec, BM, xs, XP);
-    for (int e = t; e < BM; e += S::kThreads) xns[e] = row0 + e < rows ? xn[row0 + e] : 0.0f;
+    stage(X, row0, rows, xvec, BM, xs, XP, list);
+    for (int e = t; e < BM; e += S::kThreads) xns[e] = row0 + e < rows ? xn[list ? list[row0 + e] : row0 + e] : 0.0f;
     float best[TM];
     int bi[TM];
 #pragma unroll
@@ -256,7 +269,43 @@ __global__ void __launch_bounds__(CanonAssign::kThreads, 2)
         rank_tile(acc, [&](int i) { return xns[tile::row_of<float>(ty, i)]; }, cns + j0, c0 + j0, k, tx, best, bi);
       }
     }
-    write_row_groups(best, bi, row0, ty, tx, rows, labels, mind, ch);
+    write_row_groups(best, bi, row0, ty, tx, rows, labels, mind, ch, list);
+  }
+  add_block_count(ch, changed);
+}
+
+// The certified assignment's decided rows (cand[r] >= 0, from
+// assign_mma_kernel certifying): the canonical squared distance to that
+// center (the chain of distance.hpp over the features in order from +0.0,
+// then sq_from_dot: assign_canon_kernel's bits), the label and the changed
+// count, written as assign_canon_kernel writes them. A block stages its
+// kCertRows rows (pitch d + 1: a warp's lanes read distinct banks); each
+// thread runs one row's chain.
+inline constexpr int kCertRows = 64;
+__global__ void __launch_bounds__(kCertRows)
+    certified_rows_kernel(const float* __restrict__ X, const float* __restrict__ xn, std::int64_t rows,
+                          const float* __restrict__ C, const float* __restrict__ cn, int d,
+                          const std::int32_t* __restrict__ cand, std::int32_t* __restrict__ labels,
+                          float* __restrict__ mind, unsigned long long* __restrict__ changed) {
+  extern __shared__ float cert_rows[];  // [kCertRows][d + 1]
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kCertRows;
+  const int t = threadIdx.x, pitch = d + 1;
+  const int live = rows - row0 < kCertRows ? static_cast<int>(rows - row0) : kCertRows;
+  for (int e = t; e < live * d; e += kCertRows) cert_rows[(e / d) * pitch + e % d] = X[row0 * d + e];
+  __syncthreads();
+  unsigned long long ch = 0;
+  const std::int64_t r = row0 + t;
+  if (t < live) {
+    const std::int32_t a = cand[r];
+    if (a >= 0) {
+      const float* x = cert_rows + t * pitch;
+      const float* c = C + static_cast<std::int64_t>(a) * d;
+      float acc = 0.0f;
+      for (int f = 0; f < d; ++f) acc = num::fma(x[f], __ldg(c + f), acc);
+      ch = labels[r] != a;
+      labels[r] = a;
+      mind[r] = dist::sq_from_dot(xn[r], cn[a], acc);
+    }
   }
   add_block_count(ch, changed);
 }

@@ -733,6 +733,15 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
  private:
+  // A persistent assignment kernel's launch for k centers (k = -1: not worked
+  // out yet): centers staged at once, shared memory, resident blocks; d, and
+  // so the kernel's instantiation, is fixed for the engine.
+  struct LaunchShape {
+    std::int64_t k = -1, resident = 1;
+    int chunk = 0;
+    std::size_t smem = 0;
+  };
+
   // fn(r0, len, xb) for the batches of kBatchRows rows in order; xb holds the
   // batch's (centered) rows on the device: a pointer into the resident data,
   // or the streaming buffer after copying and centering the batch.
@@ -770,6 +779,7 @@ class CudaEngine final : public KMeansEngine<T> {
         fast_assign_batch(r0, len, k);
         return;
       }
+      if (certified_assign(r0, len, xb, k)) return;
       if (launch_canon(r0, len, xb, k)) return;
     }
     assign_kernel<T><<<blocks_for(len, Cfg<T>::BM), tile::kThreads, 0, stream_>>>(
@@ -828,6 +838,22 @@ class CudaEngine final : public KMeansEngine<T> {
   // per number of centers.
   bool launch_canon(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     using S = CanonAssign;
+    const LaunchShape& L = canon_shape(k);
+    if (L.chunk == 0) return false;
+    const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
+    const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
+    assign_canon_kernel<<<grid, S::kThreads, L.smem, stream_>>>(
+        reinterpret_cast<const float*>(xb), reinterpret_cast<const float*>(norms_.data()) + r0, len,
+        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
+        static_cast<int>(k), static_cast<int>(this->d), L.chunk, labels_.data() + r0,
+        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("assign_canon_kernel");
+    return true;
+  }
+  // assign_canon_kernel's launch for k centers (chunk 0: assign_kernel
+  // serves), worked out once per k.
+  const LaunchShape& canon_shape(std::int64_t k) {
+    using S = CanonAssign;
     const std::int64_t d = this->d;
     LaunchShape& L = canon_launch_;
     if (L.k != k) {
@@ -851,14 +877,47 @@ class CudaEngine final : public KMeansEngine<T> {
         L.resident = std::int64_t(std::max(per_sm, 1)) * sms;
       }
     }
-    if (L.chunk == 0) return false;
-    const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
-    const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
-    assign_canon_kernel<<<grid, S::kThreads, L.smem, stream_>>>(
-        reinterpret_cast<const float*>(xb), reinterpret_cast<const float*>(norms_.data()) + r0, len,
-        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
-        static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
-        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+    return L;
+  }
+
+  // The certified canonical assignment (identical and deterministic modes,
+  // float data up to kMmaMaxFeatures features where assign_canon_kernel
+  // stages all the centers): fast mode's tensor-core kernel as a filter
+  // certifies each row's nearest center where no other center can be the
+  // canonical one (kmeans_mma.cuh: Certify, certify_threshold);
+  // certified_rows_kernel computes those rows' canonical distances and
+  // assign_canon_kernel the other rows, gathered. The canonical kernels' bits
+  // at a fraction of their arithmetic. TWINLEARN_KMEANS_CANON_KERNEL=canon
+  // (or tile) turns it off (tests: the same bits every way).
+  bool certified_assign(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
+    const std::int64_t d = this->d;
+    if (d > kMmaMaxFeatures) return false;
+    if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL"))
+      if (std::string(env) == "canon" || std::string(env) == "tile") return false;
+    const LaunchShape& C = canon_shape(k);
+    if (C.chunk == 0) return false;
+    const std::size_t cap = static_cast<std::size_t>(std::min(this->n, kBatchRows));
+    cert_cand_.reserve(cap, dev_);
+    cert_list_.reserve(cap, dev_);
+    cert_count_.reserve(1, dev_);
+    TL_CUDA_CHECK(cudaMemsetAsync(cert_count_.data(), 0, sizeof(unsigned int), stream_));
+    Certify cert;
+    cert.cand = cert_cand_.data();
+    cert.list = cert_list_.data();
+    cert.count = cert_count_.data();
+    mma_assign_batch(r0, len, reinterpret_cast<const float*>(xb), k, &cert);
+    const float* xf = reinterpret_cast<const float*>(xb);
+    const float* xnf = reinterpret_cast<const float*>(norms_.data()) + r0;
+    const float* cf = reinterpret_cast<const float*>(centers_.data());
+    const float* cnf = reinterpret_cast<const float*>(cnorms_.data());
+    float* mindf = reinterpret_cast<float*>(mind_.data()) + r0;
+    certified_rows_kernel<<<blocks_for(len, kCertRows), kCertRows, sizeof(float) * kCertRows * (d + 1), stream_>>>(
+        xf, xnf, len, cf, cnf, static_cast<int>(d), cert_cand_.data(), labels_.data() + r0, mindf, changed_.data());
+    TL_CUDA_CHECK_LAUNCH("certified_rows_kernel");
+    // Every resident block; those past the undecided rows' tiles return at once.
+    assign_canon_kernel<<<static_cast<unsigned>(C.resident), CanonAssign::kThreads, C.smem, stream_>>>(
+        xf, xnf, len, cf, cnf, static_cast<int>(k), static_cast<int>(d), C.chunk, labels_.data() + r0, mindf,
+        changed_.data(), cert_list_.data(), cert_count_.data());
     TL_CUDA_CHECK_LAUNCH("assign_canon_kernel");
     return true;
   }
@@ -868,11 +927,13 @@ class CudaEngine final : public KMeansEngine<T> {
   // TWINLEARN_KMEANS_MMA_CHUNK, rounded to the kernel's step), a persistent
   // grid of as many blocks as the device keeps resident. The launch shape is
   // worked out once per number of centers (mma_launch_), not per assignment.
+  // With cert, the kernel certifies instead (certified_assign); X is the
+  // batch's rows.
   template <int MT, int KS, int NB, int WARPS>
-  void launch_mma(std::int64_t r0, std::int64_t len, std::int64_t k) {
+  void launch_mma(std::int64_t r0, std::int64_t len, const float* X, std::int64_t k, const Certify* cert) {
     using S = MmaAssign<MT, KS, NB, WARPS>;
-    auto kern = assign_mma_kernel<MT, KS, NB, WARPS>;
-    LaunchShape& L = mma_launch_;
+    auto kern = cert ? assign_mma_kernel<MT, KS, NB, WARPS, true> : assign_mma_kernel<MT, KS, NB, WARPS, false>;
+    LaunchShape& L = cert ? cert_launch_ : mma_launch_;
     if (L.k != k) {
       int optin = 0, sms = 0, per_sm = 0;
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
@@ -890,26 +951,27 @@ class CudaEngine final : public KMeansEngine<T> {
     const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
     const std::int64_t d = this->d;
     kern<<<grid, S::kThreads, L.smem, stream_>>>(
-        reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
+        X, reinterpret_cast<const float*>(norms_.data()) + r0, len,
         reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
         static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
-        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data(), cert ? *cert : Certify{});
     TL_CUDA_CHECK_LAUNCH("assign_mma_kernel");
   }
-  void mma_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
+  void mma_assign_batch(std::int64_t r0, std::int64_t len, const float* X, std::int64_t k,
+                        const Certify* cert = nullptr) {
     const std::int64_t d = this->d;
     // Up to 64 features: 16 warps of one 16-row block each, 4 products of 8
     // centers side by side (1M x 64, k = 256 on the H100: 0.47 ms an
     // assignment against 0.55 ms for 8 warps of 32 rows, 2 products); past
     // that the fragments of 16 depth steps need 8 warps' registers.
     if (d <= 16) {
-      launch_mma<1, 2, 4, 16>(r0, len, k);
+      launch_mma<1, 2, 4, 16>(r0, len, X, k, cert);
     } else if (d <= 32) {
-      launch_mma<1, 4, 4, 16>(r0, len, k);
+      launch_mma<1, 4, 4, 16>(r0, len, X, k, cert);
     } else if (d <= 64) {
-      launch_mma<1, 8, 4, 16>(r0, len, k);
+      launch_mma<1, 8, 4, 16>(r0, len, X, k, cert);
     } else {
-      launch_mma<1, 16, 2, 8>(r0, len, k);
+      launch_mma<1, 16, 2, 8>(r0, len, X, k, cert);
     }
   }
 
@@ -918,7 +980,7 @@ class CudaEngine final : public KMeansEngine<T> {
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
     if (kernel_ == FastKernel::Mma) {
-      mma_assign_batch(r0, len, k);
+      mma_assign_batch(r0, len, reinterpret_cast<const float*>(x_) + r0 * d, k);
       used_fast_ = true;
       return;
     }
@@ -1102,15 +1164,11 @@ class CudaEngine final : public KMeansEngine<T> {
   int sum_blocks_ = 0;  // fast_sums_kernel's grid (0: not sized yet)
   bool canon_steps_ = false;  // device_steps chose the canonical held steps
   FastKernel kernel_ = FastKernel::Gemm;  // fast_path's choice of kernel
-  // A persistent assignment kernel's launch for k centers (k = -1: not worked
-  // out yet): centers staged at once, shared memory, resident blocks; d, and
-  // so the kernel's instantiation, is fixed for the engine.
-  struct LaunchShape {
-    std::int64_t k = -1, resident = 1;
-    int chunk = 0;
-    std::size_t smem = 0;
-  };
-  LaunchShape mma_launch_, canon_launch_;
+  LaunchShape mma_launch_, canon_launch_, cert_launch_;
+  // certified_assign's buffers: per row of a batch its certified center or
+  // -1, the undecided rows and their number.
+  DeviceBuffer<std::int32_t> cert_cand_, cert_list_;
+  DeviceBuffer<unsigned int> cert_count_;
   const T* x_ = nullptr;
   const T* w_ = nullptr;
 };

@@ -9,6 +9,13 @@
 // norm is the same for all centers), ties by lowest center. The blocks are
 // persistent (one grid over every tile of rows), so the centers are staged
 // once per block. Float data, d <= 8 * KS.
+//
+// The same kernel, certifying (Cert = true), is the filter of the canonical
+// assignment (identical and deterministic modes; kmeans_canon.cuh): it keeps
+// each row's two smallest ranking values and writes, instead of a label, the
+// row's nearest center when no other center can be the canonical nearest one
+// (kmeans_common.hpp: certify_threshold), else appends the row to a list for
+// the canonical kernel.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,6 +23,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_wmma.cuh"
 #include "core/cuda/tf32_round.cuh"
 
@@ -60,18 +68,56 @@ struct MmaAssign {
   }
 };
 
+// The filter's outputs (assign_mma_kernel with Cert = true): per row of the
+// batch, its certified nearest center or -1 (cand), and the rows left
+// undecided (list, *count of them, in no particular order).
+struct Certify {
+  std::int32_t* cand = nullptr;
+  std::int32_t* list = nullptr;
+  unsigned int* count = nullptr;
+};
+
+// The filter's bound (kmeans_common.hpp: certify_threshold, kCertifySlack).
+// For a row x (squared norm xn, as the engine computes it) and a center c
+// (cn), the canonical value q(c) (the chain of distance.hpp, then
+// sq_from_dot, before the clamp at 0) and the filter's value xn + v(c)
+// (v(c) = fma(-2, a, cn), a the 3xTF32 dot product) differ by less than
+// E = kCertifySlack (xn + max cn):
+// - the canonical chain is off the exact dot product by at most
+//   gamma_d sum |x_f c_f| <= gamma_d (xn + cn) / 2 (gamma_d = d u / (1 - d u),
+//   u = 2^-24: 2^-17 for d = 128), and its two roundings add 3 u (xn + cn);
+// - the split products miss at most 3 * 2^-22 |x_f c_f| each, and the tensor
+//   cores' float32 sums (3 d / 8 steps of 8 products, at most 8 units in the
+//   last place of the running magnitudes a step, a pessimistic model of
+//   their truncating alignment) at most 3 d 2^-23 sum |x_f c_f|: about
+//   2^-14.4 (xn + cn) / 2 for d = 128; the FMA of v one more rounding;
+// in all below 2^-14 (xn + cn), and kCertifySlack = 2^-11 is eight times that.
+// Let m be the row's smallest filter value. The canonical nearest center c*
+// (smallest clamped q, ties by lowest center) has
+// xn + v(c*) <= max(q(c*), 0) + E <= max(q(a), 0) + E <= max(m + xn, -E) + 2E
+// for the filter's own nearest center a, and so has every center that ties
+// with c*. So when every center but a has v > max(m, -E - xn) + 2E (the
+// threshold; its own float roundings are far inside the slack), a is the
+// canonical nearest center; otherwise the row goes to the canonical kernel.
+// The bound is one of relative errors, so it holds where no product or sum
+// overflows and underflow's absolute errors are far below E: rows are
+// certified only where 2^-60 <= xn + max cn <= 2^100 (so never a row with an
+// infinite norm, or when a center has one).
+
 // Rows [0, rows) of X (row-major, d features, d <= 8 KS) against the k
 // centers C (row-major) with squared norms cn: the nearest center per row into
 // labels, its squared distance (xn + the ranking value, clamped at 0) into
 // mind, the number of changed labels added to *changed. `chunk` centers (a
 // multiple of 8 NB) are staged at a time; dynamic shared memory
 // MmaAssign::smem_bytes(chunk). Any grid: block b takes tiles b, b + grid, ...
-template <int MT, int KS, int NB, int WARPS>
+// With Cert, labels, mind and changed are left alone and cert is written
+// instead (see Certify).
+template <int MT, int KS, int NB, int WARPS, bool Cert = false>
 __global__ void __launch_bounds__(32 * WARPS, 1)
     assign_mma_kernel(const float* __restrict__ X, const float* __restrict__ xn, std::int64_t rows,
                       const float* __restrict__ C, const float* __restrict__ cn, int k, int d, int chunk,
                       std::int32_t* __restrict__ labels, float* __restrict__ mind,
-                      unsigned long long* __restrict__ changed) {
+                      unsigned long long* __restrict__ changed, Certify cert = {}) {
   using S = MmaAssign<MT, KS, NB, WARPS>;
   extern __shared__ float4 mma_smem[];
   float4* bfrag = mma_smem;  // [chunk / 8][KS][32] of (hi b0, hi b1, lo b0, lo b1)
@@ -96,6 +142,22 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
     }
     for (int e = threadIdx.x; e < chunk; e += S::kThreads) cns[e] = c0 + e < k ? cn[c0 + e] : INFINITY;
   };
+  // The filter's bound takes the largest center norm (a NaN one counts as
+  // infinite: nothing is certified).
+  float cn_max = 0.0f;
+  if constexpr (Cert) {
+    __shared__ float warp_max[WARPS];
+    for (int e = threadIdx.x; e < k; e += S::kThreads) {
+      const float v = cn[e];
+      cn_max = v == v ? fmaxf(cn_max, v) : INFINITY;
+    }
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) cn_max = fmaxf(cn_max, __shfl_xor_sync(0xffffffffu, cn_max, o));
+    if (lane == 0) warp_max[warp] = cn_max;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) cn_max = fmaxf(cn_max, warp_max[w]);
+  }
   if (nchunks == 1) {
     stage(0);
     __syncthreads();
@@ -119,14 +181,19 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
           split_tf32_pair(x, ah[m][s][q], al[m][s][q]);
         }
     // Per row (m, h: rows g and g + 8 of block m) the lane's best so far.
-    float best[MT][2];
+    // With Cert also the second smallest value (second) and whether a NaN
+    // value was seen (unsure).
+    float best[MT][2], second[MT][2];
     int bi[MT][2];
+    bool unsure[MT][2];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         best[m][h] = INFINITY;
+        second[m][h] = INFINITY;
         bi[m][h] = INT_MAX;
+        unsure[m][h] = false;
       }
     for (int ci = 0; ci < nchunks; ++ci) {
       const int c0 = ci * chunk;
@@ -174,6 +241,11 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
             for (int h = 0; h < 2; ++h) {
               const float v0 = fmaf(-2.0f, acc[m][n][2 * h], cn0);
               const float v1 = fmaf(-2.0f, acc[m][n][2 * h + 1], cn1);
+              if constexpr (Cert) {
+                unsure[m][h] |= !(v0 == v0) || !(v1 == v1);
+                second[m][h] = v0 < best[m][h] ? best[m][h] : fminf(second[m][h], v0);
+                second[m][h] = v1 < fminf(best[m][h], v0) ? fminf(best[m][h], v0) : fminf(second[m][h], v1);
+              }
               if (v0 < best[m][h]) {
                 best[m][h] = v0;
                 bi[m][h] = c0 + cl;
@@ -192,18 +264,33 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
     for (int m = 0; m < MT; ++m)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float b = best[m][h];
+        float b = best[m][h], s2 = second[m][h];
         int i = bi[m][h];
+        bool u = unsure[m][h];
 #pragma unroll
         for (int o = 1; o <= 2; o <<= 1) {
           const float ov = __shfl_xor_sync(0xffffffffu, b, o);
           const int oi = __shfl_xor_sync(0xffffffffu, i, o);
+          if constexpr (Cert) {
+            // The second smallest of {b, s2, ov, os}, b <= s2 and ov <= os.
+            const float os = __shfl_xor_sync(0xffffffffu, s2, o);
+            s2 = fminf(fmaxf(b, ov), fminf(s2, os));
+            u |= __shfl_xor_sync(0xffffffffu, static_cast<int>(u), o) != 0;
+          }
           if (ov < b || (ov == b && oi < i)) {
             b = ov;
             i = oi;
           }
         }
         const std::int64_t r = wrow0 + 16 * m + 8 * h + g;
+        if constexpr (Cert) {
+          if (t == 0 && r < rows) {
+            const bool sure = !u && i != INT_MAX && s2 > certify_threshold(b, xn[r], cn_max);
+            cert.cand[r] = sure ? i : -1;
+            if (!sure) cert.list[atomicAdd(cert.count, 1u)] = static_cast<std::int32_t>(r);
+          }
+          continue;
+        }
         if (t == 0 && r < rows) {
           ch += labels[r] != i;
           labels[r] = i;
