@@ -6,6 +6,8 @@
 // assignments timed with CUDA events. Build and run on a GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icpp/src -Icpp/include bench/cuda/kmeans_assign.cu -o /tmp/kmeans_assign
 //   /tmp/kmeans_assign
+// CANON_ONLY=1 runs the canonical kernels only, CERTIFIED_ONLY=1 the
+// certified assignment (the engine's identical mode) on five data sets.
 // "mismatches": labels other than float64's nearest center; "hard": those of
 // rows whose two nearest centers are apart by more than 1e-4 (D + 1) in
 // float64 (D the nearest squared distance), so not near ties.
@@ -61,7 +63,10 @@ struct Data {
   std::vector<float> hX, hC;
 };
 
-Data make(std::int64_t n, int d, int k, unsigned seed) {
+// Blobs: k true centers (6 N(0, 1) per feature), rows a true center plus
+// noise N(0, noise^2) plus offset; the centers given are rows near the
+// true centers (0.5 N(0, 1) off).
+Data make(std::int64_t n, int d, int k, unsigned seed, float offset = 3.0f, float noise = 2.0f) {
   Data D;
   D.n = n;
   D.d = d;
@@ -76,7 +81,7 @@ Data make(std::int64_t n, int d, int k, unsigned seed) {
     int c = rng() % k;
     double s = 0;
     for (int f = 0; f < d; ++f) {
-      float v = tc[c * d + f] + 2.f * N(rng) + 3.f;
+      float v = tc[c * d + f] + noise * N(rng) + offset;
       D.hX[i * d + f] = v;
       s += (double)v * v;
     }
@@ -181,7 +186,7 @@ void run_mma(const Data& D, int* lab, float* mind, unsigned long long* ch, int c
   const size_t smem = S::smem_bytes(chunk);
   const unsigned grid = persistent_grid(kern, S::kThreads, smem, (D.n + S::kRows - 1) / S::kRows, per);
   const float ms = time_launches(D, lab, [&] {
-    kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch);
+    kern<<<grid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch, Certify{});
   });
   char full[128];
   snprintf(full, sizeof full, "%s chunk=%d occ=%d", name, chunk, per);
@@ -234,6 +239,66 @@ void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int
   printf("  bit mismatches against assign_kernel: %ld of %lld rows\n", diff, (long long)D.n);
 }
 
+// The certified canonical assignment as the engine runs it
+// (CudaEngine::certified_assign): the mma kernel certifying, then
+// certified_rows_kernel, then assign_canon_kernel over the undecided rows;
+// its time, the undecided rows, and rows whose label or distance bits differ
+// from assign_kernel's (must be 0).
+template <int MT, int KS, int NB, int WARPS>
+void run_certified(const Data& D, int* lab, float* mind, unsigned long long* ch, const char* name) {
+  const float ms_tile = time_launches(D, lab, [&] {
+    assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
+                                                                           lab, mind, ch);
+  });
+  std::vector<int> lab0(D.n);
+  std::vector<unsigned> md0(D.n);
+  CK(cudaMemcpy(lab0.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(md0.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  using M = MmaAssign<MT, KS, NB, WARPS>;
+  auto filt = assign_mma_kernel<MT, KS, NB, WARPS, true>;
+  int per = 0;
+  const int mchunk = M::chunk_for(D.k, attr(cudaDevAttrMaxSharedMemoryPerBlockOptin), 1 << 20);
+  const size_t msmem = M::smem_bytes(mchunk);
+  const unsigned mgrid = persistent_grid(filt, M::kThreads, msmem, (D.n + M::kRows - 1) / M::kRows, per);
+  using S = CanonAssign;
+  const size_t budget = S::two_block_budget(attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor),
+                                            attr(cudaDevAttrReservedSharedMemoryPerBlock));
+  const int chunk = S::staged_for(D.k, D.d, budget, 0);
+  if (chunk == 0) {
+    printf("%-34s n=%lld d=%d k=%d  (the centers do not fit: no certified path)\n", name, (long long)D.n, D.d, D.k);
+    return;
+  }
+  const size_t smem = S::smem_bytes(D.d, chunk);
+  int cper = 0;
+  const unsigned cgrid = persistent_grid(assign_canon_kernel, S::kThreads, smem, 1 << 30, cper);
+  Certify cert;
+  CK(cudaMalloc(&cert.cand, 4 * D.n));
+  CK(cudaMalloc(&cert.list, 4 * D.n));
+  CK(cudaMalloc(&cert.count, 4));
+  const size_t rsmem = sizeof(float) * kCertRows * (D.d + 1);
+  const float ms = time_launches(D, lab, [&] {
+    CK(cudaMemsetAsync(cert.count, 0, 4));
+    filt<<<mgrid, M::kThreads, msmem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, mchunk, lab, mind, ch, cert);
+    certified_rows_kernel<<<(unsigned)((D.n + kCertRows - 1) / kCertRows), kCertRows, rsmem>>>(
+        D.X, D.xn, D.n, D.C, D.cn, D.d, cert.cand, lab, mind, ch);
+    assign_canon_kernel<<<cgrid, S::kThreads, smem>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d, chunk, lab, mind, ch,
+                                                      cert.list, cert.count);
+  });
+  unsigned undecided = 0;
+  CK(cudaMemcpy(&undecided, cert.count, 4, cudaMemcpyDeviceToHost));
+  std::vector<int> lab1(D.n);
+  std::vector<unsigned> md1(D.n);
+  CK(cudaMemcpy(lab1.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(md1.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  long diff = 0;
+  for (std::int64_t i = 0; i < D.n; ++i) diff += lab0[i] != lab1[i] || md0[i] != md1[i];
+  printf("%-34s n=%lld d=%d k=%d  %8.4f ms/assign (assign_kernel %.4f)  undecided %u  bit mismatches %ld\n", name,
+         (long long)D.n, D.d, D.k, ms, ms_tile, undecided, diff);
+  CK(cudaFree(cert.cand));
+  CK(cudaFree(cert.list));
+  CK(cudaFree(cert.count));
+}
+
 int main() {
   int* lab;
   float* mind;
@@ -243,6 +308,19 @@ int main() {
   CK(cudaMalloc(&mind, 4 * nmax));
   CK(cudaMalloc(&ch, 8));
   const bool canon_only = std::getenv("CANON_ONLY") != nullptr;
+  if (std::getenv("CERTIFIED_ONLY") != nullptr) {
+    Data D = make(1000000, 64, 256, 1);
+    run_certified<1, 8, 4, 16>(D, lab, mind, ch, "certified (blobs)");
+    Data E = make(77777, 61, 250, 2);
+    run_certified<1, 8, 4, 16>(E, lab, mind, ch, "certified (odd shape)");
+    Data F = make(200000, 13, 7, 4);
+    run_certified<1, 2, 4, 16>(F, lab, mind, ch, "certified (d 13, k 7)");
+    Data G = make(300000, 100, 128, 5, 1000.0f);
+    run_certified<1, 16, 2, 8>(G, lab, mind, ch, "certified (far from 0)");
+    Data H = make(300000, 64, 256, 6, 3.0f, 1e-3f);
+    run_certified<1, 8, 4, 16>(H, lab, mind, ch, "certified (tight blobs)");
+    return 0;
+  }
   {
     Data D = make(1000000, 64, 256, 1);
     run_canon(D, lab, mind, ch, 0);
