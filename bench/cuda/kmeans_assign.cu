@@ -201,21 +201,42 @@ void run_wmma(const Data& D, int* lab, float* mind, unsigned long long* ch) {
   check(D, lab, mind, "wmma (existing)", ms);
 }
 
+// The labels and distance bits an assignment left on the device.
+struct Snapshot {
+  std::vector<int> lab;
+  std::vector<unsigned> md;
+};
+Snapshot snapshot(const Data& D, const int* lab, const float* mind) {
+  Snapshot s{std::vector<int>(D.n), std::vector<unsigned>(D.n)};
+  CK(cudaMemcpy(s.lab.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(s.md.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  return s;
+}
+// Rows whose label or distance bits differ.
+long bit_diffs(const Snapshot& a, const Snapshot& b) {
+  long diff = 0;
+  for (std::size_t i = 0; i < a.lab.size(); ++i) diff += a.lab[i] != b.lab[i] || a.md[i] != b.md[i];
+  return diff;
+}
+// assign_kernel (the reference bits of the canonical paths): its time per
+// assignment into ms, its labels and distances.
+Snapshot run_tile(const Data& D, int* lab, float* mind, unsigned long long* ch, float& ms) {
+  ms = time_launches(D, lab, [&] {
+    assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
+                                                                           lab, mind, ch);
+  });
+  return snapshot(D, lab, mind);
+}
+
 // The canonical kernels: assign_kernel, then assign_canon_kernel staged as
 // the engine does (CanonAssign::staged_for; chunk_cap > 0: at most that many
 // centers at a time) or, where the engine leaves the shape to assign_kernel,
 // with as many centers as one block an SM holds; "bit mismatches": rows
 // whose label or distance bits differ.
 void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int chunk_cap) {
-  const float ms_tile = time_launches(D, lab, [&] {
-    assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
-                                                                           lab, mind, ch);
-  });
+  float ms_tile = 0;
+  const Snapshot ref = run_tile(D, lab, mind, ch, ms_tile);
   check(D, lab, mind, "canonical assign_kernel", ms_tile);
-  std::vector<int> lab0(D.n);
-  std::vector<unsigned> md0(D.n);
-  CK(cudaMemcpy(lab0.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(md0.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
   using S = CanonAssign;
   const size_t budget = S::two_block_budget(attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor),
                                             attr(cudaDevAttrReservedSharedMemoryPerBlock));
@@ -230,13 +251,8 @@ void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int
   char full[128];
   snprintf(full, sizeof full, "canonical assign_canon chunk=%d occ=%d", chunk, per);
   check(D, lab, mind, full, ms);
-  std::vector<int> lab1(D.n);
-  std::vector<unsigned> md1(D.n);
-  CK(cudaMemcpy(lab1.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(md1.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
-  long diff = 0;
-  for (std::int64_t i = 0; i < D.n; ++i) diff += lab0[i] != lab1[i] || md0[i] != md1[i];
-  printf("  bit mismatches against assign_kernel: %ld of %lld rows\n", diff, (long long)D.n);
+  printf("  bit mismatches against assign_kernel: %ld of %lld rows\n", bit_diffs(ref, snapshot(D, lab, mind)),
+         (long long)D.n);
 }
 
 // The certified canonical assignment as the engine runs it
@@ -246,14 +262,8 @@ void run_canon(const Data& D, int* lab, float* mind, unsigned long long* ch, int
 // from assign_kernel's (must be 0).
 template <int MT, int KS, int NB, int WARPS>
 void run_certified(const Data& D, int* lab, float* mind, unsigned long long* ch, const char* name) {
-  const float ms_tile = time_launches(D, lab, [&] {
-    assign_kernel<float><<<(unsigned)((D.n + 127) / 128), tile::kThreads>>>(D.X, D.xn, D.n, D.C, D.cn, D.k, D.d,
-                                                                           lab, mind, ch);
-  });
-  std::vector<int> lab0(D.n);
-  std::vector<unsigned> md0(D.n);
-  CK(cudaMemcpy(lab0.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(md0.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
+  float ms_tile = 0;
+  const Snapshot ref = run_tile(D, lab, mind, ch, ms_tile);
   using M = MmaAssign<MT, KS, NB, WARPS>;
   auto filt = assign_mma_kernel<MT, KS, NB, WARPS, true>;
   int per = 0;
@@ -286,14 +296,8 @@ void run_certified(const Data& D, int* lab, float* mind, unsigned long long* ch,
   });
   unsigned undecided = 0;
   CK(cudaMemcpy(&undecided, cert.count, 4, cudaMemcpyDeviceToHost));
-  std::vector<int> lab1(D.n);
-  std::vector<unsigned> md1(D.n);
-  CK(cudaMemcpy(lab1.data(), lab, 4 * D.n, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(md1.data(), mind, 4 * D.n, cudaMemcpyDeviceToHost));
-  long diff = 0;
-  for (std::int64_t i = 0; i < D.n; ++i) diff += lab0[i] != lab1[i] || md0[i] != md1[i];
   printf("%-34s n=%lld d=%d k=%d  %8.4f ms/assign (assign_kernel %.4f)  undecided %u  bit mismatches %ld\n", name,
-         (long long)D.n, D.d, D.k, ms, ms_tile, undecided, diff);
+         (long long)D.n, D.d, D.k, ms, ms_tile, undecided, bit_diffs(ref, snapshot(D, lab, mind)));
   CK(cudaFree(cert.cand));
   CK(cudaFree(cert.list));
   CK(cudaFree(cert.count));
