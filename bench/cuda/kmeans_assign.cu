@@ -3,10 +3,9 @@
 // (kmeans_mma.cuh) against nearest centers in float64, and the canonical
 // kernels (kmeans_canon.cuh: assign_canon_kernel against assign_kernel, whose
 // labels and distances it must equal bit for bit), on blob data; 21
-// assignments timed with CUDA events. Build and run on a GPU machine:
-//   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Icpp/src -Icpp/include \
-//     bench/cuda/kmeans_assign.cu -o /tmp/kmeans_assign
-//   /tmp/kmeans_assign
+// assignments timed with CUDA events. The CUDA build makes it, with the
+// engine's floating-point flags (make test-gpu: build/gpu/kmeans_assign); run
+// it on a GPU machine.
 // CANON_ONLY=1 runs the canonical kernels only, CERTIFIED_ONLY=1 the
 // certified assignment (the engine's identical mode) on five data sets.
 // "mismatches": labels other than float64's nearest center; "hard": those of

@@ -43,6 +43,9 @@ __global__ void center_kernel(const T* X, const T* __restrict__ mu, std::int64_t
 // ---------------------------------------------------------------------------
 constexpr std::int64_t kFastMinRows = 65536, kFastMinClusters = 16;
 constexpr std::int64_t kMmaMaxFeatures = 128;  // assign_mma_kernel: d <= 8 KS, KS <= 16
+// The certified assignment's smallest fit: below it one canonical launch an
+// assignment costs less than the filter's three launches and a memset.
+constexpr std::int64_t kCertMinRows = 16384;
 constexpr int kArgminBatch = 4;  // argmin_rows_kernel: column groups loaded at once
 
 // Nearest center of each row from its dot products (D: rows x k, leading
@@ -882,7 +885,8 @@ class CudaEngine final : public KMeansEngine<T> {
 
   // The certified canonical assignment (identical and deterministic modes,
   // float data up to kMmaMaxFeatures features where assign_canon_kernel
-  // stages all the centers): fast mode's tensor-core kernel as a filter
+  // stages all the centers, fits of kCertMinRows rows or more): fast mode's
+  // tensor-core kernel as a filter
   // certifies each row's nearest center where no other center can be the
   // canonical one (kmeans_mma.cuh: Certify, certify_threshold);
   // certified_rows_kernel computes those rows' canonical distances and
@@ -891,7 +895,7 @@ class CudaEngine final : public KMeansEngine<T> {
   // (or tile) turns it off (tests: the same bits every way).
   bool certified_assign(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     const std::int64_t d = this->d;
-    if (d > kMmaMaxFeatures) return false;
+    if (d > kMmaMaxFeatures || this->n < kCertMinRows) return false;
     if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL"))
       if (std::string(env) == "canon" || std::string(env) == "tile") return false;
     const LaunchShape& C = canon_shape(k);
