@@ -174,7 +174,7 @@ TEST(KMeansCertify, ThresholdKeepsTheCanonicalNearest) {
         }
         // Filter values, just inside the bound (1 - 2^-6 of it: their own
         // rounding to float stays within the rest).
-        const double e = tl::detail::kCertifySlack * (static_cast<double>(xn) + cn_max) * (1.0 - 0x1p-6);
+        const double e = tl::dist::kFilterSlack * (static_cast<double>(xn) + cn_max) * (1.0 - 0x1p-6);
         std::vector<float> v(k);
         for (std::int64_t c = 0; c < k; ++c) {
           const double off = mode == 0 ? (c == best ? e : -e) : e * ud(rng);
@@ -204,7 +204,7 @@ TEST(KMeansCertify, ThresholdKeepsTheCanonicalNearest) {
   // center 1 far below: the threshold's floor (-E - xn) keeps center 0 in
   // reach, so the row is not certified for center 1.
   const float xn = 1000.0f, cn_max = 1000.0f;
-  const float e = tl::detail::kCertifySlack * (xn + cn_max);
+  const float e = tl::dist::kFilterSlack * (xn + cn_max);
   const float v0 = -0.5f - xn + e, v1 = -2.5f - xn - e;  // q = -0.5 and -2.5, each off by E
   EXPECT_FALSE(v0 > tl::detail::certify_threshold(v1, xn, cn_max));
 }

@@ -265,3 +265,94 @@ TEST(KnnCuda, IdenticalToCpu) {
   expect_cpu_gpu_knn_identical<float>(2000, 40, 5, 1024);
   expect_cpu_gpu_knn_identical<float>(10, 3, 2, 10);
 }
+
+// The certified nearest-neighbour search's rule (distance_common.hpp:
+// knn_list_certified), against the canonical k nearest of the CPU's chains:
+// filter values anywhere within the bound E of the canonical values, here
+// placed the worst way (the canonical k nearest E above, every other row E
+// below, each rounded to float and clamped at 0 as the filter's are; and at
+// random within E). A query the rule certifies must have the canonical k
+// nearest in its filter list of kl, and they must be the list's k nearest by
+// canonical value. Queries of several kinds: uniform (most certified, so the
+// test is not empty), clusters a rounding apart (ties decided by the last
+// bits), queries on index rows (distances clamped at 0), duplicated rows,
+// a shell (queries at the origin, 10 rows at one distance and 40 spread just
+// beyond it, within 2E: where a rule with E for 2E certifies lists that miss
+// one of the k nearest), and scales past the bound's range (never certified).
+TEST(KnnCertify, ListHoldsTheCanonicalNearest) {
+  const std::int64_t d = 12, n = 2000, m = 300, k = 10, kl = 26;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> ud(-1.0, 1.0);
+  enum Kind { Uniform, Clusters, OnRows, Duplicates, Shell, Huge };
+  for (int kind = Uniform; kind <= Huge; ++kind) {
+    const double scale = kind == Huge ? 0x1p60 : 1.0;
+    std::vector<float> Y(static_cast<std::size_t>(n * d)), Q(static_cast<std::size_t>(m * d));
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t f = 0; f < d; ++f) {
+        double v = ud(rng) * scale;
+        if (kind == Clusters && i % 8) v = Y[(i - i % 8) * d + f] * (1.0 + 1e-7 * ud(rng));
+        if (kind == Duplicates && i >= n / 2) v = Y[(i - n / 2) * d + f];
+        Y[i * d + f] = static_cast<float>(v);
+      }
+      if (kind == Shell) {
+        // Squared norm 1 for rows 0-9, 1 + (0 .. 2E) for rows 10-49 (E for
+        // the largest squared norm, 4), 4 for the rest.
+        const double e = tl::dist::kFilterSlack * 4.0;
+        const double target = i < 10 ? 1.0 : i < 50 ? 1.0 + 2.0 * e * static_cast<double>(i - 9) / 41.0 : 4.0;
+        double s = 0.0;
+        for (std::int64_t f = 0; f < d; ++f) s += static_cast<double>(Y[i * d + f]) * Y[i * d + f];
+        for (std::int64_t f = 0; f < d; ++f) Y[i * d + f] = static_cast<float>(Y[i * d + f] * std::sqrt(target / s));
+      }
+    }
+    for (std::int64_t q = 0; q < m; ++q)
+      for (std::int64_t f = 0; f < d; ++f)
+        Q[q * d + f] = kind == OnRows ? Y[q * 7 * d + f] : kind == Shell ? 0.0f : static_cast<float>(ud(rng) * scale);
+    std::vector<float> yn(n);
+    float yn_max = 0.0f;
+    for (std::int64_t i = 0; i < n; ++i) {
+      yn[i] = tl::dist::sqnorm(&Y[i * d], d);
+      yn_max = std::max(yn_max, yn[i]);
+    }
+    std::int64_t certified = 0;
+    for (int mode = 0; mode < 2; ++mode) {
+      for (std::int64_t q = 0; q < m; ++q) {
+        const float* x = &Q[q * d];
+        const float xq = tl::dist::sqnorm(x, d);
+        std::vector<float> val(n), unclamped(n);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float dot = tl::dist::accumulate<float, tl::dist::Family::Dot>(x, &Y[i * d], d, 0.0f);
+          unclamped[i] = tl::num::sub(tl::num::add(xq, yn[i]), tl::num::mul(2.0f, dot));
+          val[i] = tl::dist::sq_from_dot(xq, yn[i], dot);
+        }
+        auto by = [](const std::vector<float>& v) {
+          return [&v](std::int64_t a, std::int64_t b) { return tl::dist::nearer(v[a], a, v[b], b); };
+        };
+        std::vector<std::int64_t> canon(n);
+        std::iota(canon.begin(), canon.end(), std::int64_t(0));
+        std::sort(canon.begin(), canon.end(), by(val));
+        std::vector<char> top(static_cast<std::size_t>(n), 0);
+        for (std::int64_t t = 0; t < k; ++t) top[canon[t]] = 1;
+        const double e = tl::dist::kFilterSlack * (static_cast<double>(xq) + yn_max) * (1.0 - 0x1p-6);
+        std::vector<float> fv(n);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double off = mode == 0 ? (top[i] ? e : -e) : e * ud(rng);
+          fv[i] = std::max(static_cast<float>(static_cast<double>(unclamped[i]) + off), 0.0f);
+        }
+        std::vector<std::int64_t> list(n);
+        std::iota(list.begin(), list.end(), std::int64_t(0));
+        std::partial_sort(list.begin(), list.begin() + kl, list.end(), by(fv));
+        if (!tl::dist::knn_list_certified(fv[list[k - 1]], fv[list[kl - 1]], xq, yn_max)) continue;
+        ++certified;
+        list.resize(kl);
+        std::sort(list.begin(), list.end(), by(val));
+        for (std::int64_t t = 0; t < k; ++t) ASSERT_EQ(list[t], canon[t]) << "kind " << kind << " query " << q;
+      }
+    }
+    if (kind == Uniform) {
+      EXPECT_GT(certified, m);  // most queries of both modes
+    }
+    if (kind == Huge) {
+      EXPECT_EQ(certified, 0);
+    }
+  }
+}

@@ -4,7 +4,6 @@
 // kmeans.cpp is written once.
 #pragma once
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -176,20 +175,19 @@ TL_HD T sq_diff(const T* x, const T* c, std::int64_t d) {
 }
 
 // The certified canonical assignment's rule (CUDA engine, identical and
-// deterministic modes; the filter and the bound are in kmeans_mma.cuh). The
-// filter ranks a row's centers by v(c), an approximation with
-// |xn + v(c) - q(c)| <= E = kCertifySlack (xn + max cn) of the canonical
-// value q(c) (sq_from_dot before its clamp at 0). With m the smallest v, the
-// canonical nearest center and every center tied with it have
-// v <= certify_threshold(m, xn, max cn) = max(m, -E - xn) + 2E; so a row
-// whose other centers all have v above it is certified (its filter nearest
-// is its canonical nearest). +inf (nothing certified) unless
-// 2^-60 <= xn + max cn <= 2^100, where the bound's relative errors hold.
-inline constexpr float kCertifySlack = 1.0f / 2048.0f;
+// deterministic modes; the filter is kmeans_mma.cuh's). The filter ranks a
+// row's centers by v(c), with |xn + v(c) - q(c)| <= E =
+// dist::filter_bound(xn + max cn) for the canonical value q(c) (sq_from_dot
+// before its clamp at 0; distance_common.hpp gives the bound). With m the
+// smallest v, the canonical nearest center c* (smallest clamped q, ties by
+// lowest center) and every center tied with it have
+// xn + v(c) <= max(q(c*), 0) + E <= max(q(a), 0) + E <= max(m + xn, -E) + 2E
+// (a the filter's nearest), so v(c) <= certify_threshold(m, xn, max cn) =
+// max(m, -E - xn) + 2E; a row whose other centers all have v above it is
+// certified: its filter nearest is its canonical nearest. (+inf, nothing
+// certified, where the bound is +inf.)
 TL_HD float certify_threshold(float best, float xn, float cn_max) {
-  const float scale = num::add(xn, cn_max);
-  if (!(scale >= 0x1p-60f && scale <= 0x1p100f)) return INFINITY;
-  const float e = num::mul(kCertifySlack, scale);
+  const float e = dist::filter_bound(num::add(xn, cn_max));
   const float floor = num::sub(-e, xn);
   return num::add(best > floor ? best : floor, num::mul(2.0f, e));
 }

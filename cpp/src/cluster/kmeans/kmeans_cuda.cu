@@ -884,18 +884,18 @@ class CudaEngine final : public KMeansEngine<T> {
   }
 
   // The certified canonical assignment (identical and deterministic modes,
-  // float data up to kMmaMaxFeatures features where assign_canon_kernel
-  // stages all the centers, fits of kCertMinRows rows or more): fast mode's
-  // tensor-core kernel as a filter
-  // certifies each row's nearest center where no other center can be the
-  // canonical one (kmeans_mma.cuh: Certify, certify_threshold);
+  // float data up to dist::kFilterMaxFeatures (128) features where
+  // assign_canon_kernel stages all the centers, fits of kCertMinRows rows or
+  // more): fast mode's tensor-core kernel as a filter certifies each row's
+  // nearest center where no other center can be the canonical one
+  // (kmeans_mma.cuh: Certify; kmeans_common.hpp: certify_threshold);
   // certified_rows_kernel computes those rows' canonical distances and
   // assign_canon_kernel the other rows, gathered. The canonical kernels' bits
   // at a fraction of their arithmetic. TWINLEARN_KMEANS_CANON_KERNEL=canon
   // (or tile) turns it off (tests: the same bits every way).
   bool certified_assign(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     const std::int64_t d = this->d;
-    if (d > kMmaMaxFeatures || this->n < kCertMinRows) return false;
+    if (d > dist::kFilterMaxFeatures || this->n < kCertMinRows) return false;
     if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL"))
       if (std::string(env) == "canon" || std::string(env) == "tile") return false;
     const LaunchShape& C = canon_shape(k);

@@ -77,33 +77,6 @@ struct Certify {
   unsigned int* count = nullptr;
 };
 
-// The filter's bound (kmeans_common.hpp: certify_threshold, kCertifySlack).
-// For a row x (squared norm xn, as the engine computes it) and a center c
-// (cn), the canonical value q(c) (the chain of distance.hpp, then
-// sq_from_dot, before the clamp at 0) and the filter's value xn + v(c)
-// (v(c) = fma(-2, a, cn), a the 3xTF32 dot product) differ by less than
-// E = kCertifySlack (xn + max cn):
-// - the canonical chain is off the exact dot product by at most
-//   gamma_d sum |x_f c_f| <= gamma_d (xn + cn) / 2 (gamma_d = d u / (1 - d u),
-//   u = 2^-24: 2^-17 for d = 128), and its two roundings add 3 u (xn + cn);
-// - the split products miss at most 3 * 2^-22 |x_f c_f| each, and the tensor
-//   cores' float32 sums (3 d / 8 steps of 8 products, at most 8 units in the
-//   last place of the running magnitudes a step, a pessimistic model of
-//   their truncating alignment) at most 3 d 2^-23 sum |x_f c_f|: about
-//   2^-14.4 (xn + cn) / 2 for d = 128; the FMA of v one more rounding;
-// in all below 2^-14 (xn + cn), and kCertifySlack = 2^-11 is eight times that.
-// Let m be the row's smallest filter value. The canonical nearest center c*
-// (smallest clamped q, ties by lowest center) has
-// xn + v(c*) <= max(q(c*), 0) + E <= max(q(a), 0) + E <= max(m + xn, -E) + 2E
-// for the filter's own nearest center a, and so has every center that ties
-// with c*. So when every center but a has v > max(m, -E - xn) + 2E (the
-// threshold; its own float roundings are far inside the slack), a is the
-// canonical nearest center; otherwise the row goes to the canonical kernel.
-// The bound is one of relative errors, so it holds where no product or sum
-// overflows and underflow's absolute errors are far below E: rows are
-// certified only where 2^-60 <= xn + max cn <= 2^100 (so never a row with an
-// infinite norm, or when a center has one).
-
 // Rows [0, rows) of X (row-major, d features, d <= 8 KS) against the k
 // centers C (row-major) with squared norms cn: the nearest center per row into
 // labels, its squared distance (xn + the ranking value, clamped at 0) into

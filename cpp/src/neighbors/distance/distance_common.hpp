@@ -3,6 +3,7 @@
 // definitions). Everything here is TL_HD and spelled out with tl::num, so a
 // value is the same bits on both backends.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "twinlearn/core/math.hpp"
@@ -162,6 +163,46 @@ inline constexpr std::int64_t kNoIndex = INT64_MAX;
 template <class T>
 TL_HD T empty_value() {
   return num::quiet_nan(T(0));
+}
+
+// The tensor-core filters of the exact searches (KMeans' certified
+// assignment, kmeans_mma.cuh; the certified nearest-neighbour search,
+// distance_cuda_impl.cuh). A filter value of a pair (a 3xTF32 dot product
+// on the tensor cores, turned into a squared distance from the same norms)
+// and the canonical one (rank_value of the chain of accumulate) differ by
+// less than E = filter_bound(xn + yn_max) for float data of d <= 128
+// features (yn_max: the largest squared norm on the other side):
+// - the canonical chain is off the exact dot product by at most
+//   gamma_d sum |x_f y_f| <= gamma_d (xn + yn) / 2 (gamma_d = d u / (1 - d u),
+//   u = 2^-24: 2^-17 for d = 128), and its two roundings add 3 u (xn + yn);
+// - the split products miss at most 3 * 2^-22 |x_f y_f| each, and the tensor
+//   cores' float32 sums (3 d products, at most 8 units in the last place of
+//   the running magnitudes a step of 8, a pessimistic model of their
+//   truncating alignment) at most 3 d 2^-23 sum |x_f y_f|: about
+//   2^-14.4 (xn + yn) / 2 for d = 128; the filter's own FMA one more
+//   rounding;
+// in all below 2^-14 (xn + yn), and kFilterSlack = 2^-11 is eight times that.
+// The bound is one of relative errors, so it holds where no product or sum
+// overflows and underflow's absolute errors are far below E: filter_bound is
+// +inf (nothing certified) unless 2^-60 <= xn + yn_max <= 2^100.
+inline constexpr int kFilterMaxFeatures = 128;
+inline constexpr float kFilterSlack = 1.0f / 2048.0f;
+TL_HD float filter_bound(float scale) {
+  if (!(scale >= 0x1p-60f && scale <= 0x1p100f)) return INFINITY;
+  return num::mul(kFilterSlack, scale);
+}
+
+// The certified nearest-neighbour search's rule: a query's filter list holds
+// its `kl` smallest filter values, the k-th `kth` and the last `last`. Every
+// pair of the canonical k nearest has a filter value at most kth + 2E (it is
+// within E of its canonical value, which is at most the canonical value of
+// some pair of the filter's k nearest, within E of its filter value <= kth;
+// both values are clamped at 0, which moves neither difference up). So when
+// last > kth + 2E, the filter's list holds the canonical k nearest, and they
+// are its k nearest by canonical value.
+TL_HD bool knn_list_certified(float kth, float last, float xq, float yn_max) {
+  const float e = filter_bound(num::add(xq, yn_max));
+  return last > num::add(kth, num::mul(2.0f, e));
 }
 
 }  // namespace tl::dist

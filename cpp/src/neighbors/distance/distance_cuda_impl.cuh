@@ -491,6 +491,117 @@ __global__ void __launch_bounds__(kWmThreads)
   }
 }
 
+// ---------------------------------------------------------------------------
+// The certified search (identical and deterministic modes, float, the
+// (squared) Euclidean metrics, d <= dist::kFilterMaxFeatures, k <=
+// kKnnCertMaxK): fast mode's search as a filter keeps kl > k candidates per
+// query; where dist::knn_list_certified holds, they contain the canonical k
+// nearest, which knn_certify_kernel finds by the canonical chains of the kl
+// candidates alone. The other queries go through knn_split_kernel.
+// ---------------------------------------------------------------------------
+inline constexpr std::int64_t kKnnCertMaxK = 64;
+inline constexpr int kKnnCertMaxList = 128;  // kl
+inline std::int64_t knn_cert_list(std::int64_t k, std::int64_t n) {
+  return std::min<std::int64_t>({n, k + std::max<std::int64_t>(k, 16), kKnnCertMaxList});
+}
+
+// The largest of n squared norms into *out (a NaN counts as +inf). One block
+// of 1024 threads.
+__global__ void __launch_bounds__(1024) max_norm_kernel(const float* __restrict__ yn, std::int64_t n,
+                                                        float* __restrict__ out) {
+  __shared__ float warp_max[32];
+  float m = 0.0f;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = yn[i];
+    m = v == v ? fmaxf(m, v) : INFINITY;
+  }
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) m = fmaxf(m, warp_max[w]);
+    *out = m;
+  }
+}
+
+// One warp per query q of a block of `rows` (global query q0 + q): its
+// filter list (fv, fi: kl values and indices, sorted) holds its canonical k
+// nearest when dist::knn_list_certified(fv[k-1], fv[kl-1], qn[q], *yn_max)
+// and the list is full. Then each lane computes the canonical values of its
+// candidates (lanes take candidates lane, lane + 32, ...: the chain of
+// accumulate over the query's and the candidate's rows, then rank_value, the
+// bits of knn_split_kernel), ranks them among the kl by the tie rule (nearer)
+// and writes those of rank below k, as merge_lists_kernel would: the reported
+// distance into dv, the index into iv (k per query). Otherwise lane 0 appends
+// q0 + q to undecided.
+__global__ void knn_certify_kernel(const float* __restrict__ fv, const std::int64_t* __restrict__ fi,
+                                   std::int64_t rows, int kl, std::int64_t k, const float* __restrict__ Q,
+                                   const float* __restrict__ qn, const float* __restrict__ Y,
+                                   const float* __restrict__ yn, const float* __restrict__ yn_max, std::int64_t d,
+                                   MetricKind kind, float p, float* __restrict__ dv, std::int64_t* __restrict__ iv,
+                                   std::int64_t q0, std::int64_t* __restrict__ undecided,
+                                   unsigned int* __restrict__ count) {
+  constexpr int kPer = kKnnCertMaxList / 32;
+  const int lane = threadIdx.x % 32;
+  const std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (q >= rows) return;  // the whole warp
+  const float* a = fv + q * kl;
+  const std::int64_t* ai = fi + q * kl;
+  const float xq = qn[q];
+  if (ai[kl - 1] == dist::kNoIndex || !dist::knn_list_certified(a[k - 1], a[kl - 1], xq, *yn_max)) {
+    if (lane == 0) undecided[atomicAdd(count, 1u)] = q0 + q;
+    return;
+  }
+  const float* qr = Q + q * d;
+  float val[kPer];
+  std::int64_t idx[kPer];
+#pragma unroll
+  for (int s = 0; s < kPer; ++s) {
+    const int e = lane + 32 * s;
+    val[s] = dist::empty_value<float>();
+    idx[s] = dist::kNoIndex;
+    if (e < kl) {
+      const std::int64_t c = ai[e];
+      const float acc = dist::accumulate<float, Family::Dot>(qr, Y + c * d, d, 0.0f);
+      val[s] = dist::rank_value(kind, acc, xq, yn[c]);
+      idx[s] = c;
+    }
+  }
+  // rank[s]: the candidates of the list nearer than this lane's s-th (the
+  // indices are distinct, so the ranks are too).
+  int rank[kPer] = {};
+#pragma unroll
+  for (int slot = 0; slot < kPer; ++slot) {
+    for (int src = 0; src < 32 && slot * 32 + src < kl; ++src) {
+      const float ov = __shfl_sync(0xffffffffu, val[slot], src);
+      const std::int64_t oi = __shfl_sync(0xffffffffu, idx[slot], src);
+#pragma unroll
+      for (int s = 0; s < kPer; ++s) rank[s] += dist::nearer(ov, oi, val[s], idx[s]) ? 1 : 0;
+    }
+  }
+#pragma unroll
+  for (int s = 0; s < kPer; ++s) {
+    if (lane + 32 * s < kl && rank[s] < k) {
+      dv[q * k + rank[s]] = num::canonical(dist::output_value(kind, val[s], p));
+      iv[q * k + rank[s]] = idx[s];
+    }
+  }
+}
+
+// Rows idx[0 .. cnt) of A (d features) and their norms into dst, dn: one
+// thread per value.
+template <class T>
+__global__ void gather_rows_kernel(const T* __restrict__ A, const T* __restrict__ an, std::int64_t d,
+                                   const std::int64_t* __restrict__ idx, std::int64_t cnt, T* __restrict__ dst,
+                                   T* __restrict__ dn) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= cnt * d) return;
+  const std::int64_t r = e / d, f = e % d;
+  dst[e] = A[idx[r] * d + f];
+  if (f == 0 && an) dn[r] = an[idx[r]];
+}
+
 // TWINLEARN_KNN_FAST_KERNEL=wmma: fast mode's search by the fused
 // knn_wmma_kernel instead of the cuBLAS GEMMs (knn_search_fast), which are
 // the default: on the H200 the fused kernel took 94.7 ms for a 1M x 64 index
@@ -511,16 +622,32 @@ inline constexpr std::int64_t kKnnFastChunkBytes = std::int64_t(128) << 20;
 // the split operands in a quarter of the free device memory); false when it
 // does not. Query blocks of up to 8192 rows, index chunks sized so that a
 // block's dot products fill fast_chunk_bytes(kKnnFastChunkBytes).
+// With `undecided`, the certified search instead (identical and
+// deterministic modes, float, the (squared) Euclidean metrics, d <=
+// dist::kFilterMaxFeatures, k <= kKnnCertMaxK; TWINLEARN_KNN_CERTIFIED=0
+// turns it off): the same search keeps knn_cert_list(k, n) candidates per
+// query, knn_certify_kernel writes the canonical k nearest of the queries it
+// certifies, and the others are returned in `undecided` (their outputs
+// left for the caller to fill).
 template <class T>
 bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, std::int64_t m, std::int64_t n,
                      std::int64_t d, const Metric& metric, std::int64_t k, T* dist_out, std::int64_t* ind_out,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, std::vector<std::int64_t>* undecided = nullptr) {
   if constexpr (!std::is_same_v<T, float>) {
     return false;
   } else {
-    if (ctx.mode() != NumericMode::Fast || dist::family_of(metric) != Family::Dot || n < kKnnFastMinIndex ||
-        m == 0 || d == 0)
+    const bool certify = undecided != nullptr;
+    const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
+    if (certify) {
+      const char* env = std::getenv("TWINLEARN_KNN_CERTIFIED");
+      if (ctx.mode() == NumericMode::Fast || !sq || d > dist::kFilterMaxFeatures || k > kKnnCertMaxK ||
+          (env != nullptr && std::string(env) == "0"))
+        return false;
+    } else if (ctx.mode() != NumericMode::Fast) {
       return false;
+    }
+    if (dist::family_of(metric) != Family::Dot || n < kKnnFastMinIndex || m == 0 || d == 0) return false;
+    const std::int64_t kl = certify ? knn_cert_list(k, n) : k;  // the lists' length
     const int dev = ctx.device().id;
     // Query blocks of at most 8192 rows, of equal size (one warp per query in
     // the selection: the more queries, the more warps in flight); index chunks
@@ -535,19 +662,30 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     std::size_t free_b = 0, total_b = 0;
     TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + 2 * QB * ldmax) +
-                             static_cast<std::size_t>(QB * k) * 2 * (sizeof(float) + sizeof(std::int64_t));
+                             static_cast<std::size_t>(QB * (kl + k) + m) * 2 * (sizeof(float) + sizeof(std::int64_t));
     if (need > free_b / 4) return false;
     DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
     split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
     split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
     DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax));
-    DeviceBuffer<float> lv(static_cast<std::size_t>(QB * k), dev), dv(static_cast<std::size_t>(QB * k), dev);
-    DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * k), dev), iv(static_cast<std::size_t>(QB * k), dev);
+    DeviceBuffer<float> lv(static_cast<std::size_t>(QB * kl), dev), dv(static_cast<std::size_t>(QB * k), dev);
+    DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * kl), dev), iv(static_cast<std::size_t>(QB * k), dev);
+    // The certified search's filter lists (merged), the largest index norm,
+    // the undecided queries and their number.
+    DeviceBuffer<float> fv(certify ? static_cast<std::size_t>(QB * kl) : 0, dev), yn_max(certify ? 1 : 0, dev);
+    DeviceBuffer<std::int64_t> fi(certify ? static_cast<std::size_t>(QB * kl) : 0, dev);
+    DeviceBuffer<std::int64_t> und(certify ? static_cast<std::size_t>(m) : 0, dev);
+    DeviceBuffer<unsigned int> und_count(certify ? 1 : 0, dev);
+    if (certify) {
+      max_norm_kernel<<<1, 1024, 0, stream>>>(ys.norm_ptr(), n, yn_max.data());
+      TL_CUDA_CHECK_LAUNCH("max_norm_kernel");
+      TL_CUDA_CHECK(cudaMemsetAsync(und_count.data(), 0, sizeof(unsigned int), stream));
+    }
+    const Metric filter{MetricKind::SqEuclidean};
     CublasLease blas(dev, stream);
-    const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
-      start_lists(lv.data(), li.data(), rows * k, stream);
+      start_lists(lv.data(), li.data(), rows * kl, stream);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
       for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
         const std::int64_t nb = std::min(NB, n - j0);
@@ -558,13 +696,42 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
         split_dots(blas.get(), q3.data() + q0 * d3, rows, y3.data() + j0 * d3, nb, d3, dots, ldd);
         const auto select = sq ? knn_chunk_select_kernel<T, true> : knn_chunk_select_kernel<T, false>;
         select<<<grid, 256, 0, pipe.reader()>>>(dots, rows, static_cast<int>(nb), ldd, j0, qs.norm_ptr() + q0,
-                                                ys.norm_ptr(), metric.kind, k, lv.data(), li.data());
+                                                ys.norm_ptr(), metric.kind, kl, lv.data(), li.data());
         TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
         pipe.read();
       }
       pipe.join();
-      finish_lists(lv.data(), li.data(), rows, 1, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
-                   ind_out + q0 * k, stream);
+      if (!certify) {
+        finish_lists(lv.data(), li.data(), rows, 1, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
+                     ind_out + q0 * k, stream);
+        continue;
+      }
+      // The filter's values as they are (the squared-distance ranking
+      // values), then the canonical k nearest of the certified queries.
+      merge_lists_kernel<float><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+          lv.data(), li.data(), rows, 1, kl, filter.kind, 0.0f, fv.data(), fi.data());
+      TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
+      knn_certify_kernel<<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, stream>>>(
+          fv.data(), fi.data(), rows, static_cast<int>(kl), k, qs.rows.view.data + q0 * d, qs.norm_ptr() + q0,
+          ys.rows.view.data, ys.norm_ptr(), yn_max.data(), d, metric.kind, static_cast<float>(metric.p), dv.data(),
+          iv.data(), q0, und.data(), und_count.data());
+      TL_CUDA_CHECK_LAUNCH("knn_certify_kernel");
+      TL_CUDA_CHECK(cudaMemcpyAsync(dist_out + q0 * k, dv.data(), sizeof(T) * rows * k, cudaMemcpyDeviceToHost,
+                                    stream));
+      TL_CUDA_CHECK(cudaMemcpyAsync(ind_out + q0 * k, iv.data(), sizeof(std::int64_t) * rows * k,
+                                    cudaMemcpyDeviceToHost, stream));
+    }
+    if (certify) {
+      unsigned int cnt = 0;
+      TL_CUDA_CHECK(cudaMemcpyAsync(&cnt, und_count.data(), sizeof(unsigned int), cudaMemcpyDeviceToHost, stream));
+      TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+      undecided->resize(cnt);
+      if (cnt) {
+        TL_CUDA_CHECK(cudaMemcpyAsync(undecided->data(), und.data(), sizeof(std::int64_t) * cnt,
+                                      cudaMemcpyDeviceToHost, stream));
+        TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+      }
+      std::sort(undecided->begin(), undecided->end());
     }
     TL_CUDA_CHECK(cudaStreamSynchronize(stream));
     return true;
@@ -643,24 +810,15 @@ void distance_blocks_cuda(const Context& ctx, MatrixView<const T> index, MatrixV
   }
 }
 
+namespace {
+
+// The search of knn_search_cuda by knn_split_kernel (or, with wm, the fused
+// tensor-core kernel): the m queries Q (norms qn, device rows) against the
+// index side ys; k nearest per query into the host outputs.
 template <class T>
-void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
-                     std::int64_t k, T* dist_out, std::int64_t* ind_out) {
-  const int dev = ctx.device().id;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric);
-  Side<T> qs = prepare_side(ctx, queries, norms);
-  Side<T> ys = prepare_side(ctx, index, norms);
-  const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
-  const bool wmma = knn_fast_kernel_is_wmma();
-  if (!wmma && knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
-  // TWINLEARN_KNN_FAST_KERNEL=wmma with fast mode, float, a dot-product
-  // metric and an index of at least kKnnFastMinIndex rows: the fused
-  // tensor-core kernel in place of the SIMT one, with the same splits and
-  // lists.
-  const bool wm = wmma && std::is_same_v<T, float> && ctx.mode() == NumericMode::Fast &&
-                  dist::family_of(metric) == Family::Dot && n >= kKnnFastMinIndex && d > 0;
+void knn_search_split(const T* Qall, const T* qnall, std::int64_t m, const Side<T>& ys, std::int64_t n,
+                      std::int64_t d, const Metric& metric, std::int64_t k, bool wm, int dev, T* dist_out,
+                      std::int64_t* ind_out, cudaStream_t stream) {
   const bool sq = metric.kind == MetricKind::Euclidean || metric.kind == MetricKind::SqEuclidean;
   const std::int64_t BM = wm ? kWmRows : Cfg<T>::BM, BN = wm ? kWmCols : Cfg<T>::BN;
   const std::int64_t ntiles = (n + BN - 1) / BN;
@@ -687,8 +845,8 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     const std::int64_t total = rows * nsplit * k;
     start_lists(lv.data(), li.data(), total, stream);
     const dim3 grid(static_cast<unsigned>((rows + BM - 1) / BM), static_cast<unsigned>(nsplit));
-    const T* Q = qs.rows.view.data + q0 * d;
-    const T* qn = qs.norm_ptr() ? qs.norm_ptr() + q0 : nullptr;
+    const T* Q = Qall + q0 * d;
+    const T* qn = qnall ? qnall + q0 : nullptr;
     const T* Y = ys.rows.view.data;
     bool launched = false;
     if constexpr (std::is_same_v<T, float>) {
@@ -711,6 +869,53 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
                  ind_out + q0 * k, stream);
   }
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+}  // namespace
+
+template <class T>
+void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                     std::int64_t k, T* dist_out, std::int64_t* ind_out) {
+  const int dev = ctx.device().id;
+  DeviceGuard guard(dev);
+  cudaStream_t stream = tl_stream(ctx);
+  const bool norms = dist::needs_norms(metric);
+  Side<T> qs = prepare_side(ctx, queries, norms);
+  Side<T> ys = prepare_side(ctx, index, norms);
+  const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
+  const bool wmma = knn_fast_kernel_is_wmma();
+  if (!wmma && knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
+  // The certified search (identical and deterministic modes): the queries it
+  // leaves undecided go through knn_split_kernel, gathered, and their rows of
+  // the outputs are filled from there.
+  std::vector<std::int64_t> undecided;
+  if (knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream, &undecided)) {
+    const std::int64_t u = static_cast<std::int64_t>(undecided.size());
+    if (u == 0) return;
+    DeviceBuffer<std::int64_t> idx(static_cast<std::size_t>(u), dev);
+    DeviceBuffer<T> qu(static_cast<std::size_t>(u * d), dev), qnu(static_cast<std::size_t>(u), dev);
+    TL_CUDA_CHECK(cudaMemcpyAsync(idx.data(), undecided.data(), sizeof(std::int64_t) * u, cudaMemcpyHostToDevice,
+                                  stream));
+    gather_rows_kernel<T><<<static_cast<unsigned>((u * d + 255) / 256), 256, 0, stream>>>(
+        qs.rows.view.data, qs.norm_ptr(), d, idx.data(), u, qu.data(), qnu.data());
+    TL_CUDA_CHECK_LAUNCH("gather_rows_kernel");
+    std::vector<T> du(static_cast<std::size_t>(u * k));
+    std::vector<std::int64_t> iu(static_cast<std::size_t>(u * k));
+    knn_search_split(qu.data(), qs.norm_ptr() ? qnu.data() : nullptr, u, ys, n, d, metric, k, false, dev, du.data(),
+                     iu.data(), stream);
+    for (std::int64_t j = 0; j < u; ++j) {
+      std::copy_n(du.data() + j * k, k, dist_out + undecided[j] * k);
+      std::copy_n(iu.data() + j * k, k, ind_out + undecided[j] * k);
+    }
+    return;
+  }
+  // TWINLEARN_KNN_FAST_KERNEL=wmma with fast mode, float, a dot-product
+  // metric and an index of at least kKnnFastMinIndex rows: the fused
+  // tensor-core kernel in place of the SIMT one, with the same splits and
+  // lists.
+  const bool wm = wmma && std::is_same_v<T, float> && ctx.mode() == NumericMode::Fast &&
+                  dist::family_of(metric) == Family::Dot && n >= kKnnFastMinIndex && d > 0;
+  knn_search_split(qs.rows.view.data, qs.norm_ptr(), m, ys, n, d, metric, k, wm, dev, dist_out, ind_out, stream);
 }
 
 }  // namespace tl::detail
