@@ -298,10 +298,8 @@ __global__ void __launch_bounds__(kCertRows)
   if (t < live) {
     const std::int32_t a = cand[r];
     if (a >= 0) {
-      const float* x = cert_rows + t * pitch;
       const float* c = C + static_cast<std::int64_t>(a) * d;
-      float acc = 0.0f;
-      for (int f = 0; f < d; ++f) acc = num::fma(x[f], __ldg(c + f), acc);
+      const float acc = dist::accumulate<float, dist::Family::Dot>(cert_rows + t * pitch, c, d, 0.0f);
       ch = labels[r] != a;
       labels[r] = a;
       mind[r] = dist::sq_from_dot(xn[r], cn[a], acc);

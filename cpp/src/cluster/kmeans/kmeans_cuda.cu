@@ -739,10 +739,16 @@ class CudaEngine final : public KMeansEngine<T> {
   // A persistent assignment kernel's launch for k centers (k = -1: not worked
   // out yet): centers staged at once, shared memory, resident blocks; d, and
   // so the kernel's instantiation, is fixed for the engine.
+  // The engine's buffers as float, for the float-only kernels (T is float
+  // wherever they run; the code is compiled for double too).
+  static const float* f32(const T* p) { return reinterpret_cast<const float*>(p); }
+  static float* f32(T* p) { return reinterpret_cast<float*>(p); }
+
   struct LaunchShape {
     std::int64_t k = -1, resident = 1;
     int chunk = 0;
     std::size_t smem = 0;
+    bool certify = false;  // canon_shape only: the certified assignment serves
   };
 
   // fn(r0, len, xb) for the batches of kBatchRows rows in order; xb holds the
@@ -825,7 +831,7 @@ class CudaEngine final : public KMeansEngine<T> {
         const std::size_t need = sizeof(float) * static_cast<std::size_t>(3 * n * d);
         if (need <= free_b / 4) {
           split_x_ = DeviceBuffer<float>(static_cast<std::size_t>(3 * n * d), dev_);
-          split_tf32(reinterpret_cast<const float*>(x_), n, d, false, split_x_.data(), stream_);
+          split_tf32(f32(x_), n, d, false, split_x_.data(), stream_);
           fast_state_ = 1;
         }
       }
@@ -846,15 +852,14 @@ class CudaEngine final : public KMeansEngine<T> {
     const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
     const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
     assign_canon_kernel<<<grid, S::kThreads, L.smem, stream_>>>(
-        reinterpret_cast<const float*>(xb), reinterpret_cast<const float*>(norms_.data()) + r0, len,
-        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
-        static_cast<int>(k), static_cast<int>(this->d), L.chunk, labels_.data() + r0,
-        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data());
+        f32(xb), f32(norms_.data()) + r0, len, f32(centers_.data()), f32(cnorms_.data()), static_cast<int>(k),
+        static_cast<int>(this->d), L.chunk, labels_.data() + r0, f32(mind_.data()) + r0, changed_.data());
     TL_CUDA_CHECK_LAUNCH("assign_canon_kernel");
     return true;
   }
   // assign_canon_kernel's launch for k centers (chunk 0: assign_kernel
-  // serves), worked out once per k.
+  // serves) and whether the certified assignment serves, worked out once per
+  // k.
   const LaunchShape& canon_shape(std::int64_t k) {
     using S = CanonAssign;
     const std::int64_t d = this->d;
@@ -866,11 +871,12 @@ class CudaEngine final : public KMeansEngine<T> {
       TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
       const char* kernel = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL");
       const char* cap = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK");
-      const bool tile = kernel != nullptr && std::string(kernel) == "tile";
+      const std::string choice = kernel != nullptr ? kernel : "";
       L.k = k;
-      L.chunk = tile ? 0
-                     : S::staged_for(k, d, S::two_block_budget(per_sm_bytes, reserved),
-                                     cap != nullptr ? std::strtoll(cap, nullptr, 10) : 0);
+      L.chunk = choice == "tile" ? 0
+                                 : S::staged_for(k, d, S::two_block_budget(per_sm_bytes, reserved),
+                                                 cap != nullptr ? std::strtoll(cap, nullptr, 10) : 0);
+      L.certify = L.chunk > 0 && choice != "canon" && d <= dist::kFilterMaxFeatures && this->n >= kCertMinRows;
       if (L.chunk > 0) {
         L.smem = S::smem_bytes(d, L.chunk);
         TL_CUDA_CHECK(cudaFuncSetAttribute(assign_canon_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -895,11 +901,8 @@ class CudaEngine final : public KMeansEngine<T> {
   // (or tile) turns it off (tests: the same bits every way).
   bool certified_assign(std::int64_t r0, std::int64_t len, const T* xb, std::int64_t k) {
     const std::int64_t d = this->d;
-    if (d > dist::kFilterMaxFeatures || this->n < kCertMinRows) return false;
-    if (const char* env = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL"))
-      if (std::string(env) == "canon" || std::string(env) == "tile") return false;
     const LaunchShape& C = canon_shape(k);
-    if (C.chunk == 0) return false;
+    if (!C.certify) return false;
     const std::size_t cap = static_cast<std::size_t>(std::min(this->n, kBatchRows));
     cert_cand_.reserve(cap, dev_);
     cert_list_.reserve(cap, dev_);
@@ -909,12 +912,10 @@ class CudaEngine final : public KMeansEngine<T> {
     cert.cand = cert_cand_.data();
     cert.list = cert_list_.data();
     cert.count = cert_count_.data();
-    mma_assign_batch(r0, len, reinterpret_cast<const float*>(xb), k, &cert);
-    const float* xf = reinterpret_cast<const float*>(xb);
-    const float* xnf = reinterpret_cast<const float*>(norms_.data()) + r0;
-    const float* cf = reinterpret_cast<const float*>(centers_.data());
-    const float* cnf = reinterpret_cast<const float*>(cnorms_.data());
-    float* mindf = reinterpret_cast<float*>(mind_.data()) + r0;
+    const float *xf = f32(xb), *xnf = f32(norms_.data()) + r0, *cf = f32(centers_.data());
+    const float* cnf = f32(cnorms_.data());
+    float* mindf = f32(mind_.data()) + r0;
+    mma_assign_batch(r0, len, xf, k, &cert);
     certified_rows_kernel<<<blocks_for(len, kCertRows), kCertRows, sizeof(float) * kCertRows * (d + 1), stream_>>>(
         xf, xnf, len, cf, cnf, static_cast<int>(d), cert_cand_.data(), labels_.data() + r0, mindf, changed_.data());
     TL_CUDA_CHECK_LAUNCH("certified_rows_kernel");
@@ -954,11 +955,10 @@ class CudaEngine final : public KMeansEngine<T> {
     const std::int64_t tiles = (len + S::kRows - 1) / S::kRows;
     const unsigned grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(tiles, L.resident)));
     const std::int64_t d = this->d;
-    kern<<<grid, S::kThreads, L.smem, stream_>>>(
-        X, reinterpret_cast<const float*>(norms_.data()) + r0, len,
-        reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
-        static_cast<int>(k), static_cast<int>(d), L.chunk, labels_.data() + r0,
-        reinterpret_cast<float*>(mind_.data()) + r0, changed_.data(), cert ? *cert : Certify{});
+    kern<<<grid, S::kThreads, L.smem, stream_>>>(X, f32(norms_.data()) + r0, len, f32(centers_.data()),
+                                                 f32(cnorms_.data()), static_cast<int>(k), static_cast<int>(d),
+                                                 L.chunk, labels_.data() + r0, f32(mind_.data()) + r0,
+                                                 changed_.data(), cert ? *cert : Certify{});
     TL_CUDA_CHECK_LAUNCH("assign_mma_kernel");
   }
   void mma_assign_batch(std::int64_t r0, std::int64_t len, const float* X, std::int64_t k,
@@ -984,22 +984,20 @@ class CudaEngine final : public KMeansEngine<T> {
   void fast_assign_batch(std::int64_t r0, std::int64_t len, std::int64_t k) {
     const std::int64_t d = this->d, d3 = 3 * d;
     if (kernel_ == FastKernel::Mma) {
-      mma_assign_batch(r0, len, reinterpret_cast<const float*>(x_) + r0 * d, k);
+      mma_assign_batch(r0, len, f32(x_) + r0 * d, k);
       used_fast_ = true;
       return;
     }
     if (kernel_ == FastKernel::Wmma) {
       assign_wmma_kernel<<<blocks_for(len, kWmRows), kWmThreads, 0, stream_>>>(
-          reinterpret_cast<const float*>(x_) + r0 * d, reinterpret_cast<const float*>(norms_.data()) + r0, len,
-          reinterpret_cast<const float*>(centers_.data()), reinterpret_cast<const float*>(cnorms_.data()),
-          static_cast<int>(k), static_cast<int>(d), labels_.data() + r0, reinterpret_cast<float*>(mind_.data()) + r0,
-          changed_.data());
+          f32(x_) + r0 * d, f32(norms_.data()) + r0, len, f32(centers_.data()), f32(cnorms_.data()),
+          static_cast<int>(k), static_cast<int>(d), labels_.data() + r0, f32(mind_.data()) + r0, changed_.data());
       TL_CUDA_CHECK_LAUNCH("assign_wmma_kernel");
       used_fast_ = true;
       return;
     }
     split_c_.reserve(static_cast<std::size_t>(k * d3), dev_);
-    split_tf32(reinterpret_cast<const float*>(centers_.data()), k, d, true, split_c_.data(), stream_);
+    split_tf32(f32(centers_.data()), k, d, true, split_c_.data(), stream_);
     // Rows of dots padded to a multiple of 4 floats (the argmin's 128-bit loads).
     const std::int64_t ldk = (k + 3) / 4 * 4;
     const std::int64_t chunk =
@@ -1008,16 +1006,15 @@ class CudaEngine final : public KMeansEngine<T> {
     // streams, both ran slower on the H200: 55.4 against 50.1 ms).
     dots_.reserve(static_cast<std::size_t>(chunk * ldk), dev_);
     CublasLease blas(dev_, stream_);
-    const float* xn = reinterpret_cast<const float*>(norms_.data());
-    const float* cn = reinterpret_cast<const float*>(cnorms_.data());
+    const float* xn = f32(norms_.data());
+    const float* cn = f32(cnorms_.data());
     for (std::int64_t c0 = 0; c0 < len; c0 += chunk) {
       const std::int64_t rows = std::min(chunk, len - c0);
       // dots: rows x k, leading dimension ldk.
       split_dots(blas.get(), split_x_.data() + (r0 + c0) * d3, rows, split_c_.data(), k, d3, dots_.data(), ldk);
       const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for((rows + 3) / 4 * 32, 256), 4096));
       argmin_rows_kernel<<<grid, 256, 0, stream_>>>(dots_.data(), rows, static_cast<int>(k), ldk, xn + r0 + c0, cn,
-                                                     labels_.data() + r0 + c0,
-                                                     reinterpret_cast<float*>(mind_.data()) + r0 + c0,
+                                                     labels_.data() + r0 + c0, f32(mind_.data()) + r0 + c0,
                                                      changed_.data());
       TL_CUDA_CHECK_LAUNCH("argmin_rows_kernel");
     }

@@ -26,6 +26,7 @@
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_wmma.cuh"
 #include "core/cuda/tf32_round.cuh"
+#include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {
@@ -118,19 +119,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
   // The filter's bound takes the largest center norm (a NaN one counts as
   // infinite: nothing is certified).
   float cn_max = 0.0f;
-  if constexpr (Cert) {
-    __shared__ float warp_max[WARPS];
-    for (int e = threadIdx.x; e < k; e += S::kThreads) {
-      const float v = cn[e];
-      cn_max = v == v ? fmaxf(cn_max, v) : INFINITY;
-    }
-#pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) cn_max = fmaxf(cn_max, __shfl_xor_sync(0xffffffffu, cn_max, o));
-    if (lane == 0) warp_max[warp] = cn_max;
-    __syncthreads();
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) cn_max = fmaxf(cn_max, warp_max[w]);
-  }
+  if constexpr (Cert) cn_max = tile::block_max_sqnorm(cn, k);
   if (nchunks == 1) {
     stage(0);
     __syncthreads();

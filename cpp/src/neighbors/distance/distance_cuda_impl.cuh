@@ -505,24 +505,12 @@ inline std::int64_t knn_cert_list(std::int64_t k, std::int64_t n) {
   return std::min<std::int64_t>({n, k + std::max<std::int64_t>(k, 16), kKnnCertMaxList});
 }
 
-// The largest of n squared norms into *out (a NaN counts as +inf). One block
-// of 1024 threads.
-__global__ void __launch_bounds__(1024) max_norm_kernel(const float* __restrict__ yn, std::int64_t n,
-                                                        float* __restrict__ out) {
-  __shared__ float warp_max[32];
-  float m = 0.0f;
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    const float v = yn[i];
-    m = v == v ? fmaxf(m, v) : INFINITY;
-  }
-#pragma unroll
-  for (int o = 16; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) m = fmaxf(m, warp_max[w]);
-    *out = m;
-  }
+// The largest of n squared norms into *out (block_max_sqnorm). One block.
+template <class T>
+__global__ void __launch_bounds__(1024) max_norm_kernel(const T* __restrict__ yn, std::int64_t n,
+                                                        T* __restrict__ out) {
+  const T m = tile::block_max_sqnorm(yn, n);
+  if (threadIdx.x == 0) *out = m;
 }
 
 // One warp per query q of a block of `rows` (global query q0 + q): its
@@ -534,14 +522,16 @@ __global__ void __launch_bounds__(1024) max_norm_kernel(const float* __restrict_
 // bits of knn_split_kernel), ranks them among the kl by the tie rule (nearer)
 // and writes those of rank below k, as merge_lists_kernel would: the reported
 // distance into dv, the index into iv (k per query). Otherwise lane 0 appends
-// q0 + q to undecided.
-__global__ void knn_certify_kernel(const float* __restrict__ fv, const std::int64_t* __restrict__ fi,
-                                   std::int64_t rows, int kl, std::int64_t k, const float* __restrict__ Q,
-                                   const float* __restrict__ qn, const float* __restrict__ Y,
-                                   const float* __restrict__ yn, const float* __restrict__ yn_max, std::int64_t d,
-                                   MetricKind kind, float p, float* __restrict__ dv, std::int64_t* __restrict__ iv,
-                                   std::int64_t q0, std::int64_t* __restrict__ undecided,
-                                   unsigned int* __restrict__ count) {
+// q0 + q to undecided. (A template, as the other float-only kernels, so
+// that only the translation unit of the float search compiles it.)
+template <class T>
+__global__ void knn_certify_kernel(const T* __restrict__ fv, const std::int64_t* __restrict__ fi,
+                                   std::int64_t rows, int kl, std::int64_t k, const T* __restrict__ Q,
+                                   const T* __restrict__ qn, const T* __restrict__ Y, const T* __restrict__ yn,
+                                   const T* __restrict__ yn_max, std::int64_t d, MetricKind kind, T p,
+                                   T* __restrict__ dv, std::int64_t* __restrict__ iv, std::int64_t q0,
+                                   std::int64_t* __restrict__ undecided, unsigned int* __restrict__ count) {
+  static_assert(std::is_same_v<T, float>, "the certified search is float only");
   constexpr int kPer = kKnnCertMaxList / 32;
   const int lane = threadIdx.x % 32;
   const std::int64_t q = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -677,7 +667,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     DeviceBuffer<std::int64_t> und(certify ? static_cast<std::size_t>(m) : 0, dev);
     DeviceBuffer<unsigned int> und_count(certify ? 1 : 0, dev);
     if (certify) {
-      max_norm_kernel<<<1, 1024, 0, stream>>>(ys.norm_ptr(), n, yn_max.data());
+      max_norm_kernel<T><<<1, 1024, 0, stream>>>(ys.norm_ptr(), n, yn_max.data());
       TL_CUDA_CHECK_LAUNCH("max_norm_kernel");
       TL_CUDA_CHECK(cudaMemsetAsync(und_count.data(), 0, sizeof(unsigned int), stream));
     }
@@ -711,7 +701,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
       merge_lists_kernel<float><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
           lv.data(), li.data(), rows, 1, kl, filter.kind, 0.0f, fv.data(), fi.data());
       TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
-      knn_certify_kernel<<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, stream>>>(
+      knn_certify_kernel<T><<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, stream>>>(
           fv.data(), fi.data(), rows, static_cast<int>(kl), k, qs.rows.view.data + q0 * d, qs.norm_ptr() + q0,
           ys.rows.view.data, ys.norm_ptr(), yn_max.data(), d, metric.kind, static_cast<float>(metric.p), dv.data(),
           iv.data(), q0, und.data(), und_count.data());

@@ -187,6 +187,25 @@ __device__ __forceinline__ void compute_tile(const T* __restrict__ X, std::int64
   }
 }
 
+// The largest of the squared norms v[0 .. n) (0 when n = 0; a NaN counts as
+// +inf), for the bound of the tensor-core filters (dist::filter_bound).
+// Every thread of the block calls it and gets the value; blocks of at most
+// 1024 threads.
+__device__ __forceinline__ float block_max_sqnorm(const float* __restrict__ v, std::int64_t n) {
+  __shared__ float warp_max[32];
+  float m = 0.0f;
+  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float x = v[i];
+    m = x == x ? fmaxf(m, x) : INFINITY;
+  }
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) m = fmaxf(m, warp_max[w]);
+  return m;
+}
+
 // Squared norms of the rows of A (rows x d): one thread per row, the dot chain.
 template <class T>
 __global__ void row_sqnorms_kernel(const T* __restrict__ A, std::int64_t rows, std::int64_t d, T* __restrict__ out) {
