@@ -17,19 +17,20 @@ def _exact_sq(Q, X):
 
 @pytest.mark.parametrize(
     "metric,kernel,chunk_bytes",
-    [("euclidean", None, None), ("sqeuclidean", None, None), ("euclidean", None, 1 << 20),
-     ("euclidean", "0", 1 << 20), ("euclidean", "mma", None), ("sqeuclidean", "mma", None),
-     ("sqeuclidean", "wmma", None), ("euclidean", "wmma", None)],
+    [("euclidean", None, None), ("sqeuclidean", None, None), ("euclidean", "gemm", None),
+     ("euclidean", "gemm", 1 << 20), ("euclidean", "0", 1 << 20), ("sqeuclidean", "wmma", None),
+     ("euclidean", "wmma", None)],
 )
 def test_fast_search_returns_the_nearest_to_float_accuracy(metric, kernel, chunk_bytes, monkeypatch):
-    # Every fast kernel: the cuBLAS GEMMs (default), there also with 1 MiB
-    # blocks of dot products: 98 index chunks of 1024 rows, the last one of
-    # 675 (not a multiple of 4: the selection's scalar tail), the selection
-    # on the second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0, on the
-    # first; the fused mma.sync search (TWINLEARN_KNN_FAST_KERNEL=mma); and
-    # the fused WMMA search (=wmma). 100 003 index rows leave a partial last
-    # tile.
+    # Every fast kernel: the fused mma.sync search (default for these
+    # metrics); the cuBLAS GEMMs (TWINLEARN_KNN_FAST_KERNEL=gemm), there also
+    # with 1 MiB blocks of dot products: 98 index chunks of 1024 rows, the last
+    # one of 675 (not a multiple of 4: the selection's scalar tail), the
+    # selection on the second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0,
+    # on the first; and the fused WMMA search (=wmma). 100 003 index rows leave
+    # a partial last tile.
     if kernel == "0":
+        monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
         monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", "0")
     elif kernel is not None:
         monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", kernel)
@@ -128,6 +129,7 @@ def test_overlapped_selection_gives_the_lists_of_the_serial_one(monkeypatch):
     # 49 times, so a GEMM that overwrote a block still being read would
     # change the lists.
     monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(1 << 20))
+    monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
     rng = np.random.default_rng(5)
     X = rng.normal(size=(100_003, 32)).astype(np.float32)
     Q = rng.normal(size=(300, 32)).astype(np.float32)
@@ -150,16 +152,15 @@ def test_fused_search_agrees_with_the_gemm_search(d, k, m, monkeypatch):
     # multiple of 256 or 128), an index of whole tiles and a partial last one,
     # and, with 70 000 queries, two query blocks. Every returned neighbour is
     # within float rounding of the true k nearest (checked on up to 300
-    # queries), and the lists agree with the GEMM search's (the default) but
-    # for float-rounding ties.
+    # queries), and the lists agree with the GEMM search's
+    # (TWINLEARN_KNN_FAST_KERNEL=gemm) but for float-rounding ties.
     rng = np.random.default_rng(d * 1000 + k)
     n = 65_536 if d == 64 else 66_001
     X = rng.normal(size=(n, d)).astype(np.float32)
     Q = rng.normal(size=(m, d)).astype(np.float32)
-    monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "mma")
     nn = NearestNeighbors(n_neighbors=k, device="cuda", numeric_mode="fast").fit(X)
     dist, ind = nn.kneighbors(Q)
-    monkeypatch.delenv("TWINLEARN_KNN_FAST_KERNEL")
+    monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
     gd, gi = NearestNeighbors(n_neighbors=k, device="cuda", numeric_mode="fast").fit(X).kneighbors(Q)
     assert np.mean(gi == ind) > 0.99
     np.testing.assert_allclose(dist, gd, rtol=1e-4, atol=1e-4)

@@ -752,12 +752,11 @@ __global__ void gather_rows_kernel(const T* __restrict__ A, const T* __restrict_
   if (f == 0 && an) dn[r] = an[idx[r]];
 }
 
-// TWINLEARN_KNN_FAST_KERNEL picks fast mode's search (and the certified
-// search's filter): unset, the cuBLAS GEMMs and knn_chunk_select_kernel
-// (knn_search_fast); "mma", the fused knn_mma_kernel where it applies (an
-// option until it has been run and timed on a GPU), else the GEMMs; "wmma",
-// the fused knn_wmma_kernel (on the H200 94.7 ms for a 1M x 64 index and 10k
-// queries, k = 10, against 43 ms for the GEMMs and the selection).
+// TWINLEARN_KNN_FAST_KERNEL picks fast mode's search: "wmma", the fused
+// knn_wmma_kernel (on the H200 94.7 ms for a 1M x 64 index and 10k queries,
+// k = 10, against 43 ms for the GEMMs and the selection); "gemm", the cuBLAS
+// GEMMs and knn_chunk_select_kernel (knn_search_fast) everywhere; unset, the
+// fused knn_mma_kernel where it applies (knn_search_fast), else the GEMMs.
 inline bool knn_fast_kernel_is(const char* name) {
   const char* env = std::getenv("TWINLEARN_KNN_FAST_KERNEL");
   return env != nullptr && std::string(env) == name;
@@ -817,10 +816,9 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     if (dist::family_of(metric) != Family::Dot || n < kKnnFastMinIndex || m == 0 || d == 0) return false;
     const std::int64_t kl = certify ? knn_cert_list(k, n) : k;  // the lists' length
     const int dev = ctx.device().id;
-    // With TWINLEARN_KNN_FAST_KERNEL=mma, the fused tensor-core search where
-    // it applies (the (squared) Euclidean metrics, d <= 128, lists of at most
-    // kKnnMmaMaxList), else the GEMMs.
-    const bool mma = sq && d <= 128 && kl <= kKnnMmaMaxList && knn_fast_kernel_is("mma");
+    // The fused tensor-core search where it applies (the (squared) Euclidean
+    // metrics, d <= 128, lists of at most kKnnMmaMaxList), else the GEMMs.
+    const bool mma = sq && d <= 128 && kl <= kKnnMmaMaxList && !knn_fast_kernel_is("gemm");
     // Query blocks of at most 8192 rows, of equal size (one warp per query in
     // the selection: the more queries, the more warps in flight); index chunks
     // of a multiple of 32 rows such that a block's dot products fill about
