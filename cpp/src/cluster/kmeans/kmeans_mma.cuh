@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
   // norm +inf (never ranked first).
   auto stage = [&](int c0) {
     for (int e = threadIdx.x; e < (chunk / 8) * KS * 32; e += S::kThreads)
-      bfrag[e] = b_fragment_split<KS, int>(C, k, d, c0, e);
+      bfrag[e] = b_fragment_split<KS>(C, k, d, c0, e);
     for (int e = threadIdx.x; e < chunk; e += S::kThreads) cns[e] = c0 + e < k ? cn[c0 + e] : INFINITY;
   };
   // The filter's bound takes the largest center norm (a NaN one counts as
@@ -134,7 +134,22 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
       const int steps = (live + S::kCenterStep - 1) / S::kCenterStep;
       for (int js = 0; js < steps; ++js) {
         float acc[MT][NB][4];
-        mma_step_x3<MT, KS, NB>(acc, ah, al, bfrag, js);
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+          for (int n = 0; n < NB; ++n)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[m][n][q] = 0.0f;
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+          float4 b[NB];
+#pragma unroll
+          for (int n = 0; n < NB; ++n) b[n] = bfrag[((js * NB + n) * KS + s) * 32 + lane];
+#pragma unroll
+          for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int n = 0; n < NB; ++n) mma_tf32x3(acc[m][n], ah[m][s], al[m][s], b[n]);
+        }
         // Accumulator q of block (m, n): row g + 8 (q / 2), center
         // 8 (js NB + n) + 2 t + q % 2. A lane's centers rise: the first of
         // equal values is kept.

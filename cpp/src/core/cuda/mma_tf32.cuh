@@ -41,34 +41,6 @@ __device__ __forceinline__ void mma_tf32x3(float (&c)[4], const unsigned (&ah)[4
   mma_tf32(c, ah, bh0, bh1);
 }
 
-// acc[m][n] = the dot products of a warp's 16 MT rows (split A fragments ah,
-// al of block m) with the 8 rows of product n of step js of `frag` (B
-// fragments in fragment order, see b_fragment_split; a step is NB groups of
-// 8 rows): accumulator q holds row g + 8 (q / 2) of block m, row
-// 8 (js NB + n) + 2 t + q % 2 of the B side, for lane 4 g + t.
-template <int MT, int KS, int NB>
-__device__ __forceinline__ void mma_step_x3(float (&acc)[MT][NB][4], const unsigned (&ah)[MT][KS][4],
-                                            const unsigned (&al)[MT][KS][4], const float4* __restrict__ frag,
-                                            int js) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int n = 0; n < NB; ++n)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[m][n][q] = 0.0f;
-#pragma unroll
-  for (int s = 0; s < KS; ++s) {
-    float4 b[NB];
-#pragma unroll
-    for (int n = 0; n < NB; ++n) b[n] = frag[((js * NB + n) * KS + s) * 32 + lane];
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int n = 0; n < NB; ++n) mma_tf32x3(acc[m][n], ah[m][s], al[m][s], b[n]);
-  }
-}
-
 // The split A fragments of a warp's 16 rows r0 .. r0 + 15 of X (row-major, d
 // features; rows past `rows` and features past d are zero), depth 8 KS:
 // a[s][q] holds (row g + 8 (q % 2), feature 8 s + t + 4 (q / 2)) for lane
@@ -92,15 +64,15 @@ __device__ __forceinline__ void load_a_split(const float* __restrict__ X, std::i
 // rows of d features; past them zeros), depth 8 KS, in fragment order
 // [group of 8 rows][depth step s][lane]: lane l of group j, step s holds
 // (hi, hi, lo, lo) of row c0 + 8 j + l / 4, features 8 s + l % 4 and + 4.
-// I: the index type of e and the rows (int where they fit).
-template <int KS, class I>
-__device__ __forceinline__ float4 b_fragment_split(const float* __restrict__ C, I rows, int d, I c0, I e) {
+template <int KS>
+__device__ __forceinline__ float4 b_fragment_split(const float* __restrict__ C, std::int64_t rows, int d,
+                                                   std::int64_t c0, std::int64_t e) {
   const int l = static_cast<int>(e % 32), s = static_cast<int>((e / 32) % KS);
-  const I c = c0 + 8 * (e / 32 / KS) + l / 4;
+  const std::int64_t c = c0 + 8 * (e / 32 / KS) + l / 4;
   const int f0 = 8 * s + l % 4, f1 = f0 + 4;
   const bool live = c < rows;
-  const float v0 = live && f0 < d ? C[static_cast<std::int64_t>(c) * d + f0] : 0.0f;
-  const float v1 = live && f1 < d ? C[static_cast<std::int64_t>(c) * d + f1] : 0.0f;
+  const float v0 = live && f0 < d ? C[c * d + f0] : 0.0f;
+  const float v1 = live && f1 < d ? C[c * d + f1] : 0.0f;
   unsigned h0, l0, h1, l1;
   split_tf32_pair(v0, h0, l0);
   split_tf32_pair(v1, h1, l1);

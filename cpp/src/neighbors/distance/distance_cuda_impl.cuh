@@ -531,7 +531,7 @@ __global__ void knn_mma_prepare_kernel(const float* __restrict__ Y, const float*
                                        int d, std::int64_t npad, float4* __restrict__ yf, float* __restrict__ ynp) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (std::int64_t e = first; e < npad * KS * 4; e += stride) yf[e] = b_fragment_split<KS, std::int64_t>(Y, n, d, 0, e);
+  for (std::int64_t e = first; e < npad * KS * 4; e += stride) yf[e] = b_fragment_split<KS>(Y, n, d, 0, e);
   for (std::int64_t c = first; c < npad; c += stride) ynp[c] = c < n ? yn[c] : INFINITY;
 }
 
@@ -562,8 +562,8 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
     lis[e] = dist::kNoIndex;
   }
   __syncthreads();
-  unsigned ah[1][KS][4], al[1][KS][4];
-  load_a_split<KS>(Q, m, d, wrow0, ah[0], al[0]);
+  unsigned ah[KS][4], al[KS][4];
+  load_a_split<KS>(Q, m, d, wrow0, ah, al);
   // Rows g and g + 8 of the warp (h = 0, 1): norm, list, worst value (a row
   // past m takes nothing: -inf).
   float xq[2], bound[2];
@@ -598,13 +598,24 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
     const std::int64_t cbase = tile * kKnnMmaTile;
 #pragma unroll 1
     for (int js = 0; js < kKnnMmaTile / (8 * NB); ++js) {
-      float acc[1][NB][4];
-      mma_step_x3<1, KS, NB>(acc, ah, al, F, js);
+      float acc[NB][4];
+#pragma unroll
+      for (int nb = 0; nb < NB; ++nb)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[nb][q] = 0.0f;
+#pragma unroll
+      for (int s = 0; s < KS; ++s) {
+        float4 b[NB];
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) b[nb] = F[((js * NB + nb) * KS + s) * 32 + lane];
+#pragma unroll
+        for (int nb = 0; nb < NB; ++nb) mma_tf32x3(acc[nb], ah[s], al[s], b[nb]);
+      }
       // Accumulator q of product nb: row g + 8 (q / 2), candidate
-      // cbase + 8 (js NB + nb) + 2 t + q % 2 (mma_step_x3).
+      // cbase + 8 (js NB + nb) + 2 t + q % 2.
       auto value = [&](int nb, int q) {
         const int cl = 8 * (js * NB + nb) + 2 * t + q % 2;
-        return fmaxf(fmaf(-2.0f, acc[0][nb][q], xq[q / 2] + Yn[cl]), 0.0f);
+        return fmaxf(fmaf(-2.0f, acc[nb][q], xq[q / 2] + Yn[cl]), 0.0f);
       };
       auto passes = [&](int nb, int q) {
         const std::int64_t c = cbase + 8 * (js * NB + nb) + 2 * t + q % 2;
