@@ -49,19 +49,9 @@ def case_data(case, rng):
         ("near_ties", "euclidean", 10),
         ("far_from_origin", "euclidean", 10),
         ("d100", "euclidean", 10),
-        ("uniform", "euclidean", 16),  # the fused filter's longest lists (32)
-        ("uniform", "euclidean", 17),  # past them: the GEMM filter
-        ("near_ties", "gemm", 10),  # the GEMM filter where the fused one would serve
-        ("duplicates", "gemm", 5),
     ],
 )
 def test_certified_search_gives_the_canonical_bits(case, metric, k, monkeypatch):
-    # The filter is fast mode's search: the fused mma.sync search for lists
-    # of up to 32 candidates (k <= 16), else the GEMMs; metric "gemm" is
-    # euclidean with the GEMM filter forced (TWINLEARN_KNN_FAST_KERNEL=gemm).
-    if metric == "gemm":
-        metric = "euclidean"
-        monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
     X, Q = case_data(case, np.random.default_rng(7))
     kw = dict(n_neighbors=k, metric=metric, numeric_mode="identical")
     cert = NearestNeighbors(device="cuda", **kw).fit(X)

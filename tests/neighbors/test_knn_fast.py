@@ -17,20 +17,17 @@ def _exact_sq(Q, X):
 
 @pytest.mark.parametrize(
     "metric,kernel,chunk_bytes",
-    [("euclidean", None, None), ("sqeuclidean", None, None), ("euclidean", "gemm", None),
-     ("euclidean", "gemm", 1 << 20), ("euclidean", "0", 1 << 20), ("sqeuclidean", "wmma", None),
-     ("euclidean", "wmma", None)],
+    [("euclidean", None, None), ("sqeuclidean", None, None), ("euclidean", None, 1 << 20),
+     ("euclidean", "0", 1 << 20), ("sqeuclidean", "wmma", None), ("euclidean", "wmma", None)],
 )
 def test_fast_search_returns_the_nearest_to_float_accuracy(metric, kernel, chunk_bytes, monkeypatch):
-    # Every fast kernel: the fused mma.sync search (default for these
-    # metrics); the cuBLAS GEMMs (TWINLEARN_KNN_FAST_KERNEL=gemm), there also
-    # with 1 MiB blocks of dot products: 98 index chunks of 1024 rows, the last
-    # one of 675 (not a multiple of 4: the selection's scalar tail), the
-    # selection on the second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0,
-    # on the first; and the fused WMMA search (=wmma). 100 003 index rows leave
-    # a partial last tile.
+    # Both fast kernels: the cuBLAS GEMMs (default), there also with 1 MiB
+    # blocks of dot products: 98 index chunks of 1024 rows, the last one of
+    # 675 (not a multiple of 4: the selection's scalar tail), the selection
+    # on the second stream or, kernel "0", TWINLEARN_FAST_PIPELINE=0, on the
+    # first; and the fused tensor-core search (TWINLEARN_KNN_FAST_KERNEL=wmma;
+    # 100 003 index rows leave a partial last tile).
     if kernel == "0":
-        monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
         monkeypatch.setenv("TWINLEARN_FAST_PIPELINE", "0")
     elif kernel is not None:
         monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", kernel)
@@ -129,7 +126,6 @@ def test_overlapped_selection_gives_the_lists_of_the_serial_one(monkeypatch):
     # 49 times, so a GEMM that overwrote a block still being read would
     # change the lists.
     monkeypatch.setenv("TWINLEARN_FAST_CHUNK_BYTES", str(1 << 20))
-    monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
     rng = np.random.default_rng(5)
     X = rng.normal(size=(100_003, 32)).astype(np.float32)
     Q = rng.normal(size=(300, 32)).astype(np.float32)
@@ -140,35 +136,3 @@ def test_overlapped_selection_gives_the_lists_of_the_serial_one(monkeypatch):
         out.append(nn.kneighbors(Q))
     assert out[0][1].tobytes() == out[1][1].tobytes()
     assert out[0][0].tobytes() == out[1][0].tobytes()
-
-
-@pytest.mark.parametrize(
-    "d,k,m",
-    [(5, 1, 257), (17, 10, 300), (33, 32, 129), (64, 10, 513), (100, 10, 200), (128, 16, 100), (8, 3, 70_000)],
-)
-def test_fused_search_agrees_with_the_gemm_search(d, k, m, monkeypatch):
-    # The fused mma.sync search over each of its shapes (d up to 16, 32, 64
-    # and 128 features; lists up to 32), query tiles left partial (m not a
-    # multiple of 256 or 128), an index of whole tiles and a partial last one,
-    # and, with 70 000 queries, two query blocks. Every returned neighbour is
-    # within float rounding of the true k nearest (checked on up to 300
-    # queries), and the lists agree with the GEMM search's
-    # (TWINLEARN_KNN_FAST_KERNEL=gemm) but for float-rounding ties.
-    rng = np.random.default_rng(d * 1000 + k)
-    n = 65_536 if d == 64 else 66_001
-    X = rng.normal(size=(n, d)).astype(np.float32)
-    Q = rng.normal(size=(m, d)).astype(np.float32)
-    nn = NearestNeighbors(n_neighbors=k, device="cuda", numeric_mode="fast").fit(X)
-    dist, ind = nn.kneighbors(Q)
-    monkeypatch.setenv("TWINLEARN_KNN_FAST_KERNEL", "gemm")
-    gd, gi = NearestNeighbors(n_neighbors=k, device="cuda", numeric_mode="fast").fit(X).kneighbors(Q)
-    assert np.mean(gi == ind) > 0.99
-    np.testing.assert_allclose(dist, gd, rtol=1e-4, atol=1e-4)
-    assert np.all(np.diff(dist, axis=1) >= 0)
-    assert all(len(set(r)) == k for r in ind)
-    rows = np.linspace(0, m - 1, min(m, 300)).astype(int)
-    D = _exact_sq(Q[rows], X)
-    kth = np.sort(D, axis=1)[:, k - 1]
-    scale = (Q[rows].astype(np.float64) ** 2).sum(1) + (X.astype(np.float64) ** 2).sum(1).max()
-    got = D[np.arange(rows.size)[:, None], ind[rows]]
-    assert np.all(got <= (kth + 2e-5 * scale)[:, None])

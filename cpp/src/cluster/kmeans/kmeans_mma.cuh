@@ -1,10 +1,10 @@
 // Fast mode's fused KMeans assignment on the tensor cores, register-level:
-// mma.sync m16n8k8 TF32 products with 3xTF32 splits (core/cuda/mma_tf32.cuh;
-// about float's accuracy, no bit promise). A warp holds the split fragments
-// of its 16 * MT rows in registers for the whole center loop; the centers,
-// split and laid out in fragment order (one 128-bit load per lane, product
-// and depth step), sit in shared memory, all of them when they fit, else in
-// chunks. The dot products stay in
+// mma.sync m16n8k8 TF32 products with 3xTF32 splits (hi.lo' + lo.hi' +
+// hi.hi', as core/cuda/tf32_split.cuh; about float's accuracy, no bit
+// promise). A warp holds the split fragments of its 16 * MT rows in registers
+// for the whole center loop; the centers, split and laid out in fragment
+// order (one 128-bit load per lane, product and depth step), sit in shared
+// memory, all of them when they fit, else in chunks. The dot products stay in
 // the accumulators: each is ranked there by fma(-2, dot, |c|²) (the row's own
 // norm is the same for all centers), ties by lowest center. The blocks are
 // persistent (one grid over every tile of rows), so the centers are staged
@@ -25,11 +25,27 @@
 
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_wmma.cuh"
-#include "core/cuda/mma_tf32.cuh"
+#include "core/cuda/tf32_round.cuh"
 #include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {
+
+// x = hi + lo (hi its TF32 rounding, lo the TF32 rounding of the rest), as
+// the bits the tensor cores take.
+__device__ __forceinline__ void split_tf32_pair(float x, unsigned& hi, unsigned& lo) {
+  const float h = tf32_round(x);
+  hi = __float_as_uint(h);
+  lo = __float_as_uint(tf32_round(x - h));
+}
+
+// c += a b for one m16n8k8 TF32 product (a: 16 x 8 row fragment, b: 8 x 8).
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 
 // The kernel's shape: WARPS warps of 16 * MT rows each, depth 8 * KS (d padded
 // with zeros), NB products of 8 centers accumulated side by side.
@@ -87,8 +103,17 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
   // Centers [c0, c0 + chunk) into shared memory; centers past k are zero with
   // norm +inf (never ranked first).
   auto stage = [&](int c0) {
-    for (int e = threadIdx.x; e < (chunk / 8) * KS * 32; e += S::kThreads)
-      bfrag[e] = b_fragment_split<KS>(C, k, d, c0, e);
+    for (int e = threadIdx.x; e < (chunk / 8) * KS * 32; e += S::kThreads) {
+      const int l = e % 32, s = (e / 32) % KS, j = e / 32 / KS;
+      const int c = c0 + 8 * j + l / 4, f0 = 8 * s + l % 4, f1 = f0 + 4;
+      const bool live = c < k;
+      const float v0 = live && f0 < d ? C[static_cast<std::int64_t>(c) * d + f0] : 0.0f;
+      const float v1 = live && f1 < d ? C[static_cast<std::int64_t>(c) * d + f1] : 0.0f;
+      unsigned h0, l0, h1, l1;
+      split_tf32_pair(v0, h0, l0);
+      split_tf32_pair(v1, h1, l1);
+      bfrag[e] = make_float4(__uint_as_float(h0), __uint_as_float(h1), __uint_as_float(l0), __uint_as_float(l1));
+    }
     for (int e = threadIdx.x; e < chunk; e += S::kThreads) cns[e] = c0 + e < k ? cn[c0 + e] : INFINITY;
   };
   // The filter's bound takes the largest center norm (a NaN one counts as
@@ -107,7 +132,16 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
     // a2 (g, t + 4), a3 (g + 8, t + 4) of each 16 x 8 block.
     unsigned ah[MT][KS][4], al[MT][KS][4];
 #pragma unroll
-    for (int m = 0; m < MT; ++m) load_a_split<KS>(X, rows, d, wrow0 + 16 * m, ah[m], al[m]);
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int s = 0; s < KS; ++s)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const std::int64_t r = wrow0 + 16 * m + g + 8 * (q % 2);
+          const int f = 8 * s + t + 4 * (q / 2);
+          const float x = (r < rows && f < d) ? X[r * d + f] : 0.0f;
+          split_tf32_pair(x, ah[m][s][q], al[m][s][q]);
+        }
     // Per row (m, h: rows g and g + 8 of block m) the lane's best so far.
     // With Cert also the second smallest value (second) and whether a NaN
     // value was seen (unsure).
@@ -148,7 +182,13 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
 #pragma unroll
           for (int m = 0; m < MT; ++m)
 #pragma unroll
-            for (int n = 0; n < NB; ++n) mma_tf32x3(acc[m][n], ah[m][s], al[m][s], b[n]);
+            for (int n = 0; n < NB; ++n) {
+              const unsigned bh0 = __float_as_uint(b[n].x), bh1 = __float_as_uint(b[n].y);
+              const unsigned bl0 = __float_as_uint(b[n].z), bl1 = __float_as_uint(b[n].w);
+              mma_tf32(acc[m][n], al[m][s], bh0, bh1);
+              mma_tf32(acc[m][n], ah[m][s], bl0, bl1);
+              mma_tf32(acc[m][n], ah[m][s], bh0, bh1);
+            }
         }
         // Accumulator q of block (m, n): row g + 8 (q / 2), center
         // 8 (js NB + n) + 2 t + q % 2. A lane's centers rise: the first of

@@ -8,13 +8,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/cuda/blas.cuh"
-#include "core/cuda/mma_tf32.cuh"
 #include "core/cuda/tf32_split.cuh"
 #include "core/cuda/wmma_tile.cuh"
 #include "neighbors/distance/distance_impl.hpp"
@@ -493,175 +491,6 @@ __global__ void __launch_bounds__(kWmThreads)
   }
 }
 
-// Fast mode's fused search on the tensor cores (float, the (squared)
-// Euclidean metrics, d <= 8 KS, lists of at most kKnnMmaMaxList): fast mode's
-// ranking value fmaxf(fma(-2, dot, |q|² + |y|²), 0) of knn_chunk_select_kernel
-// with the dot products from mma.sync 3xTF32 products (core/cuda/mma_tf32.cuh,
-// the same split as the GEMM path's; about float's accuracy, no bit promise),
-// never leaving the accumulators. Block (blockIdx.x, blockIdx.y) = (tile of
-// 16 WARPS queries, index split): each warp holds its 16 queries' split
-// fragments in registers; the split's index rows, split beforehand into
-// fragment order (knn_mma_prepare_kernel), stream through shared memory in
-// tiles of kKnnMmaTile rows, two buffers filled by cp.async in turn. A step
-// of 8 NB candidates is one comparison per value with its query's list worst
-// (an empty list's NaN counts as +inf; the data are finite); in steps where
-// some value passes, the warp inserts the passing candidates one at a time
-// (insert_sorted decides each exactly) into its queries' lists, which sit in
-// shared memory for the whole split and are written to the (query, split)
-// lists of list_v / list_i at the end, as knn_split_kernel's.
-inline constexpr int kKnnMmaTile = 64;
-inline constexpr int kKnnMmaMaxList = 32;
-template <int KS, int NB, int WARPS>
-struct KnnMma {
-  static constexpr int kKS = KS, kNB = NB, kWarps = WARPS;
-  static constexpr int kThreads = 32 * WARPS;
-  static constexpr int kRows = 16 * WARPS;                    // queries per block
-  static constexpr int kFrag = kKnnMmaTile / 8 * KS * 32;     // float4 fragments per tile
-  static constexpr std::size_t smem_bytes(int kl) {
-    return 2 * (sizeof(float4) * kFrag + sizeof(float) * kKnnMmaTile) +
-           static_cast<std::size_t>(kRows) * kl * (sizeof(std::int64_t) + sizeof(float));
-  }
-};
-
-// The index Y (n rows, d features, norms yn) as knn_mma_kernel reads it: yf
-// its split fragments in fragment order (b_fragment_split, rows past n zero)
-// and ynp its norms (+inf past n), npad rows (a multiple of kKnnMmaTile).
-template <int KS>
-__global__ void knn_mma_prepare_kernel(const float* __restrict__ Y, const float* __restrict__ yn, std::int64_t n,
-                                       int d, std::int64_t npad, float4* __restrict__ yf, float* __restrict__ ynp) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (std::int64_t e = first; e < npad * KS * 4; e += stride) yf[e] = b_fragment_split<KS>(Y, n, d, 0, e);
-  for (std::int64_t c = first; c < npad; c += stride) ynp[c] = c < n ? yn[c] : INFINITY;
-}
-
-// Queries [0, m) of Q (norms qn) against the prepared index (n rows, npad
-// padded): the kl nearest of each query within each of the nsplit splits of
-// tiles_per_split tiles into list_v / list_i ((query, split) lists of kl,
-// sorted, empty slots (NaN, kNoIndex)). Dynamic shared memory
-// KnnMma::smem_bytes(kl).
-template <int KS, int NB, int WARPS>
-__global__ void __launch_bounds__(32 * WARPS, 1)
-    knn_mma_kernel(const float* __restrict__ Q, const float* __restrict__ qn, std::int64_t m,
-                   const float4* __restrict__ yf, const float* __restrict__ ynp, std::int64_t n, std::int64_t npad,
-                   int d, int kl, std::int64_t tiles_per_split, int nsplit, float* __restrict__ list_v,
-                   std::int64_t* __restrict__ list_i) {
-  using S = KnnMma<KS, NB, WARPS>;
-  static_assert(kKnnMmaTile % (8 * NB) == 0, "a tile is whole steps");
-  extern __shared__ float4 knn_mma_smem[];
-  float4* frag = knn_mma_smem;                                        // [2][kFrag]
-  float* yns = reinterpret_cast<float*>(frag + 2 * S::kFrag);         // [2][kKnnMmaTile]
-  std::int64_t* lis = reinterpret_cast<std::int64_t*>(yns + 2 * kKnnMmaTile);  // [kRows][kl]
-  float* lvs = reinterpret_cast<float*>(lis + S::kRows * kl);         // [kRows][kl]
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int split = blockIdx.y;
-  const std::int64_t t0 = split * tiles_per_split, t1 = min(npad / kKnnMmaTile, t0 + tiles_per_split);
-  const std::int64_t wrow0 = static_cast<std::int64_t>(blockIdx.x) * S::kRows + 16 * warp;
-  for (int e = threadIdx.x; e < S::kRows * kl; e += S::kThreads) {
-    lvs[e] = dist::empty_value<float>();
-    lis[e] = dist::kNoIndex;
-  }
-  __syncthreads();
-  unsigned ah[KS][4], al[KS][4];
-  load_a_split<KS>(Q, m, d, wrow0, ah, al);
-  // Rows g and g + 8 of the warp (h = 0, 1): norm, list, worst value (a row
-  // past m takes nothing: -inf).
-  float xq[2], bound[2];
-  float* wl_v = lvs + 16 * warp * kl;
-  std::int64_t* wl_i = lis + 16 * warp * kl;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const std::int64_t r = wrow0 + g + 8 * h;
-    xq[h] = r < m ? qn[r] : 0.0f;
-    bound[h] = r < m ? INFINITY : -INFINITY;
-  }
-  auto issue = [&](std::int64_t tile, int buf) {
-    const float4* src = yf + tile * S::kFrag;
-    float4* dst = frag + buf * S::kFrag;
-    for (int e = threadIdx.x; e < S::kFrag; e += S::kThreads) copy_async16(dst + e, src + e);
-    if (threadIdx.x < kKnnMmaTile / 4)
-      copy_async16(yns + buf * kKnnMmaTile + 4 * threadIdx.x, ynp + tile * kKnnMmaTile + 4 * threadIdx.x);
-    commit_async();
-  };
-  if (t0 < t1) issue(t0, 0);
-  for (std::int64_t tile = t0; tile < t1; ++tile) {
-    const int buf = static_cast<int>((tile - t0) & 1);
-    if (tile + 1 < t1) {
-      issue(tile + 1, buf ^ 1);  // its buffer's readers finished before the last barrier
-      wait_async<1>();
-    } else {
-      wait_async<0>();
-    }
-    __syncthreads();
-    const float4* F = frag + buf * S::kFrag;
-    const float* Yn = yns + buf * kKnnMmaTile;
-    const std::int64_t cbase = tile * kKnnMmaTile;
-#pragma unroll 1
-    for (int js = 0; js < kKnnMmaTile / (8 * NB); ++js) {
-      float acc[NB][4];
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) acc[nb][q] = 0.0f;
-#pragma unroll
-      for (int s = 0; s < KS; ++s) {
-        float4 b[NB];
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) b[nb] = F[((js * NB + nb) * KS + s) * 32 + lane];
-#pragma unroll
-        for (int nb = 0; nb < NB; ++nb) mma_tf32x3(acc[nb], ah[s], al[s], b[nb]);
-      }
-      // Accumulator q of product nb: row g + 8 (q / 2), candidate
-      // cbase + 8 (js NB + nb) + 2 t + q % 2.
-      auto value = [&](int nb, int q) {
-        const int cl = 8 * (js * NB + nb) + 2 * t + q % 2;
-        return fmaxf(fmaf(-2.0f, acc[nb][q], xq[q / 2] + Yn[cl]), 0.0f);
-      };
-      auto passes = [&](int nb, int q) {
-        const std::int64_t c = cbase + 8 * (js * NB + nb) + 2 * t + q % 2;
-        return c < n && value(nb, q) <= bound[q / 2];
-      };
-      bool any = false;
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) any |= passes(nb, q);
-      if (!__any_sync(0xffffffffu, any)) continue;
-#pragma unroll
-      for (int nb = 0; nb < NB; ++nb)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          unsigned ball = __ballot_sync(0xffffffffu, passes(nb, q));
-          while (ball) {
-            const int src = __ffs(ball) - 1;
-            ball &= ball - 1;
-            const float cv = __shfl_sync(0xffffffffu, value(nb, q), src);
-            const std::int64_t ci = cbase + 8 * (js * NB + nb) + 2 * (src % 4) + q % 2;
-            const int row = src / 4 + 8 * (q / 2);
-            float wv = wl_v[row * kl + kl - 1];
-            std::int64_t wi = wl_i[row * kl + kl - 1];
-            insert_sorted(wl_v + row * kl, wl_i + row * kl, kl, cv, ci, wv, wi);
-          }
-        }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (bound[h] == -INFINITY) continue;
-        const float w = wl_v[(g + 8 * h) * kl + kl - 1];
-        bound[h] = isnan(w) ? INFINITY : w;
-      }
-    }
-    __syncthreads();  // the buffer is free for the tile after next
-  }
-  __syncwarp();
-  for (int e = lane; e < 16 * kl; e += 32) {
-    const std::int64_t r = wrow0 + e / kl;
-    if (r >= m) break;
-    const std::int64_t o = (r * nsplit + split) * kl + e % kl;
-    list_v[o] = wl_v[e];
-    list_i[o] = wl_i[e];
-  }
-}
-
 // ---------------------------------------------------------------------------
 // The certified search (identical and deterministic modes, float, the
 // (squared) Euclidean metrics, d <= dist::kFilterMaxFeatures, k <=
@@ -763,30 +592,13 @@ __global__ void gather_rows_kernel(const T* __restrict__ A, const T* __restrict_
   if (f == 0 && an) dn[r] = an[idx[r]];
 }
 
-// TWINLEARN_KNN_FAST_KERNEL picks fast mode's search: "wmma", the fused
-// knn_wmma_kernel (on the H200 94.7 ms for a 1M x 64 index and 10k queries,
-// k = 10, against 43 ms for the GEMMs and the selection); "gemm", the cuBLAS
-// GEMMs and knn_chunk_select_kernel (knn_search_fast) everywhere; unset, the
-// fused knn_mma_kernel where it applies (knn_search_fast), else the GEMMs.
-inline bool knn_fast_kernel_is(const char* name) {
+// TWINLEARN_KNN_FAST_KERNEL=wmma: fast mode's search by the fused
+// knn_wmma_kernel instead of the cuBLAS GEMMs (knn_search_fast), which are
+// the default: on the H200 the fused kernel took 94.7 ms for a 1M x 64 index
+// and 10k queries, k = 10, against 43 ms for the GEMMs and the selection.
+inline bool knn_fast_kernel_is_wmma() {
   const char* env = std::getenv("TWINLEARN_KNN_FAST_KERNEL");
-  return env != nullptr && std::string(env) == name;
-}
-
-// knn_mma_kernel's shape for d features: up to 64, 16 warps and 4 products
-// of 8 candidates side by side (as KMeans' assignment); past that the
-// fragments of 16 depth steps need 8 warps' registers. f(KnnMma<...>{}).
-template <class F>
-void with_knn_mma_shape(std::int64_t d, F&& f) {
-  if (d <= 16) {
-    f(KnnMma<2, 4, 16>{});
-  } else if (d <= 32) {
-    f(KnnMma<4, 4, 16>{});
-  } else if (d <= 64) {
-    f(KnnMma<8, 2, 16>{});
-  } else {
-    f(KnnMma<16, 2, 8>{});
-  }
+  return env != nullptr && std::string(env) == "wmma";
 }
 
 // Index rows at which the fast search pays (below, the fused kernel).
@@ -827,68 +639,27 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     if (dist::family_of(metric) != Family::Dot || n < kKnnFastMinIndex || m == 0 || d == 0) return false;
     const std::int64_t kl = certify ? knn_cert_list(k, n) : k;  // the lists' length
     const int dev = ctx.device().id;
-    // The fused tensor-core search where it applies (the (squared) Euclidean
-    // metrics, d <= 128, lists of at most kKnnMmaMaxList), else the GEMMs.
-    const bool mma = sq && d <= 128 && kl <= kKnnMmaMaxList && !knn_fast_kernel_is("gemm");
     // Query blocks of at most 8192 rows, of equal size (one warp per query in
     // the selection: the more queries, the more warps in flight); index chunks
     // of a multiple of 32 rows such that a block's dot products fill about
-    // fast_chunk_bytes(kKnnFastChunkBytes). The fused search takes blocks of up
-    // to 65 536 queries, each split over the index (nsplit lists a query).
-    const std::int64_t qmax = mma ? 65536 : 8192, nblk = (m + qmax - 1) / qmax;
+    // fast_chunk_bytes(kKnnFastChunkBytes).
+    const std::int64_t nblk = (m + 8191) / 8192;
     const std::int64_t QB = std::min<std::int64_t>(m, ((m + nblk - 1) / nblk + 31) / 32 * 32), d3 = 3 * d;
     const std::int64_t NB = std::min<std::int64_t>(
         n, std::max<std::int64_t>(
                1024, fast_chunk_bytes(kKnnFastChunkBytes) / (std::int64_t(sizeof(float)) * QB) / 32 * 32));
     const std::int64_t ldmax = (NB + 3) / 4 * 4;
-    // The fused search's shape: the index padded to whole tiles, its split
-    // fragments (8 KS floats of each of hi and lo a row), the splits.
-    const std::int64_t npad = (n + kKnnMmaTile - 1) / kKnnMmaTile * kKnnMmaTile, ntiles = npad / kKnnMmaTile;
-    std::int64_t ks = 0, mrows = 1, nsplit = 1, tps = ntiles;
-    std::size_t msmem = 0;
-    if (mma) {
-      with_knn_mma_shape(d, [&](auto shape) {
-        using S = decltype(shape);
-        ks = S::kKS;
-        mrows = S::kRows;
-        msmem = S::smem_bytes(static_cast<int>(kl));
-        TL_CUDA_CHECK(cudaFuncSetAttribute(knn_mma_kernel<S::kKS, S::kNB, S::kWarps>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(msmem)));
-      });
-      // About four blocks a multiprocessor (one fits at a time), at most 64
-      // lists a query (merge_lists_kernel).
-      const std::int64_t qtiles = (QB + mrows - 1) / mrows;
-      nsplit = std::clamp<std::int64_t>((4 * sm_count(dev) + qtiles - 1) / qtiles, 1, std::min<std::int64_t>(64, ntiles));
-      tps = (ntiles + nsplit - 1) / nsplit;
-      nsplit = (ntiles + tps - 1) / tps;
-    }
     std::size_t free_b = 0, total_b = 0;
     TL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    const std::size_t lists = static_cast<std::size_t>(QB * (nsplit * kl + k) + m) * 2 *
-                              (sizeof(float) + sizeof(std::int64_t));
-    const std::size_t need = mma ? sizeof(float) * static_cast<std::size_t>(npad * (16 * ks + 1)) + lists
-                                 : sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + 2 * QB * ldmax) + lists;
+    const std::size_t need = sizeof(float) * static_cast<std::size_t>(d3 * (m + n) + 2 * QB * ldmax) +
+                             static_cast<std::size_t>(QB * (kl + k) + m) * 2 * (sizeof(float) + sizeof(std::int64_t));
     if (need > free_b / 4) return false;
-    DeviceBuffer<float> q3(mma ? 0 : static_cast<std::size_t>(m * d3), dev);
-    DeviceBuffer<float> y3(mma ? static_cast<std::size_t>(npad * 16 * ks) : static_cast<std::size_t>(n * d3), dev);
-    DeviceBuffer<float> ynp(mma ? static_cast<std::size_t>(npad) : 0, dev);
-    if (mma) {
-      const auto prepare = ks == 2    ? knn_mma_prepare_kernel<2>
-                           : ks == 4  ? knn_mma_prepare_kernel<4>
-                           : ks == 8  ? knn_mma_prepare_kernel<8>
-                                      : knn_mma_prepare_kernel<16>;
-      const std::int64_t work = npad * ks * 4;
-      prepare<<<static_cast<unsigned>(std::min<std::int64_t>((work + 255) / 256, 8 * sm_count(dev))), 256, 0,
-                stream>>>(ys.rows.view.data, ys.norm_ptr(), n, static_cast<int>(d), npad,
-                          reinterpret_cast<float4*>(y3.data()), ynp.data());
-      TL_CUDA_CHECK_LAUNCH("knn_mma_prepare_kernel");
-    } else {
-      split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
-      split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
-    }
-    DeviceBuffer<float> lv(static_cast<std::size_t>(QB * nsplit * kl), dev), dv(static_cast<std::size_t>(QB * k), dev);
-    DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * nsplit * kl), dev);
-    DeviceBuffer<std::int64_t> iv(static_cast<std::size_t>(QB * k), dev);
+    DeviceBuffer<float> q3(static_cast<std::size_t>(m * d3), dev), y3(static_cast<std::size_t>(n * d3), dev);
+    split_tf32(qs.rows.view.data, m, d, false, q3.data(), stream);
+    split_tf32(ys.rows.view.data, n, d, true, y3.data(), stream);
+    DotsPipeline pipe(stream, dev, static_cast<std::size_t>(QB * ldmax));
+    DeviceBuffer<float> lv(static_cast<std::size_t>(QB * kl), dev), dv(static_cast<std::size_t>(QB * k), dev);
+    DeviceBuffer<std::int64_t> li(static_cast<std::size_t>(QB * kl), dev), iv(static_cast<std::size_t>(QB * k), dev);
     // The certified search's filter lists (merged), the largest index norm,
     // the undecided queries and their number.
     DeviceBuffer<float> fv(certify ? static_cast<std::size_t>(QB * kl) : 0, dev), yn_max(certify ? 1 : 0, dev);
@@ -901,54 +672,34 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
       TL_CUDA_CHECK(cudaMemsetAsync(und_count.data(), 0, sizeof(unsigned int), stream));
     }
     const Metric filter{MetricKind::SqEuclidean};
-    std::optional<DotsPipeline> pipe;  // the GEMMs' dot products, two blocks in turn
-    std::optional<CublasLease> blas;
-    if (!mma) {
-      pipe.emplace(stream, dev, static_cast<std::size_t>(QB * ldmax));
-      blas.emplace(dev, stream);
-    }
+    CublasLease blas(dev, stream);
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
-      if (mma) {
-        // Every (query, split) list is written whole by the kernel.
-        with_knn_mma_shape(d, [&](auto shape) {
-          using S = decltype(shape);
-          const dim3 grid(static_cast<unsigned>((rows + S::kRows - 1) / S::kRows), static_cast<unsigned>(nsplit));
-          knn_mma_kernel<S::kKS, S::kNB, S::kWarps><<<grid, S::kThreads, msmem, stream>>>(
-              qs.rows.view.data + q0 * d, qs.norm_ptr() + q0, rows, reinterpret_cast<const float4*>(y3.data()),
-              ynp.data(), n, npad, static_cast<int>(d), static_cast<int>(kl), tps, static_cast<int>(nsplit),
-              lv.data(), li.data());
-          TL_CUDA_CHECK_LAUNCH("knn_mma_kernel");
-        });
-      } else {
-        start_lists(lv.data(), li.data(), rows * kl, stream);
-        const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
-        for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
-          const std::int64_t nb = std::min(NB, n - j0);
-          const std::int64_t ldd = (nb + 3) / 4 * 4;  // <= ldmax
-          // dots: rows x nb, leading dimension ldd; the selection of this
-          // chunk runs beside the next chunk's GEMM.
-          float* dots = pipe->next();
-          split_dots(blas->get(), q3.data() + q0 * d3, rows, y3.data() + j0 * d3, nb, d3, dots, ldd);
-          const auto select = sq ? knn_chunk_select_kernel<T, true> : knn_chunk_select_kernel<T, false>;
-          select<<<grid, 256, 0, pipe->reader()>>>(dots, rows, static_cast<int>(nb), ldd, j0, qs.norm_ptr() + q0,
-                                                  ys.norm_ptr(), metric.kind, kl, lv.data(), li.data());
-          TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
-          pipe->read();
-        }
-        pipe->join();
+      start_lists(lv.data(), li.data(), rows * kl, stream);
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
+      for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
+        const std::int64_t nb = std::min(NB, n - j0);
+        const std::int64_t ldd = (nb + 3) / 4 * 4;  // <= ldmax
+        // dots: rows x nb, leading dimension ldd; the selection of this chunk
+        // runs beside the next chunk's GEMM.
+        float* dots = pipe.next();
+        split_dots(blas.get(), q3.data() + q0 * d3, rows, y3.data() + j0 * d3, nb, d3, dots, ldd);
+        const auto select = sq ? knn_chunk_select_kernel<T, true> : knn_chunk_select_kernel<T, false>;
+        select<<<grid, 256, 0, pipe.reader()>>>(dots, rows, static_cast<int>(nb), ldd, j0, qs.norm_ptr() + q0,
+                                                ys.norm_ptr(), metric.kind, kl, lv.data(), li.data());
+        TL_CUDA_CHECK_LAUNCH("knn_chunk_select_kernel");
+        pipe.read();
       }
-      const std::int64_t lists_per_query = mma ? nsplit : 1;
+      pipe.join();
       if (!certify) {
-        finish_lists(lv.data(), li.data(), rows, lists_per_query, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
+        finish_lists(lv.data(), li.data(), rows, 1, k, metric, dv.data(), iv.data(), dist_out + q0 * k,
                      ind_out + q0 * k, stream);
         continue;
       }
       // The filter's values as they are (the squared-distance ranking
       // values), then the canonical k nearest of the certified queries.
       merge_lists_kernel<float><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
-          lv.data(), li.data(), rows, static_cast<int>(lists_per_query), kl, filter.kind, 0.0f, fv.data(),
-          fi.data());
+          lv.data(), li.data(), rows, 1, kl, filter.kind, 0.0f, fv.data(), fi.data());
       TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
       knn_certify_kernel<T><<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, stream>>>(
           fv.data(), fi.data(), rows, static_cast<int>(kl), k, qs.rows.view.data + q0 * d, qs.norm_ptr() + q0,
@@ -1122,7 +873,7 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
   Side<T> qs = prepare_side(ctx, queries, norms);
   Side<T> ys = prepare_side(ctx, index, norms);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
-  const bool wmma = knn_fast_kernel_is("wmma");
+  const bool wmma = knn_fast_kernel_is_wmma();
   if (!wmma && knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
   // The certified search (identical and deterministic modes): the queries it
   // leaves undecided go through knn_split_kernel, gathered, and their rows of
