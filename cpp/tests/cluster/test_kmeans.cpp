@@ -4,6 +4,7 @@
 #include <random>
 #include <vector>
 
+#include "../neighbors/filter_test_util.hpp"
 #include "../test_util.hpp"
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
@@ -153,28 +154,19 @@ TEST(KMeansCertify, ThresholdKeepsTheCanonicalNearest) {
         X[i * d + f] = static_cast<float>(v);
       }
     }
-    std::vector<float> cn(k);
-    float cn_max = 0.0f;
-    for (std::int64_t c = 0; c < k; ++c) {
-      cn[c] = tl::dist::sqnorm(&C[c * d], d);
-      cn_max = std::max(cn_max, cn[c]);
-    }
+    std::vector<float> cn;
+    const float cn_max = tltest::row_sqnorms(C, d, cn);
     std::int64_t certified = 0;
+    std::vector<float> q, qu;
     for (int mode = 0; mode < 2; ++mode) {
       for (std::int64_t i = 0; i < n; ++i) {
         const float* x = &X[i * d];
         const float xn = tl::dist::sqnorm(x, d);
-        std::vector<float> q(k), qu(k);
+        tltest::canonical_sq_rows(x, xn, C, cn, d, q, qu);
         std::int64_t best = 0;
-        for (std::int64_t c = 0; c < k; ++c) {
-          const float dot = tl::dist::accumulate<float, tl::dist::Family::Dot>(x, &C[c * d], d, 0.0f);
-          qu[c] = tl::num::sub(tl::num::add(xn, cn[c]), tl::num::mul(2.0f, dot));
-          q[c] = tl::dist::sq_from_dot(xn, cn[c], dot);
+        for (std::int64_t c = 1; c < k; ++c)
           if (tl::dist::nearer(q[c], c, q[best], best)) best = c;
-        }
-        // Filter values, just inside the bound (1 - 2^-6 of it: their own
-        // rounding to float stays within the rest).
-        const double e = tl::dist::kFilterSlack * (static_cast<double>(xn) + cn_max) * (1.0 - 0x1p-6);
+        const double e = tltest::placed_slack(xn, cn_max);
         std::vector<float> v(k);
         for (std::int64_t c = 0; c < k; ++c) {
           const double off = mode == 0 ? (c == best ? e : -e) : e * ud(rng);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../test_util.hpp"
+#include "filter_test_util.hpp"
 #include "neighbors/distance/distance_common.hpp"
 #include "neighbors/distance/distance_cpu.hpp"
 #include "twinlearn/neighbors/distance.hpp"
@@ -307,23 +308,15 @@ TEST(KnnCertify, ListHoldsTheCanonicalNearest) {
     for (std::int64_t q = 0; q < m; ++q)
       for (std::int64_t f = 0; f < d; ++f)
         Q[q * d + f] = kind == OnRows ? Y[q * 7 * d + f] : kind == Shell ? 0.0f : static_cast<float>(ud(rng) * scale);
-    std::vector<float> yn(n);
-    float yn_max = 0.0f;
-    for (std::int64_t i = 0; i < n; ++i) {
-      yn[i] = tl::dist::sqnorm(&Y[i * d], d);
-      yn_max = std::max(yn_max, yn[i]);
-    }
+    std::vector<float> yn;
+    const float yn_max = tltest::row_sqnorms(Y, d, yn);
     std::int64_t certified = 0;
+    std::vector<float> val, unclamped;
     for (int mode = 0; mode < 2; ++mode) {
       for (std::int64_t q = 0; q < m; ++q) {
         const float* x = &Q[q * d];
         const float xq = tl::dist::sqnorm(x, d);
-        std::vector<float> val(n), unclamped(n);
-        for (std::int64_t i = 0; i < n; ++i) {
-          const float dot = tl::dist::accumulate<float, tl::dist::Family::Dot>(x, &Y[i * d], d, 0.0f);
-          unclamped[i] = tl::num::sub(tl::num::add(xq, yn[i]), tl::num::mul(2.0f, dot));
-          val[i] = tl::dist::sq_from_dot(xq, yn[i], dot);
-        }
+        tltest::canonical_sq_rows(x, xq, Y, yn, d, val, unclamped);
         auto by = [](const std::vector<float>& v) {
           return [&v](std::int64_t a, std::int64_t b) { return tl::dist::nearer(v[a], a, v[b], b); };
         };
@@ -332,7 +325,7 @@ TEST(KnnCertify, ListHoldsTheCanonicalNearest) {
         std::sort(canon.begin(), canon.end(), by(val));
         std::vector<char> top(static_cast<std::size_t>(n), 0);
         for (std::int64_t t = 0; t < k; ++t) top[canon[t]] = 1;
-        const double e = tl::dist::kFilterSlack * (static_cast<double>(xq) + yn_max) * (1.0 - 0x1p-6);
+        const double e = tltest::placed_slack(xq, yn_max);
         std::vector<float> fv(n);
         for (std::int64_t i = 0; i < n; ++i) {
           const double off = mode == 0 ? (top[i] ? e : -e) : e * ud(rng);
