@@ -203,7 +203,7 @@ def test_sklearn_shaped_estimators_take_categorical_features():
     X, y = categorical_data()
     kw = dict(n_estimators=20, random_state=0, device="cpu")
     clf = GradientBoostingClassifier(categorical_features=[1, 2], **kw).fit(X, y)
-    same = GradientBoosting(n_estimators=20, learning_rate=0.1, l2_leaf_reg=3.0, border_count=254, cat_features=[1, 2],
+    same = GradientBoosting(n_estimators=20, learning_rate=0.1, l2_leaf_reg=1.0, border_count=254, cat_features=[1, 2],
                             random_state=0, device="cpu").fit(X, y)
     assert list(clf.encoded_feature_names_) == list(same.encoded_feature_names_) == ["x0", "x1:ts", "x2=0", "x2=1"]
     assert bits(clf.leaf_values_) == bits(same.leaf_values_) and bits(clf.borders_) == bits(same.borders_)

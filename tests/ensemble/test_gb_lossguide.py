@@ -182,7 +182,7 @@ def test_scikit_learn_shaped_leaf_parameters(kw, tmp_path):
         assert m.grow_policy_ == "SymmetricTree" and m.split_nan_right_.size == 0
         return
     assert m.grow_policy_ == "Lossguide" and m._nan_mode == "Learned"
-    ref = lossguide(loss="Logloss", n_estimators=8, max_depth=5, learning_rate=0.1, l2_leaf_reg=3.0,
+    ref = lossguide(loss="Logloss", n_estimators=8, max_depth=5, learning_rate=0.1, l2_leaf_reg=1.0,
                     border_count=254, nan_mode="Learned", max_leaves=kw.get("max_leaf_nodes", 32),
                     min_data_in_leaf=kw.get("min_samples_leaf", 1)).fit(X, y)
     assert_same_model(m, ref)

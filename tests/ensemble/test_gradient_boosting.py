@@ -715,7 +715,7 @@ def test_neutral_sampling_equals_no_sampling():
     assert_same_model(clf, GradientBoostingClassifier(n_estimators=8, subsample=1.0, random_state=0,
                                                       device="cpu").fit(X, y))
     sub = GradientBoostingClassifier(n_estimators=8, subsample=0.8, random_state=0, device="cpu").fit(X, y)
-    same = GradientBoosting(n_estimators=8, learning_rate=0.1, l2_leaf_reg=3.0, border_count=254,
+    same = GradientBoosting(n_estimators=8, learning_rate=0.1, l2_leaf_reg=1.0, border_count=254,
                             bootstrap_type="Bernoulli", subsample=0.8, random_state=0, device="cpu").fit(X, y)
     assert bits(sub.leaf_values_) != bits(clf.leaf_values_)
     assert_same_model(sub, same)

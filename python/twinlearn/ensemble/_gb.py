@@ -1200,9 +1200,10 @@ class _SklearnShaped(_BoostingCore):
         return self._fit(X, y, sample_weight)
 
 
-def _sklearn_shaped_init(default_loss):
+def _sklearn_shaped_init(default_loss, default_l2):
     """The ``__init__`` of a scikit-learn-shaped booster: the parameters of
-    _SklearnShaped, ``loss`` defaulting to `default_loss`."""
+    _SklearnShaped, ``loss`` defaulting to `default_loss` and
+    ``l2_regularization`` to `default_l2`."""
 
     def __init__(
         self,
@@ -1213,7 +1214,7 @@ def _sklearn_shaped_init(default_loss):
         max_depth=6,
         max_leaf_nodes=None,
         min_samples_leaf=1,
-        l2_regularization=3.0,
+        l2_regularization=default_l2,
         max_bins=255,
         subsample=1.0,
         categorical_features=None,
@@ -1240,6 +1241,23 @@ def _sklearn_shaped_init(default_loss):
     return __init__
 
 
+_L2_DOC_CLASSIFIER = """    l2_regularization : float, default=1.0
+        L2 regularization of the leaf values (:class:`GradientBoosting`'s
+        ``l2_leaf_reg``). A classifier's hessians p (1 - p) are at most 1/4,
+        so 1.0 weighs as much as 4 or more rows in a leaf, about what the
+        regressor's 3.0 weighs; CatBoost's 3.0 scored lower on digits and
+        breast_cancer, scikit-learn's 0.0 lower on iris, where single-row
+        leaves of oblivious trees (which have no minimum leaf size) then
+        give overconfident probabilities (docs/GBDT_QUALITY.md).
+"""
+
+_L2_DOC_REGRESSOR = """    l2_regularization : float, default=3.0
+        L2 regularization of the leaf values (:class:`GradientBoosting`'s
+        ``l2_leaf_reg``, CatBoost's default). Oblivious trees have no
+        minimum leaf size (scikit-learn's has 20 rows), and on diabetes 3.0
+        scored better than 0.0 (docs/GBDT_QUALITY.md).
+"""
+
 _SKLEARN_PARAMS_DOC = """
     learning_rate : float, default=0.1
     n_estimators : int, default=100
@@ -1260,9 +1278,7 @@ _SKLEARN_PARAMS_DOC = """
         ``max_leaf_nodes``): a node does not split where a child would hold
         fewer rows than this (rows with positive sample weight; scikit-learn
         counts every row). scikit-learn's default is 20.
-    l2_regularization : float, default=3.0
-        L2 regularization of the leaf values (CatBoost's l2_leaf_reg).
-    max_bins : int, default=255
+{l2_doc}    max_bins : int, default=255
         Maximum number of bins per feature for non-missing values (2 to
         256); NaN values get a bin of their own below every value.
     subsample : float in (0, 1], default=1.0
@@ -1305,7 +1321,7 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
         Weights of the classes, multiplying the sample weights (as in
         scikit-learn: 'balanced' weighs class c by
         ``n_samples / (n_classes * count(c))``).
-    """ + _SKLEARN_PARAMS_DOC + """
+    """ + _SKLEARN_PARAMS_DOC.replace("{l2_doc}", _L2_DOC_CLASSIFIER) + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -1328,7 +1344,7 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
         **_SklearnShaped._parameter_constraints,
     }
 
-    __init__ = _sklearn_shaped_init(default_loss="log_loss")
+    __init__ = _sklearn_shaped_init(default_loss="log_loss", default_l2=1.0)
 
     def _is_classifier(self):
         return True
@@ -1382,7 +1398,7 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
     alpha : float in (0, 1), default=0.9
         The quantile loss='quantile' predicts (scikit-learn's
         GradientBoostingRegressor name and default); used by that loss only.
-    """ + _SKLEARN_PARAMS_DOC + """
+    """ + _SKLEARN_PARAMS_DOC.replace("{l2_doc}", _L2_DOC_REGRESSOR) + """
     Attributes
     ----------
     n_outputs_ : int
