@@ -8,6 +8,8 @@
 #   make bench      the benchmark harness, quick suite: results in bench/results/,
 #                   the table in docs/BENCHMARKS.md (BENCH_ARGS="--suite full" ...)
 #   make bench-gpu  the same on a GPU machine with the system python3, offline
+#   make bench-peers  fetch peer libraries (XGBoost's CUDA build) for bench-gpu
+#                   on an offline GPU machine: packed under .whl/
 #   make test-sklearn  scikit-learn's own tests of the accelerated estimators,
 #                   accelerator installed (pass rate per module; make test runs
 #                   a bounded part)
@@ -25,7 +27,8 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu format clean _build _test
+.PHONY: venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu bench-peers format clean \
+	_build _test _peers
 
 $(VENV)/.stamp: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -88,9 +91,31 @@ bench: venv
 	$(MAKE) build
 	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(VPY) -m bench --suite quick $(BENCH_ARGS)
 
-bench-gpu:
+bench-gpu: _peers
 	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
-	PYTHONPATH=$(CURDIR)/python:$(CURDIR) $(PYTHON) -m bench --suite quick --device cuda $(BENCH_ARGS)
+	PYTHONPATH=$(CURDIR)/python:$(CURDIR):$(CURDIR)/$(PEER_SITE) $(PYTHON) -m bench --suite quick --device cuda $(BENCH_ARGS)
+
+# Peer libraries for a GPU machine without network, for Python $(PEER_PYTHON):
+# each wheel unpacked and packed again as .whl/<name>-<version>.tar.xz (xz
+# makes XGBoost's CUDA build smaller than its wheel). _peers unpacks whatever
+# is there into $(PEER_SITE), which bench-gpu puts on PYTHONPATH.
+PEER_PYTHON ?= 3.12
+PEERS ?= xgboost==3.4.1
+PEER_SITE := build/peers
+
+bench-peers:
+	rm -rf build/peer-wheels && mkdir -p build/peer-wheels .whl
+	$(PYTHON) -m pip download -q --no-deps --only-binary=:all: --python-version $(PEER_PYTHON) \
+	  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d build/peer-wheels $(PEERS)
+	set -e; for w in build/peer-wheels/*.whl; do \
+	  name=$$(basename $$w | cut -d- -f1-2); rm -rf build/peer-unpacked; mkdir -p build/peer-unpacked; \
+	  $(PYTHON) -m zipfile -e $$w build/peer-unpacked; \
+	  tar -C build/peer-unpacked -cf - . | xz -T0 -6 > .whl/$$name.tar.xz; done
+	rm -rf build/peer-unpacked
+
+_peers:
+	@rm -rf $(PEER_SITE) && mkdir -p $(PEER_SITE); \
+	for f in .whl/*.tar.xz; do [ -e "$$f" ] && tar -C $(PEER_SITE) -xJf "$$f" && echo "peer: $$f"; done; true
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
