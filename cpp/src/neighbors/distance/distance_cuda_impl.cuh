@@ -166,6 +166,40 @@ std::int64_t batch_rows(std::int64_t m, std::int64_t n) {
   return std::min(rows, std::max<std::int64_t>(m, 1));
 }
 
+// What every entry point starts with: the context's device made current, its
+// stream, and both sides staged (with norms for dot metrics). a: the side
+// whose rows are the output's rows (X, the queries), b: the other.
+template <class T>
+struct PreparedPair {
+  int dev;
+  DeviceGuard guard;
+  cudaStream_t stream;
+  Side<T> a, b;
+  PreparedPair(const Context& ctx, MatrixView<const T> A, MatrixView<const T> B, const Metric& metric)
+      : dev(ctx.device().id),
+        guard(dev),
+        stream(tl_stream(ctx)),
+        a(prepare_side(ctx, A, dist::needs_norms(metric))),
+        b(prepare_side(ctx, B, dist::needs_norms(metric))) {}
+};
+
+// The distances of p.a's m rows to p.b's n, computed into a device buffer
+// batch_rows<T> rows at a time; emit(r0, rows, buf) takes each batch (rows x
+// n, row stride n) before the next one overwrites it.
+template <class T, class Emit>
+void pairwise_batches(const PreparedPair<T>& p, std::int64_t m, std::int64_t n, std::int64_t d, const Metric& metric,
+                      Emit emit) {
+  const std::int64_t rb = batch_rows<T>(m, n);
+  DeviceBuffer<T> buf(static_cast<std::size_t>(rb * n), p.dev);
+  const T* an = p.a.norm_ptr();
+  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
+    const std::int64_t rows = std::min(rb, m - r0);
+    launch_pairwise(p.a.rows.view.data + r0 * d, an ? an + r0 : nullptr, rows, p.b.rows.view.data, p.b.norm_ptr(), n,
+                    d, metric, buf.data(), n, p.stream);
+    emit(r0, rows, buf.data());
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Nearest neighbours
 // ---------------------------------------------------------------------------
@@ -751,53 +785,33 @@ int knn_blocks_per_sm(const Metric& metric) {
 template <class T>
 void pairwise_distances_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
                              MatrixView<T> out) {
-  const int dev = ctx.device().id;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric);
-  Side<T> xs = prepare_side(ctx, X, norms);
-  Side<T> ys = prepare_side(ctx, Y, norms);
+  const PreparedPair<T> p(ctx, X, Y, metric);
   const std::int64_t m = X.rows, n = Y.rows, d = X.cols;
   if (!out.on_host()) {
     TL_REQUIRE(out.col_stride == 1, ValueError, "out: a CUDA output needs unit column stride");
-    launch_pairwise(xs.rows.view.data, xs.norm_ptr(), m, ys.rows.view.data, ys.norm_ptr(), n, d, metric, out.data,
-                    out.row_stride, stream);
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+    launch_pairwise(p.a.rows.view.data, p.a.norm_ptr(), m, p.b.rows.view.data, p.b.norm_ptr(), n, d, metric, out.data,
+                    out.row_stride, p.stream);
+    TL_CUDA_CHECK(cudaStreamSynchronize(p.stream));
     return;
   }
-  const std::int64_t rb = batch_rows<T>(m, n);
-  DeviceBuffer<T> buf(static_cast<std::size_t>(rb * n), dev);
-  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
-    const std::int64_t rows = std::min(rb, m - r0);
-    launch_pairwise(xs.rows.view.data + r0 * d, xs.norm_ptr() ? xs.norm_ptr() + r0 : nullptr, rows,
-                    ys.rows.view.data, ys.norm_ptr(), n, d, metric, buf.data(), n, stream);
-    TL_CUDA_CHECK(cudaMemcpy2DAsync(out.data + r0 * out.row_stride, sizeof(T) * out.row_stride, buf.data(),
-                                    sizeof(T) * n, sizeof(T) * n, rows, cudaMemcpyDeviceToHost, stream));
-  }
-  TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  pairwise_batches(p, m, n, d, metric, [&](std::int64_t r0, std::int64_t rows, const T* buf) {
+    TL_CUDA_CHECK(cudaMemcpy2DAsync(out.data + r0 * out.row_stride, sizeof(T) * out.row_stride, buf, sizeof(T) * n,
+                                    sizeof(T) * n, rows, cudaMemcpyDeviceToHost, p.stream));
+  });
+  TL_CUDA_CHECK(cudaStreamSynchronize(p.stream));
 }
 
 template <class T>
 void distance_blocks_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
                           DistanceBlockSink<T> sink, void* state) {
-  const int dev = ctx.device().id;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric);
-  Side<T> xs = prepare_side(ctx, queries, norms);
-  Side<T> ys = prepare_side(ctx, index, norms);
+  const PreparedPair<T> p(ctx, queries, index, metric);
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
-  const std::int64_t rb = batch_rows<T>(m, n);
-  DeviceBuffer<T> buf(static_cast<std::size_t>(rb * n), dev);
-  std::vector<T> host(static_cast<std::size_t>(rb * n));
-  for (std::int64_t r0 = 0; r0 < m; r0 += rb) {
-    const std::int64_t rows = std::min(rb, m - r0);
-    launch_pairwise(xs.rows.view.data + r0 * d, xs.norm_ptr() ? xs.norm_ptr() + r0 : nullptr, rows,
-                    ys.rows.view.data, ys.norm_ptr(), n, d, metric, buf.data(), n, stream);
-    TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), buf.data(), sizeof(T) * rows * n, cudaMemcpyDeviceToHost, stream));
-    TL_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<T> host(static_cast<std::size_t>(batch_rows<T>(m, n) * n));
+  pairwise_batches(p, m, n, d, metric, [&](std::int64_t r0, std::int64_t rows, const T* buf) {
+    TL_CUDA_CHECK(cudaMemcpyAsync(host.data(), buf, sizeof(T) * rows * n, cudaMemcpyDeviceToHost, p.stream));
+    TL_CUDA_CHECK(cudaStreamSynchronize(p.stream));
     sink(state, r0, rows, host.data());
-  }
+  });
 }
 
 namespace {
@@ -866,12 +880,10 @@ void knn_search_split(const T* Qall, const T* qnall, std::int64_t m, const Side<
 template <class T>
 void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
                      std::int64_t k, T* dist_out, std::int64_t* ind_out) {
-  const int dev = ctx.device().id;
-  DeviceGuard guard(dev);
-  cudaStream_t stream = tl_stream(ctx);
-  const bool norms = dist::needs_norms(metric);
-  Side<T> qs = prepare_side(ctx, queries, norms);
-  Side<T> ys = prepare_side(ctx, index, norms);
+  const PreparedPair<T> p(ctx, queries, index, metric);
+  const int dev = p.dev;
+  cudaStream_t stream = p.stream;
+  const Side<T>&qs = p.a, &ys = p.b;
   const std::int64_t m = queries.rows, n = index.rows, d = queries.cols;
   const bool wmma = knn_fast_kernel_is_wmma();
   if (!wmma && knn_search_fast(ctx, qs, ys, m, n, d, metric, k, dist_out, ind_out, stream)) return;
