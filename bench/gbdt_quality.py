@@ -105,6 +105,13 @@ def scores(task: str, est, Xte, yte) -> dict:
     return out
 
 
+def paired_difference(values, reference) -> dict:
+    """The mean of values[i] - reference[i] and its standard error (None for
+    a single pair)."""
+    d = np.asarray(values, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
+    return {"mean": float(d.mean()), "se": float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else None}
+
+
 def add_paired_differences(entry: dict) -> None:
     """Each contender's per-fold score minus scikit-learn's on the same fold
     (the last contender): the mean difference and its standard error. The
@@ -112,11 +119,7 @@ def add_paired_differences(entry: dict) -> None:
     read a ranking from."""
     ref = entry["contenders"][-1]["folds"]
     for c in entry["contenders"][:-1]:
-        c["vs_sklearn"] = {}
-        for k in ref[0]:
-            d = np.array([f[k] - r[k] for f, r in zip(c["folds"], ref)])
-            c["vs_sklearn"][k] = {"mean": float(d.mean()),
-                                  "se": float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else None}
+        c["vs_sklearn"] = {k: paired_difference([f[k] for f in c["folds"]], [r[k] for r in ref]) for k in ref[0]}
 
 
 def run(higgs_rows: int, only: list[str] | None = None, log=print, repeats: int = 1) -> dict:

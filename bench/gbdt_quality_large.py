@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import datasets, peers, workloads
+from .gbdt_quality import paired_difference
 from .registry import REGISTRY, PeerArgs, Scale
 
 HGB = "scikit-learn HistGradientBoosting"
@@ -36,8 +37,6 @@ def contenders(scale: Scale, device: str):
     """(label, factory) of every contender: twinlearn's oblivious and Depthwise
     trees as the gbdt and gbdt_depthwise workloads run them, scikit-learn, and
     XGBoost where importable."""
-    import twinlearn
-
     out = []
     for name, label in (("gbdt", "twinlearn oblivious"), ("gbdt_depthwise", "twinlearn Depthwise")):
         wl = REGISTRY[name]
@@ -52,11 +51,11 @@ def contenders(scale: Scale, device: str):
     try:
         import xgboost  # noqa: F401
     except ImportError:
-        return out, twinlearn
+        return out
     peer_args = PeerArgs(params={}, scale=scale, data=None, device="cpu" if device == "cpu" else "cuda:0")
     out.append((f"XGBoost {peers.XGBOOST.note(peer_args)}",
                 lambda: peers.XGBOOST.build(peer_args)))
-    return out, twinlearn
+    return out
 
 
 def run(rows: int, draws: int, device: str, log=print) -> dict:
@@ -66,7 +65,7 @@ def run(rows: int, draws: int, device: str, log=print) -> dict:
 
     base = workloads.GBDT.scales["cuda"]
     scale = Scale(rows, base.cols, base.extra)
-    made, twinlearn = contenders(scale, device)
+    made = contenders(scale, device)
     per = {label: [] for label, _ in made}
     for seed in range(draws):
         data = datasets.classification(scale, seed, np.float32)
@@ -77,8 +76,7 @@ def run(rows: int, draws: int, device: str, log=print) -> dict:
             est.fit(X, y)
             fit_s = time.perf_counter() - t
             proba = np.asarray(est.predict_proba(Xte), dtype=np.float64)[:, 1]
-            pred = (proba > 0.5).astype(yte.dtype) if label.startswith("XGBoost") else np.asarray(est.predict(Xte))
-            score = {"accuracy": float(np.mean(pred == yte)), "auc": float(roc_auc_score(yte, proba)),
+            score = {"accuracy": float(np.mean(np.asarray(est.predict(Xte)) == yte)), "auc": float(roc_auc_score(yte, proba)),
                      "fit_s": fit_s}
             per[label].append(score)
             log(f"draw {seed} {label:36s} accuracy={score['accuracy']:.4f} auc={score['auc']:.4f} "
@@ -87,17 +85,15 @@ def run(rows: int, draws: int, device: str, log=print) -> dict:
     for label, scores in per.items():
         entry = {"label": label, "draws": scores}
         for metric in ("accuracy", "auc"):
-            v = np.array([s[metric] for s in scores])
-            d = v - np.array([s[metric] for s in per[HGB]])
-            entry[metric] = {"mean": float(v.mean()),
-                             "diff_vs_hgb": float(d.mean()),
-                             "diff_se": float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else None}
+            v = [s[metric] for s in scores]
+            diff = paired_difference(v, [s[metric] for s in per[HGB]])
+            entry[metric] = {"mean": float(np.mean(v)), "diff_vs_hgb": diff["mean"], "diff_se": diff["se"]}
         summary.append(entry)
     env = {"git": git_info(), "cpu": cpu_info(), "libraries": library_versions(),
            "date": time.strftime("%Y-%m-%d"), "device": device_record("cpu" if device == "cpu" else "cuda:0")}
     return {"suite": "gbdt-quality-large", "environment": env, "rows": rows, "features": scale.cols,
             "held_out": datasets.held_out_rows(rows), "trees": scale.extra["rounds"],
-            "depth": scale.extra["depth"], "draws": draws, "contenders": summary, "twinlearn": twinlearn.__version__}
+            "depth": scale.extra["depth"], "draws": draws, "contenders": summary}
 
 
 def render(result: dict) -> str:
