@@ -14,6 +14,9 @@
 #                   accelerator installed (pass rate per module; make test runs
 #                   a bounded part)
 #   make test-sklearn-gpu  the same on a GPU machine with the system python3, offline
+#   make stubs      regenerate the type stubs of the native modules
+#                   (python/twinlearn/_core.pyi, _cuda.pyi) after a binding change;
+#                   tests/test_stubs.py fails while they are stale
 
 SHELL  := /bin/bash
 PYTHON ?= python3
@@ -27,7 +30,7 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu bench-peers format clean \
+.PHONY: stubs venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu bench-peers format clean \
 	_build _test _peers
 
 $(VENV)/.stamp: requirements-dev.txt
@@ -116,6 +119,11 @@ bench-peers:
 _peers:
 	@rm -rf $(PEER_SITE) && mkdir -p $(PEER_SITE); \
 	for f in .whl/*.tar.xz; do [ -e "$$f" ] && tar -C $(PEER_SITE) -xJf "$$f" && echo "peer: $$f"; done; true
+
+stubs: build
+	set -e; for m in _core _cuda; do \
+	  [ -n "$$(ls python/twinlearn/$$m.*.so 2>/dev/null)" ] || continue; \
+	  PYTHONPATH=$(CURDIR)/python $(VPY) -m twinlearn._stubs python/twinlearn/$$m.pyi twinlearn.$$m; done
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')

@@ -11,16 +11,6 @@ namespace nb = nanobind;
 using namespace tlb;
 
 namespace {
-template <class U>
-nb::ndarray<nb::numpy, U> new_array(std::initializer_list<std::size_t> shape, U** data) {
-  std::size_t n = 1;
-  for (std::size_t s : shape) n *= s;
-  U* buf = new U[n > 0 ? n : 1];
-  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<U*>(p); });
-  *data = buf;
-  return nb::ndarray<nb::numpy, U>(buf, shape.size(), shape.begin(), owner);
-}
-
 using HostF64 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 tl::KMeansInit parse_init(const std::string& s) {
@@ -29,6 +19,22 @@ tl::KMeansInit parse_init(const std::string& s) {
   if (s == "array") return tl::KMeansInit::Given;
   throw tl::ValueError("init must be 'k-means++', 'random' or 'array'; got '" + s + "'");
 }
+
+const char* init_name(tl::KMeansInit i) {
+  switch (i) {
+    case tl::KMeansInit::KMeansPlusPlus: return "k-means++";
+    case tl::KMeansInit::Random: return "random";
+    case tl::KMeansInit::Given: return "array";
+  }
+  return "?";
+}
+
+// kmeans_fit's result: the core's KMeansResult with the arrays it filled.
+struct KMeansFit {
+  nb::object centers;  // k x d, X's dtype
+  nb::object labels;   // n, int32
+  tl::KMeansResult info;
+};
 
 template <class T>
 tl::VectorView<const T> weights(const std::optional<Arr>& w) {
@@ -48,22 +54,34 @@ const T* host_matrix(const std::optional<Arr>& a, std::size_t expected, const ch
 }  // namespace
 
 void init_cluster(nb::module_& m) {
-  // kmeans_fit(ctx, X, w, x_mean, init_centers, n_clusters, init, n_init, max_iter, tol, seed, n_local_trials)
-  //   -> (centers k x d, labels int32, inertia, n_iter, best_init, delivered numeric mode,
-  //       number of clusters holding a label)
+  params_class<tl::KMeansParams>(m, "KMeansParams", "Parameters of kmeans_fit (twinlearn/cluster/kmeans.hpp).")
+      .field("n_clusters", &tl::KMeansParams::n_clusters, "k >= 1")
+      .enum_field("init", &tl::KMeansParams::init, parse_init, init_name, "'k-means++', 'random' or 'array'")
+      .field("n_init", &tl::KMeansParams::n_init, "runs; the one of lowest inertia is kept")
+      .field("max_iter", &tl::KMeansParams::max_iter, "Lloyd iterations per run")
+      .field("tol", &tl::KMeansParams::tol, "absolute: compared with the sum of squared center shifts")
+      .field("seed", &tl::KMeansParams::seed, "of the counter-based generator")
+      .field("n_local_trials", &tl::KMeansParams::n_local_trials, "k-means++ candidates; 0 = 2 + int(log(k))")
+      .done();
+  result_class<KMeansFit>(m, "KMeansFit", "Result of kmeans_fit.")
+      .field("centers", &KMeansFit::centers, "k x d, X's dtype")
+      .field("labels", &KMeansFit::labels, "n, int32")
+      .computed("inertia", [](const KMeansFit& r) { return r.info.inertia; })
+      .computed("n_iter", [](const KMeansFit& r) { return r.info.n_iter; })
+      .computed("best_init", [](const KMeansFit& r) { return r.info.best_init; }, "which run was kept")
+      .computed("n_distinct", [](const KMeansFit& r) { return r.info.n_distinct; },
+                "clusters holding at least one label")
+      .computed("delivered", [](const KMeansFit& r) { return std::string(tl::to_string(r.info.delivered)); },
+                "the numeric mode the fit delivered")
+      .done();
+
+  // kmeans_fit(ctx, X, w, x_mean, init_centers, params: KMeansParams) -> KMeansFit
   m.def(
       "kmeans_fit",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> w, std::optional<HostF64> x_mean,
-         std::optional<Arr> init_centers, std::int64_t n_clusters, const std::string& init, int n_init, int max_iter,
-         double tol, std::uint64_t seed, int n_local_trials) {
-        tl::KMeansParams p;
-        p.n_clusters = n_clusters;
-        p.init = parse_init(init);
-        p.n_init = n_init;
-        p.max_iter = max_iter;
-        p.tol = tol;
-        p.seed = seed;
-        p.n_local_trials = n_local_trials;
+         std::optional<Arr> init_centers, const tl::KMeansParams& p) {
+        const std::int64_t n_clusters = p.n_clusters;
+        const int n_init = p.n_init;
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
@@ -78,18 +96,18 @@ void init_cluster(nb::module_& m) {
           std::int32_t* lp = nullptr;
           auto centers = new_array<T>({k, d}, &cp);
           auto labels = new_array<std::int32_t>({static_cast<std::size_t>(xv.rows)}, &lp);
-          tl::KMeansResult r;
+          KMeansFit r;
           {
             nb::gil_scoped_release release;
-            r = tl::kmeans_fit<T>(ctx, xv, wv, x_mean ? x_mean->data() : nullptr, ic, p, cp, lp);
+            r.info = tl::kmeans_fit<T>(ctx, xv, wv, x_mean ? x_mean->data() : nullptr, ic, p, cp, lp);
           }
-          return nb::make_tuple(centers, labels, r.inertia, r.n_iter, r.best_init, tl::to_string(r.delivered),
-                                r.n_distinct);
+          r.centers = nb::cast(centers);
+          r.labels = nb::cast(labels);
+          return r;
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("x_mean").none(), nb::arg("init_centers").none(),
-      nb::arg("n_clusters"), nb::arg("init"), nb::arg("n_init"), nb::arg("max_iter"), nb::arg("tol"),
-      nb::arg("seed"), nb::arg("n_local_trials") = 0);
+      nb::arg("params"));
 
   // kmeans_predict(ctx, X, w, centers, want_inertia) -> (labels int32, inertia or None)
   m.def(

@@ -11,19 +11,6 @@
 namespace nb = nanobind;
 using namespace tlb;
 
-namespace {
-// A new C-order NumPy array of the given shape owning its buffer.
-template <class U>
-nb::ndarray<nb::numpy, U> new_array(std::initializer_list<std::size_t> shape, U** data) {
-  std::size_t n = 1;
-  for (std::size_t s : shape) n *= s;
-  U* buf = new U[n > 0 ? n : 1];
-  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<U*>(p); });
-  *data = buf;
-  return nb::ndarray<nb::numpy, U>(buf, shape.size(), shape.begin(), owner);
-}
-}  // namespace
-
 void init_neighbors(nb::module_& m) {
   // pairwise_distances(ctx, X, Y, metric, p, out, direct=True): out[i, j] = distance(X[i], Y[j]);
   // direct: (sq)euclidean by differences (accurate) rather than dot products (fast).

@@ -7,7 +7,12 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <cstring>
+#include <initializer_list>
+#include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "twinlearn/core/array.hpp"
 #include "twinlearn/core/colstats.hpp"
@@ -76,12 +81,121 @@ decltype(auto) by_float_dtype(const A& a, const char* name, Fn&& fn) {
   throw tl::TypeError(std::string(name) + ": expected a float32 or float64 array");
 }
 
+// -- results: NumPy arrays that own their memory ------------------------------
+// The one way the bindings allocate a result: a NumPy array of `shape` over a
+// new buffer (freed with the array); *data points at it for the core to fill.
+template <class U>
+nb::ndarray<nb::numpy, U> new_array(std::initializer_list<std::size_t> shape, U** data) {
+  std::size_t n = 1;
+  for (std::size_t s : shape) n *= s;
+  U* buf = new U[n > 0 ? n : 1];
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<U*>(p); });
+  *data = buf;
+  return nb::ndarray<nb::numpy, U>(buf, shape.size(), shape.begin(), owner);
+}
+
+// A NumPy array that takes ownership of buf (allocated with new[]).
+template <class V>
+nb::ndarray<nb::numpy, V> owned_array(V* buf, std::initializer_list<std::size_t> shape) {
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
+  return nb::ndarray<nb::numpy, V>(buf, shape.size(), shape.begin(), owner);
+}
+
 // A rows x cols NumPy array that owns buf (allocated with new[]).
 template <class V>
-nanobind::ndarray<nanobind::numpy, V, nanobind::ndim<2>> owned_matrix(V* buf, std::size_t rows, std::size_t cols) {
-  nanobind::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
-  return nanobind::ndarray<nanobind::numpy, V, nanobind::ndim<2>>(buf, {rows, cols}, owner);
+nb::ndarray<nb::numpy, V, nb::ndim<2>> owned_matrix(V* buf, std::size_t rows, std::size_t cols) {
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<V*>(p); });
+  return nb::ndarray<nb::numpy, V, nb::ndim<2>>(buf, {rows, cols}, owner);
 }
+
+// A NumPy array of `shape` (default: 1-D) holding a copy of v.
+template <class T>
+nb::ndarray<nb::numpy, T> copy_vector(const std::vector<T>& v, std::initializer_list<std::size_t> shape = {}) {
+  T* buf = nullptr;
+  const std::size_t n = v.size();
+  auto a = shape.size() ? new_array<T>(shape, &buf) : new_array<T>({n}, &buf);
+  if (n) std::memcpy(buf, v.data(), n * sizeof(T));
+  return a;
+}
+
+// -- parameter and result structs -----------------------------------------------
+// A parameter struct of the core bound once, field by field, so Python sets
+// fields by name (no positional argument lists). Every bound struct carries
+// `_fields` (the names in binding order); twinlearn._native.params fills one
+// and refuses a missing or unknown name, and the tests check each
+// estimator's parameters against those names.
+//
+//   params_class<tl::KMeansParams>(m, "KMeansParams", "...")
+//       .field("n_clusters", &tl::KMeansParams::n_clusters, "k >= 1")
+//       .enum_field("init", &tl::KMeansParams::init, parse_init, to_string)
+//       .done();
+//
+// Result structs use the same builder with read-only fields (result_class).
+template <class S, bool Writable = true>
+class struct_class {
+ public:
+  struct_class(nb::module_& m, const char* name, const char* doc) : cls_(m, name, doc) {
+    cls_.def(nb::init<>());
+  }
+
+  template <class V>
+  struct_class& field(const char* name, V S::*member, const char* doc = "") {
+    if constexpr (Writable)
+      cls_.def_rw(name, member, doc);
+    else
+      cls_.def_ro(name, member, doc);
+    names_.emplace_back(name);
+    return *this;
+  }
+
+  // An enum field seen from Python as its name (a string).
+  template <class E, class Parse, class Name>
+  struct_class& enum_field(const char* name, E S::*member, Parse parse, Name to_name, const char* doc = "") {
+    if constexpr (Writable)
+      cls_.def_prop_rw(
+          name, [member, to_name](const S& s) { return std::string(to_name(s.*member)); },
+          [member, parse](S& s, const std::string& v) { s.*member = parse(v); }, doc);
+    else
+      cls_.def_prop_ro(name, [member, to_name](const S& s) { return std::string(to_name(s.*member)); }, doc);
+    names_.emplace_back(name);
+    return *this;
+  }
+
+  // A computed read-only field (a result array held beside the core struct, say).
+  template <class Get>
+  struct_class& computed(const char* name, Get get, const char* doc = "") {
+    cls_.def_prop_ro(name, get, doc);
+    names_.emplace_back(name);
+    return *this;
+  }
+
+  nb::class_<S>& done() {
+    nb::list names;
+    for (const auto& n : names_) names.append(nb::str(n.c_str()));
+    cls_.attr("_fields") = nb::tuple(names);
+    cls_.def("__repr__", [](nb::handle self) {
+      std::string r = nb::cast<std::string>(nb::str(nb::type_name(self.type()))) + "(";
+      bool first = true;
+      for (nb::handle n : self.attr("_fields")) {
+        nb::object v = self.attr(n);
+        if (nb::hasattr(v, "shape")) v = nb::str("<array {}>").format(v.attr("shape"));
+        r += (first ? "" : ", ") + nb::cast<std::string>(nb::str(n)) + "=" + nb::cast<std::string>(nb::repr(v));
+        first = false;
+      }
+      return r + ")";
+    });
+    return cls_;
+  }
+
+ private:
+  nb::class_<S> cls_;
+  std::vector<std::string> names_;
+};
+
+template <class S>
+using params_class = struct_class<S, true>;
+template <class S>
+using result_class = struct_class<S, false>;
 
 // Column statistics as a (5, cols) float64 NumPy array: rows weight sum,
 // mean, m2, finite count, infinity count.

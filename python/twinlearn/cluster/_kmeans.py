@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .. import _array, identity
+from .. import _array, _native as native, identity
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ..neighbors._input import check_plain, check_X, host_weights
 
@@ -111,6 +111,18 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         "algorithm": [StrOptions({"lloyd", "elkan"})],
         **TL_PARAMETER_CONSTRAINTS,
     }
+
+    _tl_native = (
+        native.Spec(
+            "KMeansParams",
+            fields={"n_clusters": "n_clusters", "init": "init", "n_init": "n_init", "max_iter": "max_iter",
+                    "tol": "tol", "random_state": "seed"},
+            python_only={"verbose": "printed by Python after the fit",
+                         "copy_x": "X is never written (the core centres a copy when it centres)",
+                         "algorithm": "every algorithm runs Lloyd's (the same fixed point)"},
+            derived={"n_local_trials": "0: scikit-learn's rule, 2 + int(log(k))"},
+        ),
+    )
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300, tol=1e-4, verbose=0,
                  random_state=None, copy_x=True, algorithm="lloyd", device=None, numeric_mode=None):
@@ -226,10 +238,11 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         else:
             kind = "array"
             init_centers = self._check_centers(self.init, X, dtype)[None]
-        centers, labels, inertia, n_iter, best, delivered, distinct = mod.kmeans_fit(
-            ctx, X, sw, x_mean, init_centers, int(self.n_clusters), kind, int(n_init), int(self.max_iter),
-            float(tol), seed, 0,
-        )
+        p = native.params(mod.KMeansParams, n_clusters=int(self.n_clusters), init=kind, n_init=int(n_init),
+                          max_iter=int(self.max_iter), tol=float(tol), seed=seed, n_local_trials=0)
+        r = mod.kmeans_fit(ctx, X, sw, x_mean, init_centers, p)
+        centers, labels, inertia, n_iter, best, delivered, distinct = (
+            r.centers, r.labels, r.inertia, r.n_iter, r.best_init, r.delivered, r.n_distinct)
         if self.verbose:
             print(f"{type(self).__name__}: best of {n_init} run(s) is run {best}: inertia {inertia}, "
                   f"{n_iter} iteration(s)")
@@ -427,6 +440,7 @@ class MiniBatchKMeans(KMeans):
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "reassignment_ratio": [Interval(numbers.Real, 0, None, closed="left")],
     }
+    _tl_native = ()  # its steps call the assignment kernels directly; no parameter struct
 
     def __init__(self, n_clusters=8, *, init="k-means++", max_iter=100, batch_size=1024, verbose=0,
                  compute_labels=True, random_state=None, tol=0.0, max_no_improvement=10, init_size=None,

@@ -1,0 +1,492 @@
+"""The input/output layer every estimator and function goes through.
+
+One place for what an array must be before it reaches a backend, and what a
+result is when it comes back:
+
+- **Kinds.** NumPy arrays and array-likes (lists, pandas) are host data.
+  Device arrays are taken zero-copy: anything with ``__dlpack__`` (CuPy
+  arrays, PyTorch CUDA tensors) or ``__cuda_array_interface__`` (through
+  CuPy). :func:`kind`, :func:`is_device_array`, :func:`device_of`.
+- **Placement.** A device array stays on its device when the work runs on a
+  GPU and is copied to the host when it runs on the CPU (:func:`place`).
+- **dtypes.** float32 stays float32; every other real dtype (integers,
+  booleans, float16, float64) computes in float64, as in scikit-learn;
+  complex data is refused (:data:`FLOAT_DTYPES`, :func:`np_float_dtype`).
+- **Layout.** What reaches a backend is C-contiguous.
+- **NaN and infinity.** Refused unless the estimator takes missing values;
+  the error is scikit-learn's own text (:func:`sklearn_nonfinite_message`).
+  A backend pass that counts them anyway (column statistics) may report them
+  instead of a separate pass (:func:`raise_nonfinite`).
+- **Shapes.** Empty data, 1-D X, and a different number of features at
+  predict time get scikit-learn's messages (``n_features_in_`` bookkeeping:
+  scikit-learn's ``validate_data`` for host data, :func:`check_n_features`
+  for device arrays).
+- **sample_weight.** 1-D, one per row, X's dtype, on X's side
+  (:func:`check_sample_weight`).
+- **Output.** Results come back in the caller's array type: NumPy in, NumPy
+  out; CuPy in, CuPy out; tensors in, tensors out (:func:`mirror`,
+  :func:`labels_like`); :func:`to_host` brings anything to NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, check_array as _sk_check_array, validate_data
+
+#: The float dtypes the backends take; the first is what other dtypes become.
+FLOAT_DTYPES = (np.float64, np.float32)
+INF_MESSAGE = "Input X contains infinity or a value too large for dtype('float64')."
+
+
+# -- kinds -----------------------------------------------------------------------
+def _module_root(x) -> str:
+    return type(x).__module__.split(".")[0]
+
+
+def kind(x) -> str:
+    """'numpy', 'cupy', 'torch', 'cai' (other __cuda_array_interface__), or 'other'."""
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    root = _module_root(x)
+    if root == "cupy":
+        return "cupy"
+    if root == "torch":
+        return "torch"
+    if hasattr(x, "__cuda_array_interface__"):
+        return "cai"
+    return "other"
+
+
+def is_device_array(x) -> bool:
+    """True for an array in GPU memory (CuPy, a CUDA tensor, __cuda_array_interface__)."""
+    k = kind(x)
+    if k == "cupy" or k == "cai":
+        return True
+    if k == "torch":
+        return x.device.type == "cuda"
+    return False
+
+
+def device_of(x) -> str:
+    """'cpu' or 'cuda:N' for the memory an array lives in."""
+    k = kind(x)
+    if k == "cupy":
+        return f"cuda:{x.device.id}"
+    if k == "torch":
+        return f"cuda:{x.device.index or 0}" if x.device.type == "cuda" else "cpu"
+    if k == "cai":
+        import cupy
+
+        return f"cuda:{cupy.asarray(x).device.id}"
+    return "cpu"
+
+
+def current_stream(x) -> int:
+    """The caller's current CUDA stream for the array's library, as an integer (0 = default)."""
+    k = kind(x)
+    if k in ("cupy", "cai"):
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    if k == "torch" and x.device.type == "cuda":
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
+    return 0
+
+
+# -- dtypes ----------------------------------------------------------------------
+def _float_dtype_name(dt) -> str:
+    """float32 stays float32; every other dtype computes in float64 (as scikit-learn)."""
+    return "float32" if str(dt).endswith("float32") else "float64"
+
+
+def np_float_dtype(X):
+    """The NumPy float dtype (float32 or float64) of a NumPy, CuPy or PyTorch array."""
+    return np.dtype(_float_dtype_name(X.dtype))
+
+
+def as_dtype(X, dtype):
+    """X in float32 or float64 (`dtype`: a NumPy, CuPy or PyTorch dtype), host
+    or device, copied only when needed."""
+    name = _float_dtype_name(dtype)
+    if str(X.dtype).endswith(name):
+        return X
+    if isinstance(X, np.ndarray):
+        return np.ascontiguousarray(X, dtype=name)
+    if kind(X) == "torch":
+        import torch
+
+        return X.to(getattr(torch, name)).contiguous()
+    return X.astype(name)
+
+
+# -- moving and allocating -------------------------------------------------------
+def to_numpy(x):
+    """A NumPy copy (or view) of any supported array."""
+    k = kind(x)
+    if k == "numpy":
+        return x
+    if k in ("cupy", "cai"):
+        import cupy
+
+        return cupy.asnumpy(cupy.asarray(x))
+    if k == "torch":
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def to_host(a):
+    """a as NumPy when it is a device array; anything else (None, lists,
+    NumPy, pandas) unchanged."""
+    return to_numpy(a) if a is not None and is_device_array(a) else a
+
+
+def place(X, device):
+    """X where the work on `device` reads it: a device array stays on its
+    device for a GPU and comes to the host for the CPU; host data is left
+    as it is (the checks convert it)."""
+    return to_numpy(X) if device == "cpu" and is_device_array(X) else X
+
+
+def empty_like_kind(x, shape, dtype):
+    """An uninitialised float array of the same kind and device as x."""
+    k = kind(x)
+    dt = _float_dtype_name(dtype)
+    if k in ("cupy", "cai"):
+        import cupy
+
+        with cupy.cuda.Device(int(device_of(x).split(":")[1])):
+            return cupy.empty(shape, dtype=dt)
+    if k == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dt), device=x.device)
+    return np.empty(shape, dtype=dt)
+
+
+def from_numpy_like(x, a):
+    """The NumPy array a moved to the kind and device of x."""
+    k = kind(x)
+    if k in ("cupy", "cai"):
+        import cupy
+
+        with cupy.cuda.Device(int(device_of(x).split(":")[1])):
+            return cupy.asarray(a)
+    if k == "torch":
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(a)).to(x.device)
+    return a
+
+
+def mirror(orig, out):
+    """out in the array type of the caller's input `orig`: a host result goes
+    to orig's device when orig is a device array; otherwise out unchanged."""
+    if is_device_array(orig) and not is_device_array(out):
+        return from_numpy_like(orig, out)
+    return out
+
+
+def labels_like(X, y):
+    """Predictions y (NumPy) in X's array type when X is a device array and y
+    is numeric: CuPy in, CuPy out; tensors in, tensors out. String or object
+    labels stay NumPy (device arrays hold numbers only)."""
+    if is_device_array(X) and y.dtype.kind in "biuf":
+        return from_numpy_like(X, y)
+    return y
+
+
+def take_rows(X, idx):
+    """Rows `idx` (host integers) of a host or device matrix, on its side."""
+    if is_device_array(X):
+        return X[from_numpy_like(X, np.asarray(idx))]
+    return X[idx]
+
+
+# -- non-finite values -----------------------------------------------------------
+def _sum_is_finite(x) -> bool:
+    """True when the sum of device array x is finite: then x holds no NaN and
+    no infinity (either makes the sum NaN or infinite). One reduction pass,
+    where looking for NaN and for infinity separately takes several."""
+    if kind(x) == "torch":
+        import torch
+
+        return bool(torch.isfinite(x.sum()).item())
+    import cupy
+
+    return bool(cupy.isfinite(cupy.asarray(x).sum()))
+
+
+def _device_any_exact(x, pred: str) -> bool:
+    k = kind(x)
+    if k == "torch":
+        import torch
+
+        f = torch.isnan if pred == "nan" else torch.isinf
+        return bool(f(x).any().item())
+    import cupy
+
+    f = cupy.isnan if pred == "nan" else cupy.isinf
+    return bool(f(cupy.asarray(x)).any())
+
+
+def device_nonfinite(x) -> tuple[bool, bool]:
+    """(any NaN, any infinity) in device array x. A finite sum answers both
+    at once; otherwise (a non-finite value, or finite values whose sum
+    overflows) each is looked for."""
+    if _sum_is_finite(x):
+        return False, False
+    return _device_any_exact(x, "nan"), _device_any_exact(x, "inf")
+
+
+def device_any(x, pred: str) -> bool:
+    """True when any element of device array x is NaN ('nan') or infinite ('inf')."""
+    return not _sum_is_finite(x) and _device_any_exact(x, pred)
+
+
+def nan_message(name):
+    """scikit-learn's error for NaN in the X of estimator `name` (which rejects it)."""
+    return f"Input X contains NaN.\n{name} does not accept missing values encoded as NaN natively."
+
+
+def sklearn_nonfinite_message(name, value, dtype, input_name="X"):
+    """scikit-learn's own text for `value` (NaN or an infinity) in the
+    `input_name` (of `dtype`) of estimator `name` (None: a function): its
+    check run on a 1 x 1 array of the value, so the words follow the
+    installed scikit-learn."""
+    try:
+        from sklearn.utils.validation import _assert_all_finite
+
+        _assert_all_finite(np.full((1, 1), value, dtype=dtype), allow_nan=False, input_name=input_name,
+                           estimator_name=name)
+    except ValueError as e:
+        return str(e)
+    except ImportError:
+        pass
+    if np.isnan(value):
+        return nan_message(name) if name else f"Input {input_name} contains NaN."
+    return INF_MESSAGE.replace("Input X", f"Input {input_name}")
+
+
+def raise_nonfinite(name, n_rows, count, n_inf, dtype=np.float64):
+    """scikit-learn's error (for estimator `name`, X of `dtype`) for the NaN or
+    infinities that column statistics of X found: per column, `count` values
+    neither NaN nor infinite and `n_inf` infinite ones, of `n_rows` (NaN is
+    reported first, as scikit-learn does)."""
+    count, n_inf = np.asarray(count), np.asarray(n_inf)
+    if (count + n_inf < n_rows).any():
+        raise ValueError(sklearn_nonfinite_message(name, np.nan, dtype))
+    if (n_inf > 0).any():
+        raise ValueError(sklearn_nonfinite_message(name, np.inf, dtype))
+
+
+# -- device matrices -------------------------------------------------------------
+def as_device_matrix(x, name="X", ensure_2d=True):
+    """A C-contiguous float32/float64 device array from a device array, zero-copy when it already is one."""
+    k = kind(x)
+    if k == "cai":
+        import cupy
+
+        x = cupy.asarray(x)
+        k = "cupy"
+    if k == "cupy":
+        import cupy
+
+        if x.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported in {name}")
+        dt = np.float32 if x.dtype == np.float32 else np.float64
+        x = cupy.ascontiguousarray(x, dtype=dt)
+    elif k == "torch":
+        import torch
+
+        if x.is_complex():
+            raise ValueError(f"Complex data not supported in {name}")
+        dt = torch.float32 if x.dtype == torch.float32 else torch.float64
+        x = x.detach().to(dt).contiguous()
+    else:
+        raise TypeError(f"{name}: unsupported array type {type(x).__name__}")
+    if ensure_2d and x.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array for {name}, got {x.ndim}D with shape {tuple(x.shape)}. "
+            "Reshape your data with array.reshape(-1, 1) for a single feature "
+            "or array.reshape(1, -1) for a single sample."
+        )
+    return x
+
+
+def check_device_shape(X, owner=None):
+    """scikit-learn's error for a device matrix with no samples or no
+    features (naming `owner`, the estimator, when given)."""
+    for count, what in ((X.shape[0], "sample"), (X.shape[1], "feature")):
+        if count < 1:
+            raise ValueError(
+                f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
+                f"required{' by ' + owner if owner else ''}."
+            )
+
+
+def check_n_features(est, d, *, reset):
+    """scikit-learn's n_features_in_ bookkeeping for a device array of `d`
+    features (validate_data does it for NumPy input): set on reset, else checked."""
+    if reset:
+        est.n_features_in_ = d
+        if hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+    elif hasattr(est, "n_features_in_") and d != est.n_features_in_:
+        raise ValueError(
+            f"X has {d} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input."
+        )
+
+
+def _check_device_nonfinite(X, name, input_name, want_nan, want_inf):
+    if want_nan or want_inf:
+        has_nan, has_inf = device_nonfinite(X)
+        dt = np_float_dtype(X)
+        if want_nan and has_nan:
+            raise ValueError(sklearn_nonfinite_message(name, np.nan, dt, input_name))
+        if want_inf and has_inf:
+            raise ValueError(sklearn_nonfinite_message(name, np.inf, dt, input_name))
+
+
+def _check_device_X(est, X, *, reset, copy, for_fit, allow_nan, find_inf=True, find_nan=True):
+    X = as_device_matrix(X, "X")
+    name = type(est).__name__
+    check_device_shape(X, name)
+    check_n_features(est, X.shape[1], reset=reset)
+    # With NaN allowed, a fit finds infinities in its own column reduction.
+    want_inf = find_inf and (not allow_nan or not for_fit)
+    want_nan = find_nan and not allow_nan
+    _check_device_nonfinite(X, name, "X", want_nan, want_inf)
+    if copy:
+        X = X.copy() if kind(X) != "torch" else X.clone()
+    return X
+
+
+# -- the checks ------------------------------------------------------------------
+def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True, find_inf=True,
+            find_nonfinite=True):
+    """X as a C-contiguous float32/float64 array the backend for `device`
+    accepts, with scikit-learn's checks and ``n_features_in_`` bookkeeping.
+
+    Device arrays are kept on their device when `device` is a GPU and copied
+    to NumPy when it is the CPU. With ``for_fit=True`` and ``allow_nan=True``
+    the caller must detect infinities in device arrays itself (its column
+    reduction sees them anyway, which saves a pass over the data).
+    With ``find_inf=False`` infinities are never looked for here: the caller's
+    kernel counts them in the pass that does the work, and the caller raises.
+    With ``find_nonfinite=False`` X (NumPy, or a device array kept on its
+    device) is not searched for NaN or infinities here at all: the caller's
+    first pass over it (column statistics) counts both, and the caller raises
+    scikit-learn's error (:func:`raise_nonfinite`).
+    """
+    X = place(X, device)
+    if is_device_array(X):
+        return _check_device_X(
+            est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
+            find_inf=find_inf and find_nonfinite, find_nan=find_nonfinite,
+        )
+    if not find_nonfinite:
+        finite = False
+    elif not find_inf:
+        finite = False if allow_nan else True
+    else:
+        finite = "allow-nan" if allow_nan else True
+    return validate_data(
+        est,
+        X,
+        accept_sparse=False,
+        dtype=FLOAT_DTYPES,
+        ensure_all_finite=finite,
+        reset=reset,
+        order="C",
+        copy=copy,
+        force_writeable=not for_fit,
+    )
+
+
+def check_array(X, device, name="X", dtype=None):
+    """For functions (no estimator): X as a checked, finite, C-contiguous
+    host or device matrix of `dtype` (default: float32 stays, the rest
+    becomes float64)."""
+    X = place(X, device)
+    if is_device_array(X):
+        X = as_device_matrix(X, name)
+        check_device_shape(X)
+        _check_device_nonfinite(X, None, name, True, True)
+        if dtype is not None and str(X.dtype) != np.dtype(dtype).name:
+            X = X.astype(np.dtype(dtype).name)
+        return X
+    return _sk_check_array(X, accept_sparse=False, dtype=dtype if dtype is not None else list(FLOAT_DTYPES),
+                           order="C", input_name=name)
+
+
+def check_y(y, X, name="y"):
+    """Targets y beside a checked device matrix X: a 1-D or 2-D device array
+    on X's device, in X's dtype, one row per row of X."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None.")
+    if not is_device_array(y):
+        y = from_numpy_like(X, np.asarray(y, dtype=np_float_dtype(X)))
+    y = as_device_matrix(y, name, ensure_2d=False)
+    y = as_dtype(y, X.dtype)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
+    return y
+
+
+def check_sample_weight(sample_weight, X, *, ensure_non_negative=False):
+    """sample_weight as a 1-D array beside the checked X, in X's float dtype:
+    None stays None; with a device X, a device array on X's device (host
+    weights are checked by scikit-learn and copied there)."""
+    if sample_weight is None:
+        return None
+    dt = np_float_dtype(X)
+    if not is_device_array(X):
+        return np.ascontiguousarray(
+            _check_sample_weight(to_host(sample_weight), X, dtype=dt, ensure_non_negative=ensure_non_negative)
+        )
+    if is_device_array(sample_weight):
+        sw = as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
+        if sw.ndim != 1 or sw.shape[0] != X.shape[0]:
+            raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({X.shape[0]},)!")
+        sw = as_dtype(sw, X.dtype)
+        if ensure_non_negative and bool((sw < 0).any()):
+            raise ValueError("Negative values in data passed to `sample_weight`")
+        return sw
+    return from_numpy_like(X, np.ascontiguousarray(host_weights(sample_weight, X.shape[0], dt, ensure_non_negative)))
+
+
+def host_weights(sample_weight, n, dtype, ensure_non_negative=False):
+    """sample_weight as a C-contiguous host array of `dtype` for n rows, or None."""
+    if sample_weight is None:
+        return None
+    return np.ascontiguousarray(_check_sample_weight(to_host(sample_weight), np.empty((n, 0)), dtype=dtype,
+                                                     ensure_non_negative=ensure_non_negative))
+
+
+def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, counts_inf=False):
+    """The shape of every elementwise transform: check X, pick the output (X
+    itself when ``copy`` is False and X can be written, else a new array of
+    the same kind), call ``run(module, ctx, X, out)``, and return out in the
+    caller's array type.
+
+    With ``counts_inf=True``, ``run`` returns the number of infinite entries
+    its kernel saw (no separate pass looks for them) and a non-zero count
+    raises scikit-learn's error."""
+    from sklearn.utils.validation import check_is_fitted
+
+    if fitted:
+        check_is_fitted(est)
+    copy = copy if copy is not None else est.copy
+    device = est._tl_device(X)
+    orig = X
+    X = place(X, device)
+    Xc = check_X(est, X, device, reset=False, for_fit=True, allow_nan=allow_nan, find_inf=not counts_inf)
+    writable = not isinstance(Xc, np.ndarray) or Xc.flags.writeable
+    out = Xc if (not copy and Xc is X and writable) else empty_like_kind(Xc, Xc.shape, Xc.dtype)
+    mod, ctx = est._tl_context(device, Xc)
+    n_inf = run(mod, ctx, Xc, out)
+    if counts_inf and n_inf:
+        raise ValueError(INF_MESSAGE)
+    return mirror(orig, out)
