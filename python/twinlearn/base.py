@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sklearn.utils.validation import check_is_fitted
 
-from . import _array, _backend
+from . import _backend, _io
 from ._config import (
     check_device,
     check_numeric_mode,
@@ -50,8 +50,8 @@ class TwinlearnEstimatorMixin:
     def _tl_device(self, X=None) -> str:
         dev = check_device(self.device if self.device is not None else get_device())
         if dev == "auto":
-            if X is not None and _array.is_device_array(X):
-                return _array.device_of(X)
+            if X is not None and _io.is_device_array(X):
+                return _io.device_of(X)
             return "cuda:0" if _backend.cuda_available() else "cpu"
         return dev
 
@@ -59,8 +59,8 @@ class TwinlearnEstimatorMixin:
         """(backend module, Context) for running on `device`."""
         mod = _backend.module_for(device)
         stream = 0
-        if X is not None and _array.is_device_array(X) and _array.device_of(X) == device:
-            stream = _array.current_stream(X)
+        if X is not None and _io.is_device_array(X) and _io.device_of(X) == device:
+            stream = _io.current_stream(X)
         ctx = mod.Context(device, get_n_threads(), self._tl_requested_mode(), int(seed), stream)
         return mod, ctx
 
@@ -83,11 +83,6 @@ class TwinlearnEstimatorMixin:
         return self._tl_fit_info["device"]
 
 
-def _on_host(a):
-    """a as NumPy when it is a device array; anything else unchanged."""
-    return _array.to_numpy(a) if a is not None and _array.is_device_array(a) else a
-
-
 class DeviceScoreMixin:
     """scikit-learn's ``score`` (accuracy for a classifier, R² for a
     regressor, as ClassifierMixin and RegressorMixin compute them) that also
@@ -106,8 +101,8 @@ class DeviceScoreMixin:
         regressor; X, y and sample_weight may be device arrays."""
         from sklearn.metrics import accuracy_score, r2_score
 
-        pred = _on_host(self.predict(X))
-        y, sample_weight = _on_host(y), _on_host(sample_weight)
+        pred = _io.to_host(self.predict(X))
+        y, sample_weight = _io.to_host(y), _io.to_host(sample_weight)
         if self._tl_score_is_accuracy():
             return accuracy_score(y, pred, sample_weight=sample_weight)
         return r2_score(y, pred, sample_weight=sample_weight)
