@@ -98,7 +98,8 @@ def current_stream(x) -> int:
 # -- dtypes ----------------------------------------------------------------------
 def _float_dtype_name(dt) -> str:
     """float32 stays float32; every other dtype computes in float64 (as scikit-learn)."""
-    return "float32" if str(dt).endswith("float32") else "float64"
+    name = getattr(dt, "__name__", None) or str(dt)  # np.float32 (a type) as well as dtype('float32')
+    return "float32" if name.endswith("float32") else "float64"
 
 
 def np_float_dtype(X):
