@@ -21,42 +21,24 @@ from ._config import (
     set_numeric_mode,
 )
 from ._info import device_info, vendor
-from .cluster import KMeans, MiniBatchKMeans
+# Every estimator of every family, at top level: a family's __init__ lists its
+# estimators in __all__ and they appear here without a second list.
 from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
-from .decomposition import PCA, IncrementalPCA, TruncatedSVD
-from .ensemble import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
-from .linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge, RidgeClassifier
-from .naive_bayes import GaussianNB
-from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
-from .preprocessing import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler, StandardScaler
+from . import cluster, decomposition, ensemble, linear_model, naive_bayes, neighbors, preprocessing
+from .cluster import *  # noqa: F403
+from .decomposition import *  # noqa: F403
+from .ensemble import *  # noqa: F403
+from .linear_model import *  # noqa: F403
+from .naive_bayes import *  # noqa: F403
+from .neighbors import *  # noqa: F403
+from .preprocessing import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ElasticNet",
-    "GaussianNB",
-    "GradientBoosting",
-    "GradientBoostingClassifier",
-    "GradientBoostingRegressor",
-    "KMeans",
-    "KNeighborsClassifier",
-    "KNeighborsRegressor",
-    "IncrementalPCA",
-    "Lasso",
-    "LinearRegression",
-    "LogisticRegression",
-    "MaxAbsScaler",
-    "MinMaxScaler",
-    "MiniBatchKMeans",
-    "NearestNeighbors",
-    "Normalizer",
-    "PCA",
-    "RidgeClassifier",
-    "Ridge",
-    "RobustScaler",
-    "StandardScaler",
-    "TruncatedSVD",
+_FAMILIES = (cluster, decomposition, ensemble, linear_model, naive_bayes, neighbors, preprocessing)
+
+__all__ = sorted(n for f in _FAMILIES for n in f.__all__ if n[0].isupper()) + [
     "accelerate",
     "config_context",
     "device_info",
