@@ -34,13 +34,17 @@ def test_defaults_in_clean_process():
     assert r.stdout.split() == ["auto", "deterministic", "0"]
 
 
-@pytest.mark.parametrize("device", ["auto", "cpu", "cuda", "cuda:0", "cuda:12"])
-def test_set_device_valid(device):
+@pytest.mark.parametrize(
+    "device,expected",
+    [("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda:0"), ("cuda:0", "cuda:0"), ("cuda:12", "cuda:12"),
+     ("gpu", "cuda:0"), ("gpu:3", "cuda:3")],
+)
+def test_set_device_valid(device, expected):
     twinlearn.set_device(device)
-    assert twinlearn.get_device() == ("cuda:0" if device == "cuda" else device)
+    assert twinlearn.get_device() == expected
 
 
-@pytest.mark.parametrize("device", ["gpu", "cuda:", "cuda:-1", "CUDA", "", None, 0, "cuda:x"])
+@pytest.mark.parametrize("device", ["GPU", "gpu:", "cuda:", "cuda:-1", "CUDA", "", None, 0, "cuda:x"])
 def test_set_device_invalid(device):
     with pytest.raises(ValueError, match="device must be"):
         twinlearn.set_device(device)
@@ -58,10 +62,18 @@ def test_set_numeric_mode_invalid(mode):
         twinlearn.set_numeric_mode(mode)
 
 
-@pytest.mark.parametrize("n", [-1, 1.5, "2", True])
+@pytest.mark.parametrize("n", [-1, 1.5, "2", True, 2**31, _config.MAX_THREADS + 1])
 def test_set_n_threads_invalid(n):
     with pytest.raises(ValueError, match="n_threads"):
         twinlearn.set_n_threads(n)
+    with pytest.raises(ValueError, match="n_threads"):
+        with twinlearn.config_context(n_threads=n):
+            pass
+
+
+def test_n_threads_up_to_the_limit_is_accepted():
+    with twinlearn.config_context(n_threads=_config.MAX_THREADS):
+        assert twinlearn.get_n_threads() == _config.MAX_THREADS
 
 
 def test_config_context_restores():
@@ -99,12 +111,21 @@ def test_env_vars_read_at_import():
 
 @pytest.mark.parametrize(
     "var,value",
-    [("TWINLEARN_NUMERIC_MODE", "exact"), ("TWINLEARN_DEVICE", "tpu"), ("TWINLEARN_NUM_THREADS", "many")],
+    [("TWINLEARN_NUMERIC_MODE", "exact"), ("TWINLEARN_DEVICE", "tpu"), ("TWINLEARN_NUM_THREADS", "many"),
+     ("TWINLEARN_NUM_THREADS", "abc"), ("TWINLEARN_NUM_THREADS", "99999999999"), ("TWINLEARN_CPU_ISA", "avx3")],
 )
 def test_bad_env_var_is_a_clear_error(var, value):
     r = run_py("import twinlearn", **{var: value})
     assert r.returncode != 0
-    assert "ValueError" in r.stderr and var in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    # One clear line naming the variable and what was written (not a placeholder such as -1).
+    assert last.startswith("ValueError") and var in last and repr(value) in last, last
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])
+def test_cpu_isa_values_are_accepted(isa):
+    r = run_py("import twinlearn", TWINLEARN_CPU_ISA=isa)
+    assert r.returncode == 0, r.stderr
 
 
 def test_device_info_and_vendor():
@@ -125,6 +146,23 @@ def test_cuda_request_without_gpu_names_the_reason():
     X = [[1.0, 2.0], [3.0, 4.0]]
     with pytest.raises(RuntimeError, match="cannot run on a GPU"):
         twinlearn.StandardScaler(device="cuda").fit(X)
+
+
+def test_cpu_only_build_says_how_to_get_the_cuda_backend():
+    # A build without twinlearn._cuda: the reason names the missing backend and how to build it.
+    code = (
+        "import sys, importlib.abc\n"
+        "class NoCuda(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'twinlearn._cuda':\n"
+        "            raise ModuleNotFoundError('No module named twinlearn._cuda', name=name)\n"
+        "sys.meta_path.insert(0, NoCuda())\n"
+        "import twinlearn\n"
+        "print(twinlearn.device_info()['cuda_reason'])\n"
+    )
+    r = run_py(code)
+    assert r.returncode == 0, r.stderr
+    assert "built without its CUDA backend" in r.stdout and "nvcc" in r.stdout
 
 
 def test_auto_falls_back_to_cpu_without_gpu():

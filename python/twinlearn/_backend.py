@@ -31,7 +31,16 @@ def _probe_cuda():
             return
         try:
             mod = importlib.import_module("twinlearn._cuda")
-        except ImportError as exc:  # not built, or CUDA libraries missing
+        except ModuleNotFoundError as exc:
+            if exc.name != "twinlearn._cuda":
+                raise
+            # This build has no CUDA backend at all.
+            _cuda_reason = (
+                "this twinlearn was built without its CUDA backend (twinlearn._cuda); build it on a "
+                "machine with the CUDA toolkit (nvcc on PATH: `make build`, or CMake with "
+                "-DTWINLEARN_CUDA=ON) to run on a GPU"
+            )
+        except ImportError as exc:  # built, but the CUDA libraries or driver are missing
             _cuda_reason = f"the CUDA backend module could not be imported: {exc}"
         else:
             _cuda_raw = mod

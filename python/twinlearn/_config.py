@@ -16,12 +16,17 @@ from contextlib import contextmanager
 
 NUMERIC_MODES = ("fast", "deterministic", "identical")
 _MODE_RANK = {m: i for i, m in enumerate(NUMERIC_MODES)}
-_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,6})$")
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:\d{1,6}|gpu|gpu:\d{1,6})$")
+# The most CPU threads one call may ask for: beyond it a request is a mistake
+# (and would not fit the backend's int).
+MAX_THREADS = 1 << 16
+CPU_ISAS = ("baseline", "avx2", "avx512")
 
 ENV_VARS = {
     "TWINLEARN_DEVICE": "default device: auto | cpu | cuda | cuda:N",
     "TWINLEARN_NUMERIC_MODE": "default numeric mode: fast | deterministic | identical",
     "TWINLEARN_NUM_THREADS": "threads for the CPU backend (0 = all cores)",
+    "TWINLEARN_CPU_ISA": "cap the CPU kernels' instruction set: baseline | avx2 | avx512 (same bits)",
     "TWINLEARN_IDENTITY_TRACE": "file to which estimators append their identity trace",
     "TWINLEARN_ACCEL": "1 = install the scikit-learn accelerator at interpreter start",
     "TWINLEARN_REQUIRE_GPU": "1 = GPU tests fail instead of skipping when no GPU is usable",
@@ -29,11 +34,15 @@ ENV_VARS = {
 
 
 def check_device(device, name="device"):
-    """Validate a device string; returns it normalised ('cuda' -> 'cuda:0')."""
+    """Validate a device string; returns it normalised ('cuda' -> 'cuda:0';
+    'gpu' and 'gpu:N' are aliases of 'cuda' and 'cuda:N')."""
     if not isinstance(device, str) or not _DEVICE_RE.match(device):
         raise ValueError(
-            f"{name} must be 'auto', 'cpu', 'cuda' or 'cuda:N' (N a GPU ordinal); got {device!r}"
+            f"{name} must be 'auto', 'cpu', 'cuda' or 'cuda:N' (N a GPU ordinal; 'gpu' is an alias "
+            f"of 'cuda'); got {device!r}"
         )
+    if device.startswith("gpu"):
+        device = "cuda" + device[3:]
     return "cuda:0" if device == "cuda" else device
 
 
@@ -45,9 +54,14 @@ def check_numeric_mode(mode, name="numeric_mode"):
     return mode
 
 
-def check_n_threads(n, name="n_threads"):
+def check_n_threads(n, name="n_threads", shown=None):
+    """Validate a thread count (0 = all cores); `shown` is what the user wrote
+    when it is not `n` itself (an environment variable's text)."""
+    got = shown if shown is not None else repr(n)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"{name} must be a non-negative integer (0 = all cores); got {n!r}")
+        raise ValueError(f"{name} must be a non-negative integer (0 = all cores); got {got}")
+    if n > MAX_THREADS:
+        raise ValueError(f"{name} must be at most {MAX_THREADS} (0 = all cores); got {got}")
     return n
 
 
@@ -67,10 +81,14 @@ def _from_env():
     if "TWINLEARN_NUM_THREADS" in os.environ:
         raw = os.environ["TWINLEARN_NUM_THREADS"]
         try:
-            n = int(raw)
+            n = int(raw.strip())
         except ValueError:
-            n = -1
-        cfg["n_threads"] = check_n_threads(n, f"TWINLEARN_NUM_THREADS ({raw!r})")
+            n = None
+        cfg["n_threads"] = check_n_threads(n, "TWINLEARN_NUM_THREADS", shown=repr(raw))
+    isa = os.environ.get("TWINLEARN_CPU_ISA")
+    if isa is not None and isa not in CPU_ISAS:
+        # The CPU backend reads it itself; an unknown value would be ignored there.
+        raise ValueError(f"TWINLEARN_CPU_ISA must be one of 'baseline', 'avx2', 'avx512'; got {isa!r}")
     return cfg
 
 
