@@ -119,7 +119,9 @@ def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None)
     mode = check_numeric_mode(numeric_mode if numeric_mode is not None else get_numeric_mode())
     dev = _io.resolve_device(device, (X, sample_weight))
     dtype = _io.float_dtype_of(X)
-    x, _ = _io.matrix_operand(X, "X", dtype, dev)
+    # The Gram product reads X by rows: a Fortran-ordered X is copied to C
+    # order (its C-ordered transpose would be read as the rows of X.T).
+    x, _ = _io.matrix_operand(X, "X", dtype, dev, allow_transposed=False)
     n, d = x.shape
     w = None
     if sample_weight is not None:
