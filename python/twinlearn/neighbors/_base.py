@@ -82,8 +82,8 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         # A model fitted on GPU data pickles its data as NumPy, so it loads
         # (and predicts) on a machine without a GPU.
         state = super().__getstate__()
-        if "_fit_X" in state and _io.is_device_array(state["_fit_X"]):
-            state = dict(state, _fit_X=_io.to_numpy(state["_fit_X"]))
+        if "_fit_X" in state:
+            state = dict(state, _fit_X=_io.to_host(state["_fit_X"]))
         return state
 
     # -- fitting -----------------------------------------------------------------
