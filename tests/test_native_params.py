@@ -62,3 +62,23 @@ def test_params_refuses_missing_and_unknown_fields():
         _native.params(struct, **missing)
     with pytest.raises(TypeError, match="not fields"):
         _native.params(struct, **full, no_such_field=1)
+
+
+def test_cluster_neighbors_linalg_results_are_named():
+    import numpy as np
+
+    core = _backend.core()
+    ctx = core.Context("cpu", 1, "identical", 0)
+    X = np.arange(12.0).reshape(6, 2)
+    metric = _native.params(core.MetricParams, metric="euclidean", p=2.0, direct=False)
+    knn = core.knn_search(ctx, X, X[:2], metric, 2)
+    assert tuple(knn._fields) == ("distances", "indices") and knn.indices.shape == (2, 2)
+    radius = core.radius_search(ctx, X, X[:2], metric, 3.0)
+    assert tuple(radius._fields) == ("offsets", "indices", "distances") and radius.offsets.shape == (3,)
+    centers = np.ascontiguousarray(X[:2])
+    assert tuple(core.kmeans_predict(ctx, X, None, centers, True)._fields) == ("labels", "inertia")
+    assert core.kmeans_predict(ctx, X, None, centers, False).inertia is None
+    assert tuple(core.kmeans_assign_sums(ctx, X, None, centers)._fields) == ("labels", "inertia", "sums", "wsum")
+    assert tuple(core.kmeans_plusplus(ctx, X, None, 2, 0, 0)._fields) == ("centers", "indices")
+    g = core.linalg_gram(ctx, X, None, None)
+    assert tuple(g._fields) == ("G", "delivered") and g.G.shape == (2, 2) and g.delivered == "identical"

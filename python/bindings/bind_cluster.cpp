@@ -2,7 +2,6 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 
 #include "convert.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
@@ -36,10 +35,25 @@ struct KMeansFit {
   tl::KMeansResult info;
 };
 
-template <class T>
-tl::VectorView<const T> weights(const std::optional<Arr>& w) {
-  return w ? as_vector<const T>(*w, "sample_weight") : tl::VectorView<const T>();
-}
+// kmeans_predict's result.
+struct KMeansLabels {
+  nb::object labels;   // n, int32
+  nb::object inertia;  // float, or None when not asked for
+};
+
+// kmeans_assign_sums' result.
+struct KMeansSums {
+  nb::object labels;  // n, int32
+  double inertia = 0.0;
+  nb::object sums;  // k x d, float64
+  nb::object wsum;  // k, float64
+};
+
+// kmeans_plusplus' result.
+struct KMeansSeeds {
+  nb::object centers;  // k x d, X's dtype
+  nb::object indices;  // k, int64
+};
 
 template <class T>
 const T* host_matrix(const std::optional<Arr>& a, std::size_t expected, const char* name) {
@@ -74,6 +88,20 @@ void init_cluster(nb::module_& m) {
       .computed("delivered", [](const KMeansFit& r) { return std::string(tl::to_string(r.info.delivered)); },
                 "the numeric mode the fit delivered")
       .done();
+  result_class<KMeansLabels>(m, "KMeansLabels", "Result of kmeans_predict.")
+      .field("labels", &KMeansLabels::labels, "n, int32: the nearest center of each row")
+      .field("inertia", &KMeansLabels::inertia, "weighted sum of squared distances, or None when not asked for")
+      .done();
+  result_class<KMeansSums>(m, "KMeansSums", "Result of kmeans_assign_sums.")
+      .field("labels", &KMeansSums::labels, "n, int32")
+      .field("inertia", &KMeansSums::inertia, "weighted sum of squared distances")
+      .field("sums", &KMeansSums::sums, "k x d float64: weighted sum of the rows of each cluster")
+      .field("wsum", &KMeansSums::wsum, "k float64: weight of each cluster")
+      .done();
+  result_class<KMeansSeeds>(m, "KMeansSeeds", "Result of kmeans_plusplus.")
+      .field("centers", &KMeansSeeds::centers, "k x d, X's dtype")
+      .field("indices", &KMeansSeeds::indices, "k, int64: the rows chosen")
+      .done();
 
   // kmeans_fit(ctx, X, w, x_mean, init_centers, params: KMeansParams) -> KMeansFit
   m.def(
@@ -85,7 +113,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights<T>(w);
+          auto wv = weights_view<T>(w);
           const std::size_t k = static_cast<std::size_t>(n_clusters > 0 ? n_clusters : 0);
           const std::size_t d = static_cast<std::size_t>(xv.cols);
           if (x_mean && static_cast<std::int64_t>(x_mean->shape(0)) != xv.cols)
@@ -109,14 +137,14 @@ void init_cluster(nb::module_& m) {
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("x_mean").none(), nb::arg("init_centers").none(),
       nb::arg("params"));
 
-  // kmeans_predict(ctx, X, w, centers, want_inertia) -> (labels int32, inertia or None)
+  // kmeans_predict(ctx, X, w, centers, want_inertia) -> KMeansLabels
   m.def(
       "kmeans_predict",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> w, Arr centers, bool want_inertia) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights<T>(w);
+          auto wv = weights_view<T>(w);
           auto cv = as_matrix<const T>(centers, "cluster_centers_");
           if (!cv.on_host() || !cv.is_c_contiguous()) throw tl::ValueError("centers must be a C-contiguous host array");
           if (cv.cols != xv.cols)
@@ -129,19 +157,22 @@ void init_cluster(nb::module_& m) {
             nb::gil_scoped_release release;
             tl::kmeans_predict<T>(ctx, xv, wv, cv.data, cv.rows, lp, want_inertia ? &inertia : nullptr);
           }
-          return nb::make_tuple(labels, want_inertia ? nb::cast(inertia) : nb::none());
+          KMeansLabels r;
+          r.labels = nb::cast(labels);
+          r.inertia = want_inertia ? nb::cast(inertia) : nb::none();
+          return r;
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("centers"), nb::arg("want_inertia") = false);
 
-  // kmeans_assign_sums(ctx, X, w, centers) -> (labels int32, inertia, sums k x d float64, wsum k float64)
+  // kmeans_assign_sums(ctx, X, w, centers) -> KMeansSums
   m.def(
       "kmeans_assign_sums",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> w, Arr centers) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights<T>(w);
+          auto wv = weights_view<T>(w);
           auto cv = as_matrix<const T>(centers, "cluster_centers_");
           if (!cv.on_host() || !cv.is_c_contiguous()) throw tl::ValueError("centers must be a C-contiguous host array");
           if (cv.cols != xv.cols) throw tl::ValueError("X and the centers have different numbers of features");
@@ -152,17 +183,20 @@ void init_cluster(nb::module_& m) {
           auto labels = new_array<std::int32_t>({static_cast<std::size_t>(xv.rows)}, &lp);
           auto sums = new_array<double>({k, d}, &sp);
           auto wsum = new_array<double>({k}, &wp);
-          double inertia = 0.0;
+          KMeansSums r;
           {
             nb::gil_scoped_release release;
-            inertia = tl::kmeans_assign_sums<T>(ctx, xv, wv, cv.data, cv.rows, lp, sp, wp);
+            r.inertia = tl::kmeans_assign_sums<T>(ctx, xv, wv, cv.data, cv.rows, lp, sp, wp);
           }
-          return nb::make_tuple(labels, inertia, sums, wsum);
+          r.labels = nb::cast(labels);
+          r.sums = nb::cast(sums);
+          r.wsum = nb::cast(wsum);
+          return r;
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("centers"));
 
-  // kmeans_plusplus(ctx, X, w, k, seed, n_local_trials) -> (centers k x d, indices int64)
+  // kmeans_plusplus(ctx, X, w, k, seed, n_local_trials) -> KMeansSeeds
   m.def(
       "kmeans_plusplus",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> w, std::int64_t k, std::uint64_t seed,
@@ -170,7 +204,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights<T>(w);
+          auto wv = weights_view<T>(w);
           const std::size_t kk = static_cast<std::size_t>(k > 0 ? k : 0);
           T* cp = nullptr;
           std::int64_t* ip = nullptr;
@@ -180,7 +214,10 @@ void init_cluster(nb::module_& m) {
             nb::gil_scoped_release release;
             tl::kmeans_plusplus<T>(ctx, xv, wv, k, seed, n_local_trials, cp, ip);
           }
-          return nb::make_tuple(centers, idx);
+          KMeansSeeds r;
+          r.centers = nb::cast(centers);
+          r.indices = nb::cast(idx);
+          return r;
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("w").none(), nb::arg("k"), nb::arg("seed"),

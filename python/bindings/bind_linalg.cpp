@@ -30,11 +30,11 @@ const T* host_offset(const std::optional<Arr>& a, std::int64_t size) {
   return v.data;
 }
 
-template <class T>
-tl::VectorView<const T> weights(const std::optional<Arr>& a) {
-  if (!a) return {};
-  return as_vector<const T>(*a, "sample_weight");
-}
+// linalg_gram's result.
+struct GramResult {
+  nb::object G;           // d x d, float64 (NumPy)
+  std::string delivered;  // the numeric mode the product delivered
+};
 
 // A C-contiguous matrix in device memory owned by the backend: NumPy input
 // of a GPU computation copied once, or scratch space. It exports itself
@@ -111,6 +111,10 @@ std::size_t item_size(const std::string& dtype) {
 }  // namespace
 
 void init_linalg(nb::module_& m) {
+  result_class<GramResult>(m, "GramResult", "Result of linalg_gram.")
+      .field("G", &GramResult::G, "d x d float64 NumPy array")
+      .field("delivered", &GramResult::delivered, "the numeric mode the product delivered")
+      .done();
   nb::class_<DeviceMatrix>(m, "DeviceMatrix")
       .def_prop_ro("shape", [](const DeviceMatrix& a) { return nb::make_tuple(a.shape[0], a.shape[1]); })
       .def(
@@ -147,7 +151,7 @@ void init_linalg(nb::module_& m) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           auto ov = as_matrix<T>(out, "out");
-          auto wv = weights<T>(sample_weight);
+          auto wv = weights_view<T>(sample_weight);
           const T* off = host_offset<T>(offset, xv.cols);
           nb::gil_scoped_release release;
           tl::linalg::prepare_rows<T>(ctx, xv, wv, off, transpose, ov);
@@ -156,28 +160,28 @@ void init_linalg(nb::module_& m) {
       nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none(), nb::arg("transpose"),
       nb::arg("out"));
 
-  // linalg_gram(ctx, X, sample_weight, offset) -> (G, delivered mode): G the
-  // d x d Gram matrix of the prepared rows (tl::gram: the rows centred and
-  // weighted in X's dtype, the products summed in double), a float64 NumPy
-  // array.
+  // linalg_gram(ctx, X, sample_weight, offset) -> GramResult: G the d x d
+  // Gram matrix of the prepared rows (tl::gram: the rows centred and weighted
+  // in X's dtype, the products summed in double), a float64 NumPy array.
   m.def(
       "linalg_gram",
       [](const tl::Context& ctx, Arr X, std::optional<Arr> sample_weight, std::optional<Arr> offset) {
         TL_REQUIRE(X.ndim() == 2, tl::ValueError, "gram: X must be 2-D");
         const std::size_t d = X.shape(1);
-        double* buf = new double[d * d + 1];
-        nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-        std::string mode = by_float_dtype(X, "X", [&](auto tag) -> std::string {
+        double* buf = nullptr;
+        auto G = new_array<double>({d, d}, &buf);
+        GramResult r;
+        r.delivered = by_float_dtype(X, "X", [&](auto tag) -> std::string {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights<T>(sample_weight);
+          auto wv = weights_view<T>(sample_weight);
           const T* off = host_offset<T>(offset, xv.cols);
           const tl::MatrixView<const T> none(nullptr, xv.rows, 0, 0, 1, xv.device);
           nb::gil_scoped_release release;
           return tl::to_string(tl::gram<T>(ctx, xv, none, wv, off, buf));
         });
-        nb::ndarray<nb::numpy, double, nb::ndim<2>> G(buf, {d, d}, owner);
-        return nb::make_tuple(G, mode);
+        r.G = nb::cast(G);
+        return r;
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("sample_weight").none(), nb::arg("offset").none());
 

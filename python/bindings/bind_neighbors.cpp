@@ -1,8 +1,8 @@
 // Bindings of pairwise distances and nearest-neighbour search.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/tuple.h>
 
+#include <string>
 #include <vector>
 
 #include "convert.hpp"
@@ -11,14 +11,61 @@
 namespace nb = nanobind;
 using namespace tlb;
 
+namespace {
+
+// A metric as Python names it: tl::parse_metric's name and p (minkowski
+// only), and the form of (sq)euclidean distances.
+struct MetricParams {
+  std::string metric = "euclidean";
+  double p = 2.0;
+  bool direct = false;
+
+  tl::Metric parse() const {
+    tl::Metric mt = tl::parse_metric(metric, p);
+    mt.direct = direct;
+    return mt;
+  }
+};
+
+// knn_search's result.
+struct KnnResult {
+  nb::object distances;  // m x k, the index's dtype
+  nb::object indices;    // m x k, int64
+};
+
+// radius_search's result: query i's neighbours are entries offsets[i] to
+// offsets[i + 1] of indices and distances.
+struct RadiusResult {
+  nb::object offsets;    // m + 1, int64
+  nb::object indices;    // int64, ascending within each query
+  nb::object distances;  // the index's dtype
+};
+
+}  // namespace
+
 void init_neighbors(nb::module_& m) {
-  // pairwise_distances(ctx, X, Y, metric, p, out, direct=True): out[i, j] = distance(X[i], Y[j]);
-  // direct: (sq)euclidean by differences (accurate) rather than dot products (fast).
+  params_class<MetricParams>(m, "MetricParams", "A distance metric (twinlearn/neighbors/distance.hpp).")
+      .field("metric", &MetricParams::metric,
+             "'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'")
+      .field("p", &MetricParams::p, "minkowski's p >= 1 (1, 2 and infinity: manhattan, euclidean, chebyshev)")
+      .field("direct", &MetricParams::direct,
+             "(sq)euclidean by differences (accurate) rather than dot products (fast)")
+      .done();
+  result_class<KnnResult>(m, "KnnResult", "Result of knn_search.")
+      .field("distances", &KnnResult::distances, "m x k, the index's dtype, nearest first")
+      .field("indices", &KnnResult::indices, "m x k, int64; equal distances in increasing index order")
+      .done();
+  result_class<RadiusResult>(m, "RadiusResult", "Result of radius_search.")
+      .field("offsets", &RadiusResult::offsets, "m + 1, int64: query i's entries are offsets[i]:offsets[i + 1]")
+      .field("indices", &RadiusResult::indices, "int64, ascending within each query")
+      .field("distances", &RadiusResult::distances, "the index's dtype")
+      .done();
+
+  // pairwise_distances(ctx, X, Y, metric: MetricParams, out): out[i, j] = distance(X[i], Y[j]).
   m.def(
       "pairwise_distances",
-      [](const tl::Context& ctx, Arr X, Arr Y, const std::string& metric, double p, ArrW out, bool direct) {
-        tl::Metric mt = tl::parse_metric(metric, p);
-        mt.direct = direct;
+      [](const tl::Context& ctx, Arr X, Arr Y, const MetricParams& metric, ArrW out) {
+        const tl::Metric mt = metric.parse();
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
@@ -28,14 +75,13 @@ void init_neighbors(nb::module_& m) {
           tl::pairwise_distances<T>(ctx, xv, yv, mt, ov);
         });
       },
-      nb::arg("ctx"), nb::arg("X"), nb::arg("Y"), nb::arg("metric"), nb::arg("p"), nb::arg("out"),
-      nb::arg("direct") = true);
+      nb::arg("ctx"), nb::arg("X"), nb::arg("Y"), nb::arg("metric"), nb::arg("out"));
 
-  // knn_search(ctx, index, queries, metric, p, k) -> (distances m x k, indices m x k int64)
+  // knn_search(ctx, index, queries, metric: MetricParams, k) -> KnnResult
   m.def(
       "knn_search",
-      [](const tl::Context& ctx, Arr index, Arr queries, const std::string& metric, double p, std::int64_t k) {
-        const tl::Metric mt = tl::parse_metric(metric, p);
+      [](const tl::Context& ctx, Arr index, Arr queries, const MetricParams& metric, std::int64_t k) {
+        const tl::Metric mt = metric.parse();
         return by_float_dtype(index, "X", [&](auto tag) {
           using T = decltype(tag);
           auto iv = as_matrix<const T>(index, "the fitted data");
@@ -49,16 +95,19 @@ void init_neighbors(nb::module_& m) {
             nb::gil_scoped_release release;
             tl::knn_search<T>(ctx, iv, qv, mt, k, dp, ip);
           }
-          return nb::make_tuple(dist, ind);
+          KnnResult r;
+          r.distances = nb::cast(dist);
+          r.indices = nb::cast(ind);
+          return r;
         });
       },
-      nb::arg("ctx"), nb::arg("index"), nb::arg("queries"), nb::arg("metric"), nb::arg("p"), nb::arg("k"));
+      nb::arg("ctx"), nb::arg("index"), nb::arg("queries"), nb::arg("metric"), nb::arg("k"));
 
-  // radius_search(ctx, index, queries, metric, p, radius) -> (offsets m+1, indices, distances)
+  // radius_search(ctx, index, queries, metric: MetricParams, radius) -> RadiusResult
   m.def(
       "radius_search",
-      [](const tl::Context& ctx, Arr index, Arr queries, const std::string& metric, double p, double radius) {
-        const tl::Metric mt = tl::parse_metric(metric, p);
+      [](const tl::Context& ctx, Arr index, Arr queries, const MetricParams& metric, double radius) {
+        const tl::Metric mt = metric.parse();
         return by_float_dtype(index, "X", [&](auto tag) {
           using T = decltype(tag);
           auto iv = as_matrix<const T>(index, "the fitted data");
@@ -71,14 +120,12 @@ void init_neighbors(nb::module_& m) {
             nb::gil_scoped_release release;
             tl::radius_search<T>(ctx, iv, qv, mt, radius, op, ind, dist);
           }
-          std::int64_t* ip = nullptr;
-          T* dp = nullptr;
-          auto ia = new_array<std::int64_t>({ind.size()}, &ip);
-          auto da = new_array<T>({dist.size()}, &dp);
-          std::copy(ind.begin(), ind.end(), ip);
-          std::copy(dist.begin(), dist.end(), dp);
-          return nb::make_tuple(offsets, ia, da);
+          RadiusResult r;
+          r.offsets = nb::cast(offsets);
+          r.indices = nb::cast(copy_vector(ind));
+          r.distances = nb::cast(copy_vector(dist));
+          return r;
         });
       },
-      nb::arg("ctx"), nb::arg("index"), nb::arg("queries"), nb::arg("metric"), nb::arg("p"), nb::arg("radius"));
+      nb::arg("ctx"), nb::arg("index"), nb::arg("queries"), nb::arg("metric"), nb::arg("radius"));
 }

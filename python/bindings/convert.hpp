@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -210,6 +211,13 @@ inline nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>> colstats_ar
     buf[4 * cols + j] = static_cast<double>(st[j].n_inf);
   }
   return owned_matrix(buf, 5, static_cast<std::size_t>(cols));
+}
+
+// -- fam-neighbors --
+// An optional 1-D sample_weight array as a view of T (an empty view for None).
+template <class T>
+tl::VectorView<const T> weights_view(const std::optional<Arr>& w, const char* name = "sample_weight") {
+  return w ? as_vector<const T>(*w, name) : tl::VectorView<const T>();
 }
 
 }  // namespace tlb

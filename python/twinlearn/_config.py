@@ -165,3 +165,17 @@ def config_context(*, device=None, numeric_mode=None, n_threads=None):
     finally:
         cfg.clear()
         cfg.update(old)
+
+
+def n_threads_context(n_jobs):
+    """A :func:`config_context` setting the CPU threads from scikit-learn's
+    ``n_jobs`` (None: unchanged; -1: all cores, -2: all but one, ...)."""
+    from contextlib import nullcontext
+
+    if n_jobs is None:
+        return nullcontext()
+    if n_jobs < 0:
+        return config_context(n_threads=max(1, (os.cpu_count() or 1) + 1 + n_jobs))
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning; use None, a positive count or -1")
+    return config_context(n_threads=int(n_jobs))

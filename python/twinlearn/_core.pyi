@@ -139,19 +139,140 @@ class KMeansFit:
 
     def __repr__(self) -> str: ...
 
+class KMeansLabels:
+    """Result of kmeans_predict."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int32: the nearest center of each row"""
+
+    @property
+    def inertia(self) -> object:
+        """weighted sum of squared distances, or None when not asked for"""
+
+    def __repr__(self) -> str: ...
+
+class KMeansSums:
+    """Result of kmeans_assign_sums."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int32"""
+
+    @property
+    def inertia(self) -> float:
+        """weighted sum of squared distances"""
+
+    @property
+    def sums(self) -> object:
+        """k x d float64: weighted sum of the rows of each cluster"""
+
+    @property
+    def wsum(self) -> object:
+        """k float64: weight of each cluster"""
+
+    def __repr__(self) -> str: ...
+
+class KMeansSeeds:
+    """Result of kmeans_plusplus."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def centers(self) -> object:
+        """k x d, X's dtype"""
+
+    @property
+    def indices(self) -> object:
+        """k, int64: the rows chosen"""
+
+    def __repr__(self) -> str: ...
+
 def kmeans_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, x_mean: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, init_centers: Annotated[NDArray, dict(writable=False)] | None, params: KMeansParams) -> KMeansFit: ...
 
-def kmeans_predict(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)], want_inertia: bool = False) -> tuple: ...
+def kmeans_predict(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)], want_inertia: bool = False) -> KMeansLabels: ...
 
-def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)]) -> tuple: ...
+def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)]) -> KMeansSums: ...
 
-def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> tuple: ...
+def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> KMeansSeeds: ...
 
-def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: str, p: float, out: NDArray, direct: bool = True) -> None: ...
+class MetricParams:
+    """A distance metric (twinlearn/neighbors/distance.hpp)."""
 
-def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: str, p: float, k: int) -> tuple: ...
+    def __init__(self) -> None: ...
 
-def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: str, p: float, radius: float) -> tuple: ...
+    @property
+    def metric(self) -> str:
+        """
+        'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'
+        """
+
+    @metric.setter
+    def metric(self, arg: str, /) -> None: ...
+
+    @property
+    def p(self) -> float:
+        """
+        minkowski's p >= 1 (1, 2 and infinity: manhattan, euclidean, chebyshev)
+        """
+
+    @p.setter
+    def p(self, arg: float, /) -> None: ...
+
+    @property
+    def direct(self) -> bool:
+        """
+        (sq)euclidean by differences (accurate) rather than dot products (fast)
+        """
+
+    @direct.setter
+    def direct(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class KnnResult:
+    """Result of knn_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def distances(self) -> object:
+        """m x k, the index's dtype, nearest first"""
+
+    @property
+    def indices(self) -> object:
+        """m x k, int64; equal distances in increasing index order"""
+
+    def __repr__(self) -> str: ...
+
+class RadiusResult:
+    """Result of radius_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def offsets(self) -> object:
+        """m + 1, int64: query i's entries are offsets[i]:offsets[i + 1]"""
+
+    @property
+    def indices(self) -> object:
+        """int64, ascending within each query"""
+
+    @property
+    def distances(self) -> object:
+        """the index's dtype"""
+
+    def __repr__(self) -> str: ...
+
+def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: MetricParams, out: NDArray) -> None: ...
+
+def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, k: int) -> KnnResult: ...
+
+def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, radius: float) -> RadiusResult: ...
 
 def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> NDArray[numpy.float64]: ...
 
@@ -224,6 +345,21 @@ def ties_argsort(x: Annotated[NDArray, dict(writable=False)], descending: bool =
 
 def ties_top_k(x: Annotated[NDArray, dict(writable=False)], k: int, largest: bool = True) -> object: ...
 
+class GramResult:
+    """Result of linalg_gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def G(self) -> object:
+        """d x d float64 NumPy array"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
 class DeviceMatrix:
     @property
     def shape(self) -> tuple: ...
@@ -239,7 +375,7 @@ def linalg_matmul(ctx: Context, A: Annotated[NDArray, dict(writable=False)], tra
 
 def linalg_prepare_rows(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None, transpose: bool, out: NDArray) -> None: ...
 
-def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> tuple: ...
+def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> GramResult: ...
 
 def linalg_sym_eigh(ctx: Context, A: Annotated[NDArray, dict(writable=False)], w: NDArray, V: NDArray) -> None: ...
 

@@ -491,3 +491,99 @@ def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, cou
     if counts_inf and n_inf:
         raise ValueError(INF_MESSAGE)
     return mirror(orig, out)
+
+
+# -- fam-neighbors --
+def first_device_array(*arrays):
+    """The first of `arrays` that is a device array, or None."""
+    for a in arrays:
+        if a is not None and is_device_array(a):
+            return a
+    return None
+
+
+def resolve_device(device, arrays=()):
+    """The device ('cpu' or 'cuda:N') a function of arrays runs on: `device`,
+    None following :func:`twinlearn.get_device`; 'auto' runs where the first
+    device array of `arrays` lives, else on the first usable GPU, else on the
+    CPU. A device array living on another GPU than the one chosen is refused."""
+    from . import _backend
+    from ._config import check_device, get_device
+
+    dev = check_device(device if device is not None else get_device(), "device")
+    on_device = [a for a in arrays if a is not None and is_device_array(a)]
+    if dev == "auto":
+        if on_device:
+            dev = device_of(on_device[0])
+        else:
+            dev = "cuda:0" if _backend.cuda_available() else "cpu"
+    for a in on_device:
+        if dev != "cpu" and device_of(a) != dev:
+            raise ValueError(f"an input lives on {device_of(a)} but the computation runs on {dev}")
+    return dev
+
+
+def backend_context(device, mode, like=None):
+    """(backend module, Context) for running on `device` in numeric mode
+    `mode`, on the caller's current stream when `like` is a device array on
+    that device."""
+    from . import _backend
+    from ._config import get_n_threads
+
+    mod = _backend.module_for(device)
+    stream = 0
+    if like is not None and is_device_array(like) and device_of(like) == device:
+        stream = current_stream(like)
+    return mod, mod.Context(device, get_n_threads(), mode, 0, stream)
+
+
+def float_dtype_of(*arrays):
+    """float32 when every array (NumPy, CuPy, PyTorch or array-like) is
+    float32, else float64 (NumPy's promotion for floats), as a NumPy dtype."""
+    names = {_float_dtype_name(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype) for a in arrays}
+    return np.dtype("float32" if names == {"float32"} else "float64")
+
+
+def matrix_operand(x, name, dtype, device, *, allow_transposed=True):
+    """(x, transposed): x as a 2-D C-contiguous array of `dtype` the backend
+    for `device` accepts. With `allow_transposed`, a Fortran-ordered x is
+    given as its C-ordered transpose without a copy (transposed True);
+    otherwise it is copied to C order."""
+    if is_device_array(x) and device != "cpu":
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array, got {x.ndim}-D")
+        if kind(x) == "torch":
+            import torch
+
+            x = x.detach().to(torch.float32 if dtype == np.float32 else torch.float64)
+            if allow_transposed and not x.is_contiguous() and x.t().is_contiguous():
+                return x.t(), True
+            return x.contiguous(), False
+        import cupy
+
+        x = cupy.asarray(x).astype(dtype, copy=False)
+        if allow_transposed and not x.flags.c_contiguous and x.flags.f_contiguous:
+            return x.T, True
+        return cupy.ascontiguousarray(x), False
+    x = np.asarray(to_numpy(x))
+    if x.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in {name}")
+    if x.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got {x.ndim}-D")
+    x = x.astype(dtype, copy=False)
+    if allow_transposed and not x.flags.c_contiguous and x.flags.f_contiguous:
+        return x.T, True
+    return np.ascontiguousarray(x), False
+
+
+def check_finite_X(est, X, device, *, reset):
+    """:func:`check_X` for an estimator that takes no NaN or infinity and
+    never writes X (read-only input is not copied)."""
+    return check_X(est, X, device, reset=reset, for_fit=True, allow_nan=False)
+
+
+def check_distances(D):
+    """scikit-learn's error for negative entries in a precomputed distance
+    matrix D (host or device)."""
+    if np.any(to_numpy(D) < 0):
+        raise ValueError("Negative values in data passed to precomputed distance matrix.")

@@ -154,6 +154,20 @@ def test_gram_matches_numpy_and_cpu(device, dtype):
         assert bits(g) == bits(g.T)
 
 
+def test_gram_of_non_c_contiguous_input(device):
+    # A Fortran-ordered X (and a strided view) gives the Gram matrix of X
+    # itself, with the bits of its C-ordered copy: the rows are not read as
+    # the columns of X.T.
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40, 6))
+    w = rng.uniform(0.5, 2.0, 40)
+    for kw in ({}, {"center": True}, {"sample_weight": w}):
+        ref = gram(X, device=device, numeric_mode="identical", **kw)
+        for Y in (np.asfortranarray(X), np.ascontiguousarray(X[:, ::-1])[:, ::-1]):
+            G = gram(Y, device=device, numeric_mode="identical", **kw)
+            assert G.shape == (6, 6) and bits(G) == bits(ref), kw
+
+
 def test_gram_errors():
     X = np.ones((4, 3))
     with pytest.raises(ValueError, match="sample_weight"):

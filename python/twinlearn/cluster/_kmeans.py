@@ -12,25 +12,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .. import _array, _native as native, identity
+from .. import _io, _native as native, identity
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
-from ..neighbors._input import check_plain, check_X, host_weights
+from ..metrics._pairwise import _Runner, metric_struct
 
 
 def _seed(random_state):
     """A 63-bit seed for the counter-based draws, from scikit-learn's random_state."""
     return int(check_random_state(random_state).randint(np.iinfo(np.int64).max, dtype=np.int64))
-
-
-def _host_matrix(X):
-    return _array.to_numpy(X) if _array.is_device_array(X) else X
-
-
-def _take(X, idx):
-    """Rows idx (a NumPy integer array) of a host or device matrix."""
-    if _array.is_device_array(X):
-        return X[_array.from_numpy_like(X, np.asarray(idx))]
-    return X[idx]
 
 
 class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin, BaseEstimator):
@@ -122,6 +111,11 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
                          "algorithm": "every algorithm runs Lloyd's (the same fixed point)"},
             derived={"n_local_trials": "0: scikit-learn's rule, 2 + int(log(k))"},
         ),
+        native.Spec(
+            "MetricParams",
+            derived={"metric": "'euclidean': transform's distances to the centers", "p": "2 (unused by euclidean)",
+                     "direct": "True: by differences, as pairwise_distances"},
+        ),
     )
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300, tol=1e-4, verbose=0,
@@ -196,12 +190,12 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         X checked (at least n_clusters rows)."""
         self._tl_validate_params()
         device = self._tl_device(X)
-        X = check_X(self, X, device, reset=True)
+        X = _io.check_finite_X(self, X, device, reset=True)
         n = X.shape[0]
         if n < self.n_clusters:
             raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        return X, device, dtype, host_weights(sample_weight, n, dtype)
+        dtype = _io.np_float_dtype(X)
+        return X, device, dtype, _io.host_weights(sample_weight, n, dtype)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -231,7 +225,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         elif callable(self.init):
             kind = "array"
             rs = check_random_state(self.random_state)
-            Xc = _host_matrix(X) - x_mean.astype(dtype)
+            Xc = _io.to_host(X) - x_mean.astype(dtype)
             runs = [self._check_centers(self.init(Xc, self.n_clusters, random_state=rs), X, dtype) for _ in
                     range(n_init)]
             init_centers = np.ascontiguousarray(np.stack(runs) + x_mean.astype(dtype))
@@ -269,21 +263,18 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     def _check_test_data(self, X):
         check_is_fitted(self)
         device = self._tl_device(X)
-        X = check_X(self, X, device, reset=False)
+        X = _io.check_finite_X(self, X, device, reset=False)
         return X, device
 
     def _labels_inertia(self, X, sample_weight, want_inertia):
         orig = X
         X, device = self._check_test_data(X)
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        sw = host_weights(sample_weight, X.shape[0], dtype)
+        dtype = _io.np_float_dtype(X)
+        sw = _io.host_weights(sample_weight, X.shape[0], dtype)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=dtype)
         mod, ctx = self._tl_context(device, X)
-        labels, inertia = mod.kmeans_predict(ctx, X, sw, centers, want_inertia)
-        labels = np.asarray(labels)
-        if _array.is_device_array(orig):
-            labels = _array.from_numpy_like(orig, labels)
-        return labels, inertia
+        r = mod.kmeans_predict(ctx, X, sw, centers, want_inertia)
+        return _io.mirror(orig, np.asarray(r.labels)), r.inertia
 
     def predict(self, X):
         """Predict the closest cluster each sample in X belongs to.
@@ -312,11 +303,10 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return -float(self._labels_inertia(X, sample_weight, True)[1])
 
     def _transform(self, X, device):
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        centers = np.ascontiguousarray(self.cluster_centers_, dtype=dtype)
+        centers = np.ascontiguousarray(self.cluster_centers_, dtype=_io.np_float_dtype(X))
         mod, ctx = self._tl_context(device, X)
-        out = _array.empty_like_kind(X, (X.shape[0], centers.shape[0]), X.dtype)
-        mod.pairwise_distances(ctx, X, centers, "euclidean", 2.0, out)
+        out = _io.empty_like_kind(X, (X.shape[0], centers.shape[0]), X.dtype)
+        mod.pairwise_distances(ctx, X, centers, metric_struct(mod, "euclidean", 2.0, direct=True), out)
         return out
 
     def transform(self, X):
@@ -337,7 +327,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         """Compute clustering and transform X to cluster-distance space."""
         self.fit(X, sample_weight=sample_weight)
         device = self._tl_device(X)
-        return self._transform(check_X(self, X, device, reset=False), device)
+        return self._transform(_io.check_finite_X(self, X, device, reset=False), device)
 
 
 def kmeans_plusplus(X, n_clusters, *, sample_weight=None, x_squared_norms=None, random_state=None,
@@ -360,21 +350,18 @@ def kmeans_plusplus(X, n_clusters, *, sample_weight=None, x_squared_norms=None, 
     centers : ndarray of shape (n_clusters, n_features)
     indices : ndarray of shape (n_clusters,)
     """
-    from ..metrics._pairwise import _Runner
-
     runner = _Runner(device, numeric_mode)
     runner._tl_validate_params()
     dev = runner._tl_device(X)
-    X = check_plain(X, dev, "X")
+    X = _io.check_array(X, dev, "X")
     if X.shape[0] < n_clusters:
         raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
     if n_local_trials is not None and n_local_trials < 1:
         raise ValueError(f"n_local_trials is set to {n_local_trials} but should be an integer value greater than zero.")
-    dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-    sw = host_weights(sample_weight, X.shape[0], dtype)
+    sw = _io.host_weights(sample_weight, X.shape[0], _io.np_float_dtype(X))
     mod, ctx = runner._tl_context(dev, X)
-    centers, indices = mod.kmeans_plusplus(ctx, X, sw, int(n_clusters), _seed(random_state), int(n_local_trials or 0))
-    return np.asarray(centers), np.asarray(indices)
+    r = mod.kmeans_plusplus(ctx, X, sw, int(n_clusters), _seed(random_state), int(n_local_trials or 0))
+    return np.asarray(r.centers), np.asarray(r.indices)
 
 
 
@@ -505,17 +492,16 @@ class MiniBatchKMeans(KMeans):
 
     def _init_centroids(self, mod, ctx, X, sw, dtype, seed, run, subset):
         """Initial centers of run `run` from the rows `subset` of X (host, k x d)."""
-        Xs = _take(X, subset)
+        Xs = _io.take_rows(X, subset)
         sws = None if sw is None else np.ascontiguousarray(sw[subset])
         if isinstance(self.init, str):
             if self.init == "k-means++":
-                centers, _ = mod.kmeans_plusplus(ctx, Xs, sws, int(self.n_clusters), seed ^ (run + 1), 0)
-                return np.asarray(centers)
+                return np.asarray(mod.kmeans_plusplus(ctx, Xs, sws, int(self.n_clusters), seed ^ (run + 1), 0).centers)
             idx = self._draw("rng_choice", seed, self._S_INIT * 1000003 + run, Xs.shape[0], self.n_clusters, False)
-            return np.ascontiguousarray(_array.to_numpy(_take(Xs, idx)), dtype=dtype)
+            return np.ascontiguousarray(_io.to_numpy(_io.take_rows(Xs, idx)), dtype=dtype)
         if callable(self.init):
             rs = check_random_state(seed % (2**32))
-            return self._check_centers(self.init(_array.to_numpy(Xs), self.n_clusters, random_state=rs), X, dtype)
+            return self._check_centers(self.init(_io.to_numpy(Xs), self.n_clusters, random_state=rs), X, dtype)
         return self._check_centers(self.init, X, dtype)
 
     def _step(self, mod, ctx, Xb, centers, dtype, seed, step, reassign):
@@ -528,8 +514,8 @@ class MiniBatchKMeans(KMeans):
     def _update_centers(self, mod, ctx, Xb, sw, centers, dtype):
         """The centers moved by the batch Xb (weights sw, None: unit) and the
         batch inertia; _counts takes the batch's weights."""
-        _, inertia, sums, wsum = mod.kmeans_assign_sums(ctx, Xb, sw, centers)
-        sums, wsum = np.asarray(sums), np.asarray(wsum)
+        r = mod.kmeans_assign_sums(ctx, Xb, sw, centers)
+        inertia, sums, wsum = r.inertia, np.asarray(r.sums), np.asarray(r.wsum)
         old = centers.astype(np.float64)
         cnt = self._counts.astype(np.float64)
         new_cnt = cnt + wsum
@@ -554,7 +540,7 @@ class MiniBatchKMeans(KMeans):
             rows = self._draw("rng_choice", seed, self._S_REASSIGN * 1000003 + step, b, n_re, False)
             if verbose:
                 print(f"[MiniBatchKMeans] Reassigning {n_re} cluster centers.")
-            centers[to_reassign] = np.asarray(_array.to_numpy(_take(Xb, rows)), dtype=centers.dtype)
+            centers[to_reassign] = np.asarray(_io.to_numpy(_io.take_rows(Xb, rows)), dtype=centers.dtype)
             counts[to_reassign] = np.min(counts[~to_reassign])
 
     def _random_reassign(self):
@@ -615,14 +601,14 @@ class MiniBatchKMeans(KMeans):
         self._tl_seed = seed  # for the reassignments of a later partial_fit
         self._tol = self._stats(mod, ctx, X)[1] * self.tol if self.tol else 0.0
         valid = self._draw("rng_integers", seed, self._S_VALID, 0, self._init_size, n)
-        Xv = _take(X, valid)
+        Xv = _io.take_rows(X, valid)
         swv = None if sw is None else np.ascontiguousarray(sw[valid])
         best = None
         for run in range(self._n_init):
             subset = (np.arange(n) if self._init_size >= n else
                       self._draw("rng_integers", seed, self._S_INIT_ROWS * 1000003 + run, 0, self._init_size, n))
             centers = self._init_centroids(mod, ctx, X, sw, dtype, seed, run, subset)
-            _, inertia = mod.kmeans_predict(ctx, Xv, swv, np.ascontiguousarray(centers, dtype=dtype), True)
+            inertia = mod.kmeans_predict(ctx, Xv, swv, np.ascontiguousarray(centers, dtype=dtype), True).inertia
             if self.verbose:
                 print(f"Inertia for init {run + 1}/{self._n_init}: {inertia}")
             if best is None or inertia < best[0]:
@@ -640,7 +626,7 @@ class MiniBatchKMeans(KMeans):
             else:
                 idx = self._draw("rng_weighted_choice", seed, self._S_BATCH * 1000003 + i, sw, self._batch_size, True)
             reassign = self._random_reassign()
-            new, batch_inertia = self._step(mod, ctx, _take(X, idx), centers, dtype, seed, i, reassign)
+            new, batch_inertia = self._step(mod, ctx, _io.take_rows(X, idx), centers, dtype, seed, i, reassign)
             diff = float(np.sum((new.astype(np.float64) - centers) ** 2)) if self._tol > 0.0 else 0.0
             centers = new
             if self._convergence(i, n_steps, n, diff, batch_inertia):
@@ -652,9 +638,9 @@ class MiniBatchKMeans(KMeans):
         self.n_steps_ = i + 1
         self.n_iter_ = int(np.ceil(((i + 1) * self._batch_size) / n))
         if self.compute_labels:
-            labels, inertia = mod.kmeans_predict(ctx, X, sw, centers, True)
-            self.labels_ = np.asarray(labels)
-            self.inertia_ = float(inertia)
+            r = mod.kmeans_predict(ctx, X, sw, centers, True)
+            self.labels_ = np.asarray(r.labels)
+            self.inertia_ = float(r.inertia)
         else:
             self.inertia_ = float(self._ewa_inertia * (np.sum(sw) if sw is not None else n)) \
                 if self._ewa_inertia is not None else 0.0
@@ -680,10 +666,10 @@ class MiniBatchKMeans(KMeans):
         if not has_centers:
             self._tl_validate_params()
         device = self._tl_device(X)
-        X = check_X(self, X, device, reset=not has_centers)
+        X = _io.check_finite_X(self, X, device, reset=not has_centers)
         n = X.shape[0]
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
-        sw = host_weights(sample_weight, n, dtype)
+        dtype = _io.np_float_dtype(X)
+        sw = _io.host_weights(sample_weight, n, dtype)
         mod, ctx = self._tl_context(device, X)
         if not has_centers:
             if n < self.n_clusters:
@@ -708,9 +694,9 @@ class MiniBatchKMeans(KMeans):
         self._n_features_out = self.cluster_centers_.shape[0]
         self.n_steps_ += 1
         if self.compute_labels:
-            labels, inertia = mod.kmeans_predict(ctx, X, sw, self.cluster_centers_, True)
-            self.labels_ = np.asarray(labels)
-            self.inertia_ = float(inertia)
+            r = mod.kmeans_predict(ctx, X, sw, self.cluster_centers_, True)
+            self.labels_ = np.asarray(r.labels)
+            self.inertia_ = float(r.inertia)
         self._tl_record_fit(device, "identical")
         return self
 

@@ -4,82 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _array, _backend
-from .._config import check_device, check_numeric_mode, get_device, get_n_threads, get_numeric_mode
-
-
-def _resolve_device(device, arrays) -> str:
-    dev = check_device(device if device is not None else get_device(), "device")
-    on_device = [a for a in arrays if a is not None and _array.is_device_array(a)]
-    if dev == "auto":
-        if on_device:
-            dev = _array.device_of(on_device[0])
-        else:
-            dev = "cuda:0" if _backend.cuda_available() else "cpu"
-    for a in on_device:
-        if dev != "cpu" and _array.device_of(a) != dev:
-            raise ValueError(f"an input lives on {_array.device_of(a)} but the computation runs on {dev}")
-    return dev
-
-
-def context(device: str, mode: str, like=None):
-    """(backend module, Context) for running on `device` in numeric mode `mode`."""
-    mod = _backend.module_for(device)
-    stream = 0
-    if like is not None and _array.is_device_array(like) and _array.device_of(like) == device:
-        stream = _array.current_stream(like)
-    return mod, mod.Context(device, get_n_threads(), mode, 0, stream)
-
-
-def _float_dtype(*arrays):
-    """float32 when every operand is float32, else float64 (NumPy's promotion for floats)."""
-    return np.dtype(np.float32) if all(str(a.dtype).endswith("float32") for a in arrays) else np.dtype(np.float64)
-
-
-def _operand(x, name, dtype, device):
-    """x as a 2-D C-contiguous array of `dtype` the backend for `device` accepts,
-    and whether it was given transposed (a Fortran-ordered array is passed as
-    its C-ordered transpose, without a copy)."""
-    if _array.is_device_array(x):
-        if device == "cpu":
-            x = _array.to_numpy(x)
-        else:
-            k = _array.kind(x)
-            if x.ndim != 2:
-                raise ValueError(f"{name} must be a 2-D array, got {x.ndim}-D")
-            if k == "torch":
-                import torch
-
-                tdt = torch.float32 if dtype == np.float32 else torch.float64
-                x = x.detach().to(tdt)
-                if not x.is_contiguous() and x.t().is_contiguous():
-                    return x.t(), True
-                return x.contiguous(), False
-            import cupy
-
-            x = cupy.asarray(x).astype(dtype, copy=False)
-            if not x.flags.c_contiguous and x.flags.f_contiguous:
-                return x.T, True
-            return cupy.ascontiguousarray(x), False
-    x = np.asarray(x)
-    if x.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported in {name}")
-    if x.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got {x.ndim}-D")
-    x = x.astype(dtype, copy=False)
-    if not x.flags.c_contiguous and x.flags.f_contiguous:
-        return x.T, True
-    return np.ascontiguousarray(x), False
+from .. import _io
+from .._config import check_numeric_mode, get_numeric_mode
 
 
 def _matmul(A, B, transpose_a=False, transpose_b=False, *, device=None, numeric_mode=None):
     """matmul, also returning the numeric mode the product delivered."""
     mode = check_numeric_mode(numeric_mode if numeric_mode is not None else get_numeric_mode())
-    dev = _resolve_device(device, (A, B))
-    like = A if _array.is_device_array(A) else (B if _array.is_device_array(B) else None)
-    dtype = _float_dtype(np.empty(0, dtype=_dtype_of(A)), np.empty(0, dtype=_dtype_of(B)))
-    a, fa = _operand(A, "A", dtype, dev)
-    b, fb = _operand(B, "B", dtype, dev)
+    dev = _io.resolve_device(device, (A, B))
+    dtype = _io.float_dtype_of(A, B)
+    a, fa = _io.matrix_operand(A, "A", dtype, dev)
+    b, fb = _io.matrix_operand(B, "B", dtype, dev)
     ta, tb = bool(transpose_a) ^ fa, bool(transpose_b) ^ fb
     m = a.shape[1] if ta else a.shape[0]
     ka = a.shape[0] if ta else a.shape[1]
@@ -89,22 +24,10 @@ def _matmul(A, B, transpose_a=False, transpose_b=False, *, device=None, numeric_
         raise ValueError(
             f"matmul: op(A) has shape ({m}, {ka}) and op(B) has shape ({kb}, {n}): inner dimensions differ"
         )
-    ref = a if _array.is_device_array(a) else (b if _array.is_device_array(b) else np.empty(0))
-    out = _array.empty_like_kind(ref, (m, n), dtype)
-    mod, ctx = context(dev, mode, a if _array.is_device_array(a) else b)
+    out = _io.empty_like_kind(_io.first_device_array(a, b), (m, n), dtype)  # NumPy when neither is on a device
+    mod, ctx = _io.backend_context(dev, mode, a if _io.is_device_array(a) else b)
     delivered = mod.linalg_matmul(ctx, a, ta, b, tb, out)
-    if like is not None and not _array.is_device_array(out):
-        out = _array.from_numpy_like(like, out)
-    return out, delivered
-
-
-def _dtype_of(x):
-    if _array.kind(x) == "torch":
-        return np.dtype(np.float32) if str(x.dtype).endswith("float32") else np.dtype(np.float64)
-    dt = getattr(x, "dtype", None)
-    if dt is None:
-        dt = np.asarray(x).dtype
-    return np.dtype(np.float32) if str(dt).endswith("float32") else np.dtype(np.float64)
+    return _io.mirror(_io.first_device_array(A, B), out), delivered
 
 
 def matmul(A, B, transpose_a=False, transpose_b=False, *, device=None, numeric_mode=None):
@@ -151,7 +74,8 @@ def gram_matrix(mod, ctx, X, sample_weight=None, offset=None):
     (X - offset) * sqrt(sample_weight), computed by the backend of ctx.
     X is a C-contiguous float array the backend accepts; offset a NumPy array
     of X's dtype or None; sample_weight an array of X's dtype and kind or None."""
-    return mod.linalg_gram(ctx, X, sample_weight, offset)
+    r = mod.linalg_gram(ctx, X, sample_weight, offset)
+    return r.G, r.delivered
 
 
 def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None):
@@ -193,14 +117,16 @@ def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None)
            [12., 18.]])
     """
     mode = check_numeric_mode(numeric_mode if numeric_mode is not None else get_numeric_mode())
-    dev = _resolve_device(device, (X, sample_weight))
-    dtype = _dtype_of(X)
-    x, _ = _operand(X, "X", dtype, dev)
+    dev = _io.resolve_device(device, (X, sample_weight))
+    dtype = _io.float_dtype_of(X)
+    # The Gram product reads X by rows: a Fortran-ordered X is copied to C
+    # order (its C-ordered transpose would be read as the rows of X.T).
+    x, _ = _io.matrix_operand(X, "X", dtype, dev, allow_transposed=False)
     n, d = x.shape
     w = None
     if sample_weight is not None:
         w = _weights(sample_weight, n, dtype, x)
-    mod, ctx = context(dev, mode, x)
+    mod, ctx = _io.backend_context(dev, mode, x)
     offset = None
     if center:
         if n == 0:
@@ -213,10 +139,9 @@ def gram(X, center=False, sample_weight=None, *, device=None, numeric_mode=None)
 
 def _weights(sample_weight, n, dtype, like):
     """sample_weight as a 1-D array of `dtype`, living where `like` does; finite and >= 0."""
-    w_host = _array.to_numpy(sample_weight)
-    w_host = np.ascontiguousarray(np.asarray(w_host, dtype=dtype))
+    w_host = np.ascontiguousarray(np.asarray(_io.to_numpy(sample_weight), dtype=dtype))
     if w_host.ndim != 1 or w_host.shape[0] != n:
         raise ValueError(f"sample_weight.shape == {w_host.shape}, expected ({n},)!")
     if not np.all(np.isfinite(w_host)) or np.any(w_host < 0):
         raise ValueError("sample_weight must be finite and non-negative")
-    return _array.from_numpy_like(like, w_host) if _array.is_device_array(like) else w_host
+    return _io.mirror(like, w_host)

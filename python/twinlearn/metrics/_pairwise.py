@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _array
+from .. import _io, _native as native
+from .._config import n_threads_context
 from ..base import TwinlearnEstimatorMixin
-from ..neighbors._input import as_dtype, check_plain
 
 METRICS = ("euclidean", "l2", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev", "minkowski")
 _ZERO_DIAGONAL = ("euclidean", "l2", "sqeuclidean", "cosine")
@@ -52,19 +52,21 @@ def resolve_metric(metric, p=None, metric_params=None, where="metric"):
     return metric, float(p)
 
 
-def _common_dtype(X, Y):
-    both32 = str(X.dtype).endswith("float32") and str(Y.dtype).endswith("float32")
-    return np.float32 if both32 else np.float64
+def metric_struct(mod, name, p, *, direct):
+    """The backend's MetricParams for metric `name` (and minkowski's `p`) as
+    :func:`resolve_metric` gives them; `direct`: (sq)euclidean distances by
+    differences (accurate) rather than dot products (fast)."""
+    return native.params(mod.MetricParams, metric=name, p=float(p), direct=bool(direct))
 
 
 def _prepare(X, Y, device, numeric_mode):
     runner = _Runner(device, numeric_mode)
     runner._tl_validate_params()
     dev = runner._tl_device(X)
-    X = check_plain(X, dev, "X")
-    Y = X if Y is None else check_plain(Y, dev, "Y")
-    dt = _common_dtype(X, Y)
-    X, Y = as_dtype(X, dt), as_dtype(Y, dt)
+    X = _io.check_array(X, dev, "X")
+    Y = X if Y is None else _io.check_array(Y, dev, "Y")
+    dt = _io.float_dtype_of(X, Y)
+    X, Y = _io.as_dtype(X, dt), _io.as_dtype(Y, dt)
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
             f"Incompatible dimension for X and Y matrices: X.shape[1] == {X.shape[1]} while "
@@ -103,29 +105,24 @@ def pairwise_distances(X, Y=None, metric="euclidean", *, n_jobs=None, device=Non
     array([[0., 5.],
            [5., 0.]])
     """
-    from ..neighbors._input import n_threads_context
-
     if metric == "precomputed":
-        D = check_plain(X, "cpu" if not _array.is_device_array(X) else _array.device_of(X), "X")
-        if np.any(_array.to_numpy(D) < 0):
-            raise ValueError("Negative values in data passed to precomputed distance matrix.")
+        D = _io.check_array(X, _io.device_of(X), "X")
+        _io.check_distances(D)
         return D
     name, p = resolve_metric(metric, kwds.pop("p", None), None)
     if kwds:
         raise ValueError(f"unsupported keyword arguments {sorted(kwds)}")
     with n_threads_context(n_jobs):
         mod, ctx, Xc, Yc = _prepare(X, Y, device, numeric_mode)
-        out = _array.empty_like_kind(Xc, (Xc.shape[0], Yc.shape[0]), Xc.dtype)
-        mod.pairwise_distances(ctx, Xc, Yc, name, p, out)
+        out = _io.empty_like_kind(Xc, (Xc.shape[0], Yc.shape[0]), Xc.dtype)
+        mod.pairwise_distances(ctx, Xc, Yc, metric_struct(mod, name, p, direct=True), out)
     if Y is None and name in _ZERO_DIAGONAL:
         _zero_diagonal(out)
-    if _array.is_device_array(X) and not _array.is_device_array(out):
-        out = _array.from_numpy_like(X, out)
-    return out
+    return _io.mirror(X, out)
 
 
 def _zero_diagonal(out):
-    k = _array.kind(out)
+    k = _io.kind(out)
     if k == "numpy":
         np.fill_diagonal(out, 0)
     elif k == "torch":
@@ -144,8 +141,8 @@ def _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode):
     metric_kwargs = dict(metric_kwargs or {})
     name, p = resolve_metric(metric, metric_kwargs.pop("p", None), metric_kwargs)
     mod, ctx, Xc, Yc = _prepare(X, Y, device, numeric_mode)
-    dist, ind = mod.knn_search(ctx, Yc, Xc, name, p, 1)
-    return np.asarray(ind)[:, 0].astype(np.intp), np.asarray(dist)[:, 0]
+    r = mod.knn_search(ctx, Yc, Xc, metric_struct(mod, name, p, direct=False), 1)
+    return np.asarray(r.indices)[:, 0].astype(np.intp), np.asarray(r.distances)[:, 0]
 
 
 def pairwise_distances_argmin_min(X, Y, *, axis=1, metric="euclidean", metric_kwargs=None, device=None,

@@ -21,13 +21,29 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .. import _array, identity
-from .._labels import integral_classes, labels_like
+from .. import _io, _native as native, identity
+from .._config import n_threads_context
+from .._labels import integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
-from ..metrics._pairwise import METRICS, resolve_metric
-from ._input import as_dtype, check_X, n_threads_context
+from ..metrics._pairwise import METRICS, metric_struct, resolve_metric
 
 _EFFECTIVE = {"l2": "euclidean", "cityblock": "manhattan", "l1": "manhattan"}
+
+
+def _metric_spec(**python_only):
+    """How a neighbours estimator's parameters reach the searches' MetricParams."""
+    return native.Spec(
+        "MetricParams",
+        fields={"metric": "metric", "p": "p", "metric_params": "p"},
+        python_only={
+            "n_neighbors": "the k of each query (knn_search's argument)",
+            "algorithm": "every algorithm runs the exact brute-force search",
+            "leaf_size": "no tree is built",
+            "n_jobs": "the thread count of the backend's Context",
+            **python_only,
+        },
+        derived={"direct": "False: the searches rank by the dot-product form"},
+    )
 
 
 def _get_weights(dist, weights):
@@ -66,8 +82,8 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         # A model fitted on GPU data pickles its data as NumPy, so it loads
         # (and predicts) on a machine without a GPU.
         state = super().__getstate__()
-        if "_fit_X" in state and _array.is_device_array(state["_fit_X"]):
-            state = dict(state, _fit_X=_array.to_numpy(state["_fit_X"]))
+        if "_fit_X" in state:
+            state = dict(state, _fit_X=_io.to_host(state["_fit_X"]))
         return state
 
     # -- fitting -----------------------------------------------------------------
@@ -109,17 +125,13 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             )
         device = self._tl_device(X)
         if self.metric == "precomputed":
-            X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=True)
-            if X.shape[0] != X.shape[1]:
-                raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x{X.shape[1]} matrix.")
-            if np.any(X < 0):
-                raise ValueError("Negative values in data passed to precomputed distance matrix.")
+            X = self._check_precomputed(X, reset=True)
         else:
             # A supervised fit has validated X with y already (setting the
             # column names of a DataFrame X); this second check sees the
             # array and must not forget them.
             names = getattr(self, "feature_names_in_", None) if names_from_y_check else None
-            X = check_X(self, X, device, reset=True)
+            X = _io.check_finite_X(self, X, device, reset=True)
             if names is not None:
                 self.feature_names_in_ = names
         self._fit_X = X
@@ -134,28 +146,33 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         self._tl_record_fit(device, "fast" if tensor_cores else "identical")
         return self
 
+    def _check_precomputed(self, X, *, reset):
+        """A precomputed distance matrix as a float64 NumPy array: square for
+        a fit, one column per indexed sample for a query; no negative entries."""
+        X = validate_data(self, X if reset else _io.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=reset)
+        if reset and X.shape[0] != X.shape[1]:
+            raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x{X.shape[1]} matrix.")
+        if not reset and X.shape[1] != self.n_samples_fit_:
+            raise ValueError(
+                f"Precomputed metric requires shape (n_queries, n_indexed). Got ({X.shape[0]}, {X.shape[1]}) "
+                f"for {self.n_samples_fit_} indexed."
+            )
+        _io.check_distances(X)
+        return X
+
     # -- queries -----------------------------------------------------------------
     def _query_input(self, X):
         """(X, device) for a query; X=None is handled by the caller."""
         device = self._tl_device(X if X is not None else self._fit_X)
         if self.metric == "precomputed":
-            X = validate_data(self, _array.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=False)
-            if X.shape[1] != self.n_samples_fit_:
-                raise ValueError(
-                    f"Precomputed metric requires shape (n_queries, n_indexed). Got ({X.shape[0]}, {X.shape[1]}) "
-                    f"for {self.n_samples_fit_} indexed."
-                )
-            if np.any(X < 0):
-                raise ValueError("Negative values in data passed to precomputed distance matrix.")
-            return X, device
-        X = check_X(self, X, device, reset=False)
-        return as_dtype(X, self._fit_X.dtype), device
+            return self._check_precomputed(X, reset=False), device
+        X = _io.check_finite_X(self, X, device, reset=False)
+        return _io.as_dtype(X, self._fit_X.dtype), device
 
-    def _index_for(self, device):
-        idx = self._fit_X
-        if device == "cpu" and _array.is_device_array(idx):
-            idx = _array.to_numpy(idx)
-        return idx
+    def _fitted_queries(self):
+        """(X, device) for a query of the fitted points themselves (X=None)."""
+        device = self._tl_device(self._fit_X)
+        return _io.place(self._fit_X, device), device
 
     def _search(self, X, k, device):
         """(dist, ind) host arrays for the queries X (already checked)."""
@@ -166,12 +183,12 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         name, p = self._tl_metric
         with n_threads_context(getattr(self, "n_jobs", None)):
             mod, ctx = self._tl_context(device, X)
-            index = self._index_for(device)
+            index = _io.place(self._fit_X, device)
             if k > 1024 and device != "cpu":
                 # Past 1024 neighbours the selection runs on the CPU backend (same bits).
-                index, X = _array.to_numpy(index), _array.to_numpy(X)
-            dist, ind = mod.knn_search(ctx, index, X, name, p, int(k))
-        return np.asarray(dist), np.asarray(ind).view(np.intp)
+                index, X = _io.to_numpy(index), _io.to_numpy(X)
+            r = mod.knn_search(ctx, index, X, metric_struct(mod, name, p, direct=False), int(k))
+        return np.asarray(r.distances), np.asarray(r.indices).view(np.intp)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the K-neighbors of a point.
@@ -201,10 +218,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         query_is_train = X is None
         orig = X
         if query_is_train:
-            device = self._tl_device(self._fit_X)
-            X = self._fit_X
-            if self.metric != "precomputed" and device == "cpu" and _array.is_device_array(X):
-                X = _array.to_numpy(X)
+            X, device = self._fitted_queries()
             n_neighbors += 1
         else:
             X, device = self._query_input(X)
@@ -229,8 +243,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             dist = dist[mask].reshape(n_q, n_neighbors - 1)
         identity.record(f"{type(self).__name__}.kneighbors.indices", ind)
         identity.record(f"{type(self).__name__}.kneighbors.distances", dist)
-        if orig is not None and _array.is_device_array(orig):
-            dist, ind = _array.from_numpy_like(orig, dist), _array.from_numpy_like(orig, ind)
+        dist, ind = _io.mirror(orig, dist), _io.mirror(orig, ind)
         return (dist, ind) if return_distance else ind
 
     def kneighbors_graph(self, X=None, n_neighbors=None, mode="connectivity"):
@@ -242,11 +255,11 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         if n_neighbors is None:
             n_neighbors = self.n_neighbors
         if mode == "connectivity":
-            ind = _array.to_numpy(self.kneighbors(X, n_neighbors, return_distance=False))
+            ind = _io.to_numpy(self.kneighbors(X, n_neighbors, return_distance=False))
             data = np.ones(ind.size)
         elif mode == "distance":
             dist, ind = self.kneighbors(X, n_neighbors, return_distance=True)
-            dist, ind = _array.to_numpy(dist), _array.to_numpy(ind)
+            dist, ind = _io.to_numpy(dist), _io.to_numpy(ind)
             data = np.ravel(dist)
         else:
             raise ValueError(
@@ -274,10 +287,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             radius = self.radius
         query_is_train = X is None
         if query_is_train:
-            device = self._tl_device(self._fit_X)
-            X = self._fit_X
-            if self.metric != "precomputed" and device == "cpu" and _array.is_device_array(X):
-                X = _array.to_numpy(X)
+            X, device = self._fitted_queries()
         else:
             X, device = self._query_input(X)
         if self.metric == "precomputed":
@@ -288,10 +298,10 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             name, p = self._tl_metric
             with n_threads_context(getattr(self, "n_jobs", None)):
                 mod, ctx = self._tl_context(device, X)
-                offsets, ind_all, dist_all = mod.radius_search(ctx, self._index_for(device), X, name, p,
-                                                               float(radius))
-            offsets = np.asarray(offsets)
-            ind_all, dist_all = np.asarray(ind_all).view(np.intp), np.asarray(dist_all)
+                r = mod.radius_search(ctx, _io.place(self._fit_X, device), X, metric_struct(mod, name, p, direct=False),
+                                      float(radius))
+            offsets = np.asarray(r.offsets)
+            ind_all, dist_all = np.asarray(r.indices).view(np.intp), np.asarray(r.distances)
             ind_list = [ind_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
             dist_list = [dist_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         if query_is_train:
@@ -379,6 +389,8 @@ class NearestNeighbors(_NeighborsBase):
     (array([[0.2, 0.8]]), array([[0, 1]]))
     """
 
+    _tl_native = (_metric_spec(radius="the radius of each query (radius_search's argument)"),)
+
     def __init__(self, *, n_neighbors=5, radius=1.0, algorithm="auto", leaf_size=30, metric="minkowski", p=2,
                  metric_params=None, n_jobs=None, device=None, numeric_mode=None):
         self.n_neighbors = n_neighbors
@@ -415,6 +427,7 @@ class _SupervisedNeighbors(_NeighborsBase):
         "weights": [StrOptions({"uniform", "distance"}), callable, None],
     }
     _parameter_constraints.pop("radius")
+    _tl_native = (_metric_spec(weights="the vote or average over the neighbours, in Python"),)
 
     def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
                  metric="minkowski", metric_params=None, n_jobs=None, device=None, numeric_mode=None):
@@ -432,8 +445,8 @@ class _SupervisedNeighbors(_NeighborsBase):
     def _check_Xy(self, X, y, *, y_dtype, y_finite=True, y_numeric=False):
         """(X, y) for fit: NumPy input validated together by scikit-learn,
         device X kept as it is (the search checks it) with y checked on the host."""
-        y = _array.to_numpy(y) if _array.is_device_array(y) else y
-        if _array.is_device_array(X):
+        y = _io.to_host(y)
+        if _io.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
         else:
             X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
@@ -446,9 +459,8 @@ class _SupervisedNeighbors(_NeighborsBase):
         if X is None:
             dist, ind = self.kneighbors(None, return_distance=True)
         else:
-            Xq = _array.to_numpy(X) if (_array.is_device_array(X) and self._tl_device(X) == "cpu") else X
-            dist, ind = self.kneighbors(Xq, return_distance=True)
-        return _array.to_numpy(dist), _array.to_numpy(ind)
+            dist, ind = self.kneighbors(_io.place(X, self._tl_device(X)), return_distance=True)
+        return _io.to_numpy(dist), _io.to_numpy(ind)
 
 
 class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbors):
@@ -569,7 +581,7 @@ class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbo
         classes = self.classes_ if self.outputs_2d_ else [self.classes_]
         votes = self._votes(X)
         y_pred = np.column_stack([cls[np.argmax(v, axis=1)] for cls, v in zip(classes, votes)])
-        return labels_like(X, y_pred.ravel() if not self.outputs_2d_ else y_pred)
+        return _io.labels_like(X, y_pred.ravel() if not self.outputs_2d_ else y_pred)
 
     def predict_proba(self, X):
         """Return probability estimates for the test data X.
@@ -584,7 +596,7 @@ class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbo
         for votes in self._votes(X):
             norm = votes.sum(axis=1)[:, None]
             norm[norm == 0.0] = 1.0
-            probs.append(labels_like(X, votes / norm))
+            probs.append(_io.labels_like(X, votes / norm))
         return probs if self.outputs_2d_ else probs[0]
 
 
@@ -648,4 +660,4 @@ class KNeighborsRegressor(DeviceScoreMixin, RegressorMixin, _SupervisedNeighbors
         else:
             num = np.sum(_y[ind] * w[:, :, None], axis=1)
             y_pred = num / np.sum(w, axis=1)[:, None]
-        return labels_like(X, y_pred.ravel() if self._y.ndim == 1 else y_pred)
+        return _io.labels_like(X, y_pred.ravel() if self._y.ndim == 1 else y_pred)
