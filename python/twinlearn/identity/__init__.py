@@ -35,7 +35,7 @@ def record(tag: str, array) -> None:
     path = os.environ.get(ENV)
     if not path:
         return
-    from .._array import to_numpy
+    from .._io import to_numpy
 
     a = np.ascontiguousarray(to_numpy(array))
     if " " in tag:
