@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from threadpoolctl import threadpool_limits
-from twinlearn import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+from twinlearn import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, _native
 from gb_helpers import assert_same_model, bits, higgs_like
 
 # Borders are quantiles of the (unweighted) rows, as in HistGradientBoosting:
@@ -731,7 +731,8 @@ def test_rsm_splits_only_on_the_drawn_subset():
         # the seed the fit used: the same draw from the same random_state
         from twinlearn.ensemble._gb import _sampling_seed
 
-        params = {"rsm": rsm, "seed": _sampling_seed(7)}
+        params = _backend.core().GbdtParams()
+        params.rsm, params.seed = rsm, _sampling_seed(7)
         offsets = [int(v) for v in m.border_offsets_]
         k = max(1, int(np.floor(rsm * 9 + 0.5)))
         depth = int(m.tree_depth_[0])
@@ -1135,11 +1136,12 @@ def test_round_hook_calls_python_and_propagates_its_exceptions():
         seen.append(info)
         return info["round"] != 3
 
-    model, info = mod.gbdt_fit(ctx, X, yf, None, params, X[:500], yf[:500], None, False, hook, 2)
-    assert [d["round"] for d in seen] == [0, 1, 2, 3] and len(model["tree_depth"]) == 4
-    assert info["stopped_by_callback"]
+    params = _native.params(mod.GbdtParams, **params)
+    fit = mod.gbdt_fit(ctx, X, yf, None, params, X[:500], yf[:500], None, False, hook, 2)
+    assert [d["round"] for d in seen] == [0, 1, 2, 3] and len(fit.tree_depth) == 4
+    assert fit.stopped_by_callback
     assert [d["train_loss"] is not None for d in seen] == [True, False, True, False]
-    assert [d["eval_metric"] for d in seen] == list(info["eval_metric"])
+    assert [d["eval_metric"] for d in seen] == list(fit.eval_metric)
     assert seen[0]["n_rounds"] == 10 and seen[0]["stopping"] is False
 
     def boom(info):

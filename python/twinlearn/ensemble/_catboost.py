@@ -291,6 +291,24 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         **TL_PARAMETER_CONSTRAINTS,
     }
 
+    _tl_native = (
+        native.Spec(
+            "GbdtParams",
+            fields={"loss": ("loss", "loss_param"), "n_estimators": "n_estimators", "learning_rate": "learning_rate",
+                    "max_depth": "max_depth", "l2_leaf_reg": "l2_leaf_reg", "border_count": "border_count",
+                    "grow_policy": "grow_policy", "max_leaves": "max_leaves", "min_data_in_leaf": "min_data_in_leaf",
+                    "nan_mode": "nan_mode", "boost_from_average": "boost_from_average",
+                    "bootstrap_type": "bootstrap", "subsample": "subsample",
+                    "bagging_temperature": "bagging_temperature", "rsm": "rsm",
+                    "min_child_weight": "min_child_weight", "min_split_gain": "min_split_gain",
+                    "eval_metric": "eval_metric", "random_state": "seed"},
+            python_only={"cat_features": "encoded on the host before the fit (_categorical)",
+                         "one_hot_max_size": "encoded on the host before the fit (_categorical)",
+                         "verbose": "reported by Python from the core's per-round callback"},
+            derived={"n_classes": "the classes of y", "early_stopping_rounds": "fit's argument"},
+        ),
+    )
+
     def __init__(
         self,
         *,

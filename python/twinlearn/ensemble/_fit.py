@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _labels, identity
+from .. import _labels, _native as native, identity
 from ._categorical import encode, encode_fit
 from ._checks import check_eval_set, check_input, encode_target, sample_weight
-from ._model import truncate
+from ._model import set_model, truncate
 from ._params import MULTICLASS_LOSSES, draws, sampling_seed
 from ._progress import FitProgress
 
 
 def core_params(est, loss_name, n_classes, early_stopping_rounds, metric):
-    """Every GbdtParams field of this fit, by name: the estimator's
-    (``_core_params``) and the fit's."""
+    """Every GbdtParams field of this fit, by name (a dict for
+    twinlearn._native.params): the estimator's (``_core_params``) and the fit's."""
     params = est._core_params()
     if draws(params):
         params["seed"] = sampling_seed(est.random_state)
@@ -59,25 +59,22 @@ def fit(est, X, y, sample_weight_=None, eval_set=None, early_stopping_rounds=Non
     if period:
         progress = FitProgress(period, show_learn=eX is None or metric == "Loss")
     try:
-        model, info = mod.gbdt_fit(ctx, X, y_codes, sw, dict(params, bootstrap_type=params["bootstrap"]), eX, ey,
-                                   ew, False, progress, period if progress is not None and progress.show_learn else 0)
+        result = mod.gbdt_fit(ctx, X, y_codes, sw, native.params(mod.GbdtParams, **params), eval_X=eX, eval_y=ey,
+                              eval_weight=ew, callback=progress,
+                              train_loss_every=period if progress is not None and progress.show_learn else 0)
     finally:
         if progress is not None:
             progress.close()
-    for key in ("borders", "border_offsets", "tree_depth", "split_feature", "split_bin", "split_border",
-                "split_gain", "split_nan_right", "leaf_values", "base_score"):
-        setattr(est, key + "_", np.asarray(model[key]))
-    est.grow_policy_ = str(model.get("grow_policy", "SymmetricTree"))
+    set_model(est, result)
     if est.grow_policy_ != params["grow_policy"]:
         raise RuntimeError(f"the core fitted grow_policy {est.grow_policy_!r}, not the "
                            f"{params['grow_policy']!r} requested")
     est._loss_name = loss_name
     est._nan_mode = params["nan_mode"]
-    est.n_outputs_ = int(model["n_outputs"])
     est.evals_result_ = {}
     est.best_iteration_ = None
     if eX is not None:
-        _keep_best(est, info, metric, loss_name, use_best_model, early_stopping_rounds, progress)
+        _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress)
     est.n_estimators_ = int(len(est.tree_depth_))
     for key in ("borders_", "split_feature_", "split_bin_", "split_nan_right_", "leaf_values_", "base_score_"):
         identity.record(f"{type(est).__name__}.{key}", getattr(est, key))
@@ -85,22 +82,22 @@ def fit(est, X, y, sample_weight_=None, eval_set=None, early_stopping_rounds=Non
     return est
 
 
-def _keep_best(est, info, metric, loss_name, use_best_model, early_stopping_rounds, progress):
+def _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress):
     """The eval history, the best iteration, the model cut there (unless
     use_best_model is False) and the verbose summary of a fit with an eval set."""
     history = {}
     if metric != "Loss":
-        history[metric] = np.asarray(info["eval_metric"]).tolist()
-    history[est._metric_name(loss_name)] = np.asarray(info["eval_loss"]).tolist()
+        history[metric] = np.asarray(result.eval_metric).tolist()
+    history[est._metric_name(loss_name)] = np.asarray(result.eval_loss).tolist()
     est.evals_result_ = {"validation": history}
-    est.best_iteration_ = int(info["best_iteration"])
+    est.best_iteration_ = int(result.best_iteration)
     n_done = len(est.tree_depth_)
     if use_best_model is None or use_best_model:
         truncate(est, est.best_iteration_ + 1)
     if progress is not None:
         best = next(iter(history.values()))[est.best_iteration_]
         lines = []
-        if info["stopped_early"]:
+        if result.stopped_early:
             lines.append(f"Stopped by overfitting detector  ({int(early_stopping_rounds)} iterations wait)")
         lines += ["", f"bestTest = {best:.16g}", f"bestIteration = {est.best_iteration_}", ""]
         if len(est.tree_depth_) < n_done:

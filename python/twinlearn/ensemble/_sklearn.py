@@ -15,6 +15,24 @@ from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
 from ._params import sklearn_core_params
 
 
+_SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimators", "max_depth": "max_depth",
+                   "max_leaf_nodes": ("grow_policy", "max_leaves"),
+                   "min_samples_leaf": ("grow_policy", "min_data_in_leaf"), "l2_regularization": "l2_leaf_reg",
+                   "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed"}
+_SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)"}
+_SKLEARN_DERIVED = {
+    "n_classes": "the classes of y",
+    "early_stopping_rounds": "0: no eval set",
+    "eval_metric": "'Loss': no eval set",
+    "nan_mode": "'Min' for oblivious trees, 'Learned' for per-node ones (as scikit-learn's)",
+    "boost_from_average": "True but for the multiclass loss",
+    "bagging_temperature": "1: no Bayesian bootstrap",
+    "rsm": "1: every feature",
+    "min_child_weight": "0: no constraint",
+    "min_split_gain": "-inf: no constraint",
+}
+
+
 class _SklearnShaped(_BoostingCore):
     _parameter_constraints: dict = {
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -213,6 +231,15 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
         **_SklearnShaped._parameter_constraints,
     }
 
+    _tl_native = (
+        native.Spec(
+            "GbdtParams",
+            fields={"loss": "loss", **_SKLEARN_FIELDS},
+            python_only={**_SKLEARN_PYTHON_ONLY, "class_weight": "multiplies the sample weights"},
+            derived={**_SKLEARN_DERIVED, "loss_param": "0: log_loss takes none"},
+        ),
+    )
+
     __init__ = _sklearn_shaped_init(default_loss="log_loss", default_l2=1.0)
 
     def _is_classifier(self):
@@ -287,6 +314,15 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
         **_SklearnShaped._parameter_constraints,
     }
+
+    _tl_native = (
+        native.Spec(
+            "GbdtParams",
+            fields={"loss": "loss", "alpha": "loss_param", **_SKLEARN_FIELDS},
+            python_only=_SKLEARN_PYTHON_ONLY,
+            derived=_SKLEARN_DERIVED,
+        ),
+    )
 
     _CORE_LOSSES = {"squared_error": "RMSE", "absolute_error": "MAE", "quantile": "Quantile", "poisson": "Poisson"}
 
