@@ -7,18 +7,10 @@ model's; save/load, pickle, truncation, parameters, and the CPU against a GPU.""
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
-import twinlearn
 from twinlearn import GradientBoosting, _backend, _native
 from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
                         check_booster_estimator, higgs_like, numpy_raw)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with twinlearn.config_context(n_threads=1), threadpool_limits(1):
-        yield
 
 
 def learned(**kw):
