@@ -82,10 +82,10 @@ def test_rsm_splits_only_on_the_drawn_subset():
     for rsm in (0.2, 0.5):
         m = _sampled(rsm=rsm).fit(X, y)
         # the seed the fit used: the same draw from the same random_state
-        from twinlearn.ensemble._gb import _sampling_seed
+        from twinlearn.ensemble._params import sampling_seed
 
         params = _backend.core().GbdtParams()
-        params.rsm, params.seed = rsm, _sampling_seed(7)
+        params.rsm, params.seed = rsm, sampling_seed(7)
         offsets = [int(v) for v in m.border_offsets_]
         k = max(1, int(np.floor(rsm * 9 + 0.5)))
         depth = int(m.tree_depth_[0])
