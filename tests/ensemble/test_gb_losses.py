@@ -123,7 +123,6 @@ def test_log_link_losses_need_non_negative_targets():
         GradientBoosting(loss="Poisson", n_estimators=2, device="cpu").fit(X, y - 1.0)
 
 
-
 # ---------------------------------------------------------------------------
 # Pinball losses: MAE and Quantile (gradient steps; see the docstring)
 # ---------------------------------------------------------------------------

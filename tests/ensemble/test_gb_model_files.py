@@ -108,9 +108,6 @@ def test_bad_model_files_are_refused(tmp_path):
         GradientBoostingClassifier(device="cpu").load_model(path)
 
 
-
-
-
 def test_files_without_the_new_parameters_still_load(tmp_path):
     import json
 

@@ -29,7 +29,6 @@ WAIVED = {
 }
 
 
-
 # ---------------------------------------------------------------------------
 # scikit-learn conformance
 # ---------------------------------------------------------------------------
@@ -355,7 +354,6 @@ def test_identity_trace_records_model_stages(tmp_path, monkeypatch):
     assert "GradientBoosting.leaf_values_" in tags and "GradientBoosting.predict_probability" in tags
 
 
-
 # ---------------------------------------------------------------------------
 # Bad input
 # ---------------------------------------------------------------------------
@@ -434,9 +432,6 @@ def test_fit_options_are_checked():
         m.fit(X, y, eval_set=(X, y + 5))
     with pytest.raises(AttributeError, match="predict_proba"):
         GradientBoosting(loss="RMSE", n_estimators=2, device="cpu").fit(X, y).predict_proba(X)
-
-
-
 
 
 def test_class_weight_multiplies_the_sample_weights():

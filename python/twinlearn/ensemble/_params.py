@@ -119,16 +119,12 @@ def check_catboost_params(est):
         )
     if est.bootstrap_type == "MVS":
         raise ValueError("bootstrap_type='MVS' is not available yet; use 'No', 'Bernoulli' or 'Bayesian'")
-    if est.subsample is not None and est.bootstrap_type != "Bernoulli":
-        raise ValueError(
-            f"subsample applies to bootstrap_type='Bernoulli' only (as in CatBoost); "
-            f"with bootstrap_type={est.bootstrap_type!r} leave it at None"
-        )
-    if est.bagging_temperature is not None and est.bootstrap_type != "Bayesian":
-        raise ValueError(
-            f"bagging_temperature applies to bootstrap_type='Bayesian' only (as in CatBoost); "
-            f"with bootstrap_type={est.bootstrap_type!r} leave it at None"
-        )
+    for name, bootstrap_type in (("subsample", "Bernoulli"), ("bagging_temperature", "Bayesian")):
+        if getattr(est, name) is not None and est.bootstrap_type != bootstrap_type:
+            raise ValueError(
+                f"{name} applies to bootstrap_type={bootstrap_type!r} only (as in CatBoost); "
+                f"with bootstrap_type={est.bootstrap_type!r} leave it at None"
+            )
 
 
 def catboost_eval_metric(est, loss_name):
