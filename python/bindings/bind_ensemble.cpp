@@ -3,8 +3,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <vector>
 

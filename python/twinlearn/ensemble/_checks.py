@@ -84,7 +84,7 @@ def encode_target(est, y, loss_name, classes_codes=None):
     return codes.astype(np.float64), len(classes)
 
 
-def sample_weight(est, y, sample_weight, n):
+def fit_weights(est, y, sample_weight, n):
     """The row weights of the fit (host float64, or None): sample_weight
     times the class weights (``class_weight``, where the estimator has it),
     as scikit-learn's HistGradientBoostingClassifier."""

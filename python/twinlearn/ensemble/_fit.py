@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _labels, _native as native, identity
 from ._categorical import encode, encode_fit
-from ._checks import check_eval_set, check_input, encode_target, sample_weight
+from ._checks import check_eval_set, check_input, encode_target, fit_weights
 from ._model import set_model, truncate
 from ._params import MULTICLASS_LOSSES, draws, sampling_seed
 from ._progress import FitProgress
@@ -31,7 +31,7 @@ def core_params(est, loss_name, n_classes, early_stopping_rounds, metric):
     return params
 
 
-def fit(est, X, y, sample_weight_=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
+def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
     """Fits est (a _BoostingCore) and returns it."""
     est._tl_validate_params()
     est._check_core_params()
@@ -46,7 +46,7 @@ def fit(est, X, y, sample_weight_=None, eval_set=None, early_stopping_rounds=Non
         loss_name = est._core_loss(0)
     y_codes, n_classes = encode_target(est, y, loss_name, counted)
     X = encode_fit(est, X, y_codes, n_classes, loss_name)
-    sw = sample_weight(est, y, sample_weight_, X.shape[0])
+    sw = fit_weights(est, y, sample_weight, X.shape[0])
     eX = ey = ew = None
     if eval_set is not None:
         eX, ey, ew = check_eval_set(est, eval_set, device, loss_name)

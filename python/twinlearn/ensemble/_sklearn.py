@@ -14,7 +14,7 @@ from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
 from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
 from ._params import sklearn_core_params
 
-
+# How the parameters of both reach the core's GbdtParams (their _tl_native).
 _SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimators", "max_depth": "max_depth",
                    "max_leaf_nodes": ("grow_policy", "max_leaves"),
                    "min_samples_leaf": ("grow_policy", "min_data_in_leaf"), "l2_regularization": "l2_leaf_reg",
