@@ -3,9 +3,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <optional>
 #include <vector>
 
@@ -21,14 +18,23 @@ template <class T>
 using HostVec = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using HostMatW = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-// A NumPy array that owns a copy of v.
+// A NumPy array (as a Python object) holding a copy of v.
 template <class T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(const std::vector<T>& v) {
-  T* buf = new T[v.size() ? v.size() : 1];
-  if (!v.empty()) std::memcpy(buf, v.data(), v.size() * sizeof(T));
-  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(buf, {v.size()}, owner);
+nb::object array_of(const std::vector<T>& v) {
+  return nb::cast(copy_vector(v));
 }
+
+// gbdt_fit's result: the fitted model and its training history.
+struct GbdtFit {
+  tl::GbdtModel model;
+  tl::GbdtFitInfo info;
+};
+
+// gbdt_borders's result.
+struct GbdtBorders {
+  nb::object borders;         // float64, every feature's borders, increasing within a feature
+  nb::object border_offsets;  // int32, n_features + 1
+};
 
 template <class T>
 std::vector<T> from_dict(const nb::dict& d, const char* key) {
@@ -57,26 +63,6 @@ tl::GbdtModel model_from_dict(const nb::dict& d) {
   return m;
 }
 
-nb::dict model_to_dict(const tl::GbdtModel& m) {
-  nb::dict d;
-  d["loss"] = std::string(tl::to_string(m.loss));
-  d["nan_mode"] = std::string(tl::to_string(m.nan_mode));
-  d["grow_policy"] = std::string(tl::to_string(m.grow_policy));
-  d["n_features"] = m.n_features;
-  d["n_outputs"] = m.n_outputs;
-  d["borders"] = to_numpy(m.borders);
-  d["border_offsets"] = to_numpy(m.border_offsets);
-  d["tree_depth"] = to_numpy(m.tree_depth);
-  d["split_feature"] = to_numpy(m.split_feature);
-  d["split_bin"] = to_numpy(m.split_bin);
-  d["split_border"] = to_numpy(m.split_border);
-  d["split_gain"] = to_numpy(m.split_gain);
-  d["split_nan_right"] = to_numpy(m.split_nan_right);
-  d["leaf_values"] = to_numpy(m.leaf_values);
-  d["base_score"] = to_numpy(m.base_score);
-  return d;
-}
-
 tl::GbdtOutput parse_output(const std::string& s) {
   if (s == "raw") return tl::GbdtOutput::Raw;
   if (s == "probability") return tl::GbdtOutput::Probability;
@@ -92,33 +78,91 @@ const double* opt_ptr(const std::optional<HostVec<double>>& a, std::int64_t n, c
   return a->data();
 }
 
-// Sampling fields of GbdtParams from a params dict (absent: no sampling).
-void read_sampling(const nb::dict& params, tl::GbdtParams& p) {
-  if (params.contains("bootstrap_type"))
-    p.bootstrap = tl::parse_gbdt_bootstrap(nb::cast<std::string>(params["bootstrap_type"]));
-  if (params.contains("subsample")) p.subsample = nb::cast<double>(params["subsample"]);
-  if (params.contains("bagging_temperature")) p.bagging_temperature = nb::cast<double>(params["bagging_temperature"]);
-  if (params.contains("rsm")) p.rsm = nb::cast<double>(params["rsm"]);
-  if (params.contains("seed")) p.seed = nb::cast<std::uint64_t>(params["seed"]);
-}
-
 }  // namespace
 
 void init_ensemble(nb::module_& m) {
+  const auto loss_name = [](tl::GbdtLoss v) { return tl::to_string(v); };
+  const auto nan_mode_name = [](tl::GbdtNanMode v) { return tl::to_string(v); };
+  const auto grow_policy_name = [](tl::GbdtGrowPolicy v) { return tl::to_string(v); };
+  const auto metric_name = [](tl::GbdtMetric v) { return tl::to_string(v); };
+  const auto bootstrap_name = [](tl::GbdtBootstrap v) { return tl::to_string(v); };
+  using P = tl::GbdtParams;
+  params_class<P>(m, "GbdtParams", "Parameters of gbdt_fit (twinlearn/ensemble/gbdt.hpp).")
+      .enum_field("loss", &P::loss, tl::parse_gbdt_loss, loss_name, "CatBoost's name ('Logloss', 'RMSE', ...)")
+      .field("n_estimators", &P::n_estimators, "boosting rounds")
+      .enum_field("grow_policy", &P::grow_policy, tl::parse_gbdt_grow_policy, grow_policy_name,
+                  "'SymmetricTree', 'Depthwise' or 'Lossguide'")
+      .field("max_depth", &P::max_depth, "levels of each tree, 1..16")
+      .field("max_leaves", &P::max_leaves, "Lossguide: leaves per tree, >= 2 (0 = 2^max_depth)")
+      .field("learning_rate", &P::learning_rate, "> 0")
+      .field("l2_leaf_reg", &P::l2_leaf_reg, ">= 0")
+      .field("border_count", &P::border_count, "borders per feature, 1..255")
+      .enum_field("nan_mode", &P::nan_mode, tl::parse_gbdt_nan_mode, nan_mode_name,
+                  "'Min', 'Max', 'Learned' or 'Forbidden'")
+      .field("n_classes", &P::n_classes, "MultiClass, MultiClassOneVsAll: number of classes (>= 2)")
+      .field("loss_param", &P::loss_param, "Tweedie's variance power, Huber's delta, Quantile's alpha")
+      .field("boost_from_average", &P::boost_from_average, "start from the best constant instead of 0")
+      .field("early_stopping_rounds", &P::early_stopping_rounds, "0 = never stop early")
+      .enum_field("eval_metric", &P::eval_metric, tl::parse_gbdt_metric, metric_name,
+                  "'Loss', 'AUC', 'Accuracy', 'RMSE' or 'MAE'")
+      .field("min_child_weight", &P::min_child_weight, "0 = no constraint")
+      .field("min_split_gain", &P::min_split_gain, "-inf = no constraint")
+      .field("min_data_in_leaf", &P::min_data_in_leaf, "Depthwise, Lossguide: 1 = no constraint")
+      .enum_field("bootstrap", &P::bootstrap, tl::parse_gbdt_bootstrap, bootstrap_name,
+                  "'No', 'Bernoulli' or 'Bayesian'")
+      .field("subsample", &P::subsample, "Bernoulli: probability that a row takes part in a tree")
+      .field("bagging_temperature", &P::bagging_temperature, "Bayesian: >= 0")
+      .field("rsm", &P::rsm, "fraction of the features a tree may split on; 1 = all, nothing drawn")
+      .field("seed", &P::seed, "of every draw")
+      .done();
+
+  // The model arrays carry the names (and dtypes) gbdt_predict's model dict takes.
+  result_class<GbdtFit>(m, "GbdtFit", "Result of gbdt_fit: the model and its training history.")
+      .computed("loss", [](const GbdtFit& r) { return std::string(tl::to_string(r.model.loss)); })
+      .computed("nan_mode", [](const GbdtFit& r) { return std::string(tl::to_string(r.model.nan_mode)); })
+      .computed("grow_policy", [](const GbdtFit& r) { return std::string(tl::to_string(r.model.grow_policy)); })
+      .computed("n_features", [](const GbdtFit& r) { return r.model.n_features; })
+      .computed("n_outputs", [](const GbdtFit& r) { return r.model.n_outputs; })
+      .computed("borders", [](const GbdtFit& r) { return array_of(r.model.borders); }, "float64")
+      .computed("border_offsets", [](const GbdtFit& r) { return array_of(r.model.border_offsets); },
+                "int32, n_features + 1")
+      .computed("tree_depth", [](const GbdtFit& r) { return array_of(r.model.tree_depth); }, "int32, n_trees")
+      .computed("split_feature", [](const GbdtFit& r) { return array_of(r.model.split_feature); }, "int32")
+      .computed("split_bin", [](const GbdtFit& r) { return array_of(r.model.split_bin); }, "int32")
+      .computed("split_border", [](const GbdtFit& r) { return array_of(r.model.split_border); }, "float64")
+      .computed("split_gain", [](const GbdtFit& r) { return array_of(r.model.split_gain); }, "float64")
+      .computed("split_nan_right", [](const GbdtFit& r) { return array_of(r.model.split_nan_right); },
+                "uint8; empty unless nan_mode is 'Learned'")
+      .computed("leaf_values", [](const GbdtFit& r) { return array_of(r.model.leaf_values); }, "float64")
+      .computed("base_score", [](const GbdtFit& r) { return array_of(r.model.base_score); }, "float64, n_outputs")
+      .computed("train_loss", [](const GbdtFit& r) { return array_of(r.info.train_loss); },
+                "per round, with record_train_loss")
+      .computed("eval_loss", [](const GbdtFit& r) { return array_of(r.info.eval_loss); }, "per round, with an eval set")
+      .computed("eval_metric", [](const GbdtFit& r) { return array_of(r.info.eval_metric); },
+                "per round, with an eval set and an eval_metric other than 'Loss'")
+      .computed("best_iteration", [](const GbdtFit& r) { return r.info.best_iteration; },
+                "0-based round of the best eval metric (-1 without eval set)")
+      .computed("stopped_early", [](const GbdtFit& r) { return r.info.stopped_early; }, "by early_stopping_rounds")
+      .computed("stopped_by_callback", [](const GbdtFit& r) { return r.info.stopped_by_callback; },
+                "the callback returned False")
+      .done();
+
+  result_class<GbdtBorders>(m, "GbdtBorders", "Result of gbdt_borders.")
+      .field("borders", &GbdtBorders::borders, "float64, every feature's borders, increasing within a feature")
+      .field("border_offsets", &GbdtBorders::border_offsets, "int32, n_features + 1")
+      .done();
+
   // gbdt_feature_subset(params, border_offsets, tree) -> uint8 array: the features tree `tree` may
-  // split on (params: dict with rsm and seed).
+  // split on (by params.rsm and params.seed).
   m.def(
       "gbdt_feature_subset",
-      [](const nb::dict& params, const std::vector<std::int32_t>& border_offsets, std::int64_t tree) {
-        tl::GbdtParams p;
-        read_sampling(params, p);
-        return to_numpy(tl::gbdt_feature_subset(p, border_offsets, tree));
+      [](const tl::GbdtParams& p, const std::vector<std::int32_t>& border_offsets, std::int64_t tree) {
+        return copy_vector(tl::gbdt_feature_subset(p, border_offsets, tree));
       },
       nb::arg("params"), nb::arg("border_offsets"), nb::arg("tree"));
 
-  // gbdt_fit(ctx, X, y, sample_weight, params, eval_X, eval_y, eval_weight, record_train_loss,
-  //          callback, train_loss_every) -> (model dict, info dict).
-  // params: dict of GbdtParams fields (loss, nan_mode and eval_metric as names).
+  // gbdt_fit(ctx, X, y, sample_weight, params: GbdtParams, eval_X, eval_y, eval_weight,
+  //          record_train_loss, callback, train_loss_every) -> GbdtFit.
   // The fit runs without the GIL; after every round it takes the GIL briefly to
   // check for signals (Ctrl-C raises KeyboardInterrupt out of the fit) and to
   // call callback(info) when given, info = {round, n_rounds, train_loss (None
@@ -128,31 +172,10 @@ void init_ensemble(nb::module_& m) {
   // returning False ends the fit after that round; an exception propagates.
   m.def(
       "gbdt_fit",
-      [](const tl::Context& ctx, Arr X, HostVec<double> y, std::optional<HostVec<double>> w, const nb::dict& params,
+      [](const tl::Context& ctx, Arr X, HostVec<double> y, std::optional<HostVec<double>> w, const tl::GbdtParams& p,
          std::optional<Arr> eval_X, std::optional<HostVec<double>> eval_y, std::optional<HostVec<double>> eval_w,
          bool record_train_loss, std::optional<nb::callable> callback, int train_loss_every) {
-        tl::GbdtParams p;
-        p.loss = tl::parse_gbdt_loss(nb::cast<std::string>(params["loss"]));
-        p.n_estimators = nb::cast<int>(params["n_estimators"]);
-        p.max_depth = nb::cast<int>(params["max_depth"]);
-        if (params.contains("grow_policy"))
-          p.grow_policy = tl::parse_gbdt_grow_policy(nb::cast<std::string>(params["grow_policy"]));
-        if (params.contains("max_leaves")) p.max_leaves = nb::cast<int>(params["max_leaves"]);
-        if (params.contains("min_data_in_leaf")) p.min_data_in_leaf = nb::cast<int>(params["min_data_in_leaf"]);
-        p.learning_rate = nb::cast<double>(params["learning_rate"]);
-        p.l2_leaf_reg = nb::cast<double>(params["l2_leaf_reg"]);
-        p.border_count = nb::cast<int>(params["border_count"]);
-        p.nan_mode = tl::parse_gbdt_nan_mode(nb::cast<std::string>(params["nan_mode"]));
-        p.n_classes = nb::cast<int>(params["n_classes"]);
-        if (params.contains("loss_param")) p.loss_param = nb::cast<double>(params["loss_param"]);
-        p.boost_from_average = nb::cast<bool>(params["boost_from_average"]);
-        p.early_stopping_rounds = nb::cast<int>(params["early_stopping_rounds"]);
-        if (params.contains("eval_metric")) p.eval_metric = tl::parse_gbdt_metric(nb::cast<std::string>(params["eval_metric"]));
-        if (params.contains("min_child_weight")) p.min_child_weight = nb::cast<double>(params["min_child_weight"]);
-        if (params.contains("min_split_gain") && !params["min_split_gain"].is_none())
-          p.min_split_gain = nb::cast<double>(params["min_split_gain"]);
-        read_sampling(params, p);
-        tl::GbdtFitInfo info;
+        GbdtFit fit;
         const tl::GbdtCallback hook = [&](tl::GbdtRound& r) -> bool {
           const bool want_train = callback && train_loss_every > 0 &&
                                   (r.round % train_loss_every == 0 || r.round + 1 == r.n_rounds || r.stopping);
@@ -172,7 +195,7 @@ void init_ensemble(nb::module_& m) {
           nb::object res = (*callback)(d);
           return res.is_none() || nb::cast<bool>(res);
         };
-        tl::GbdtModel model = by_float_dtype(X, "X", [&](auto tag) {
+        fit.model = by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           if (static_cast<std::int64_t>(y.shape(0)) != xv.rows)
@@ -187,16 +210,9 @@ void init_ensemble(nb::module_& m) {
             ev.weight = opt_ptr(eval_w, ev.X.rows, "eval_set sample_weight");
           }
           nb::gil_scoped_release release;
-          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &info, hook);
+          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &fit.info, hook);
         });
-        nb::dict inf;
-        inf["train_loss"] = to_numpy(info.train_loss);
-        inf["eval_loss"] = to_numpy(info.eval_loss);
-        inf["eval_metric"] = to_numpy(info.eval_metric);
-        inf["best_iteration"] = info.best_iteration;
-        inf["stopped_early"] = info.stopped_early;
-        inf["stopped_by_callback"] = info.stopped_by_callback;
-        return nb::make_tuple(model_to_dict(model), inf);
+        return fit;
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("sample_weight").none(), nb::arg("params"),
       nb::arg("eval_X").none() = nb::none(), nb::arg("eval_y").none() = nb::none(),
@@ -290,10 +306,10 @@ void init_ensemble(nb::module_& m) {
         const std::vector<float>& out = shaped.empty() ? v : shaped;  // n == 0 leaves both empty
         auto emit = [&](auto tag) -> nb::object {
           using T = decltype(tag);
-          auto* buf = new T[out.size() ? out.size() : 1];
+          T* buf = nullptr;
+          auto a = shape.size() == 1 ? new_array<T>({shape[0]}, &buf) : new_array<T>({shape[0], shape[1]}, &buf);
           for (std::size_t i = 0; i < out.size(); ++i) buf[i] = static_cast<T>(out[i]);
-          nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-          return nb::cast(nb::ndarray<nb::numpy, T>(buf, shape.size(), shape.data(), owner));
+          return nb::cast(a);
         };
         return float64 ? emit(double{}) : emit(float{});
       },
@@ -302,7 +318,7 @@ void init_ensemble(nb::module_& m) {
   // gbdt_validate(model): raises ValueError naming the first inconsistency.
   m.def("gbdt_validate", [](const nb::dict& model) { model_from_dict(model).validate(); }, nb::arg("model"));
 
-  // gbdt_borders(ctx, X, border_count, nan_mode) -> (borders, border_offsets)
+  // gbdt_borders(ctx, X, border_count, nan_mode) -> GbdtBorders
   m.def(
       "gbdt_borders",
       [](const tl::Context& ctx, Arr X, int border_count, const std::string& nan_mode) {
@@ -313,7 +329,7 @@ void init_ensemble(nb::module_& m) {
           nb::gil_scoped_release release;
           return tl::gbdt_borders<T>(ctx, xv, border_count, nm);
         });
-        return nb::make_tuple(to_numpy(mdl.borders), to_numpy(mdl.border_offsets));
+        return GbdtBorders{array_of(mdl.borders), array_of(mdl.border_offsets)};
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("border_count"), nb::arg("nan_mode"));
 }

@@ -383,9 +383,271 @@ def linalg_to_device(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) 
 
 def linalg_device_empty(ctx: Context, rows: int, cols: int, dtype: str) -> object: ...
 
-def gbdt_feature_subset(params: dict, border_offsets: Sequence[int], tree: int) -> Annotated[NDArray[numpy.uint8], dict(shape=(None,))]: ...
+class GbdtParams:
+    """Parameters of gbdt_fit (twinlearn/ensemble/gbdt.hpp)."""
 
-def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: dict, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0) -> tuple: ...
+    def __init__(self) -> None: ...
+
+    @property
+    def loss(self) -> str:
+        """CatBoost's name ('Logloss', 'RMSE', ...)"""
+
+    @loss.setter
+    def loss(self, arg: str, /) -> None: ...
+
+    @property
+    def n_estimators(self) -> int:
+        """boosting rounds"""
+
+    @n_estimators.setter
+    def n_estimators(self, arg: int, /) -> None: ...
+
+    @property
+    def grow_policy(self) -> str:
+        """'SymmetricTree', 'Depthwise' or 'Lossguide'"""
+
+    @grow_policy.setter
+    def grow_policy(self, arg: str, /) -> None: ...
+
+    @property
+    def max_depth(self) -> int:
+        """levels of each tree, 1..16"""
+
+    @max_depth.setter
+    def max_depth(self, arg: int, /) -> None: ...
+
+    @property
+    def max_leaves(self) -> int:
+        """Lossguide: leaves per tree, >= 2 (0 = 2^max_depth)"""
+
+    @max_leaves.setter
+    def max_leaves(self, arg: int, /) -> None: ...
+
+    @property
+    def learning_rate(self) -> float:
+        """> 0"""
+
+    @learning_rate.setter
+    def learning_rate(self, arg: float, /) -> None: ...
+
+    @property
+    def l2_leaf_reg(self) -> float:
+        """>= 0"""
+
+    @l2_leaf_reg.setter
+    def l2_leaf_reg(self, arg: float, /) -> None: ...
+
+    @property
+    def border_count(self) -> int:
+        """borders per feature, 1..255"""
+
+    @border_count.setter
+    def border_count(self, arg: int, /) -> None: ...
+
+    @property
+    def nan_mode(self) -> str:
+        """'Min', 'Max', 'Learned' or 'Forbidden'"""
+
+    @nan_mode.setter
+    def nan_mode(self, arg: str, /) -> None: ...
+
+    @property
+    def n_classes(self) -> int:
+        """MultiClass, MultiClassOneVsAll: number of classes (>= 2)"""
+
+    @n_classes.setter
+    def n_classes(self, arg: int, /) -> None: ...
+
+    @property
+    def loss_param(self) -> float:
+        """Tweedie's variance power, Huber's delta, Quantile's alpha"""
+
+    @loss_param.setter
+    def loss_param(self, arg: float, /) -> None: ...
+
+    @property
+    def boost_from_average(self) -> bool:
+        """start from the best constant instead of 0"""
+
+    @boost_from_average.setter
+    def boost_from_average(self, arg: bool, /) -> None: ...
+
+    @property
+    def early_stopping_rounds(self) -> int:
+        """0 = never stop early"""
+
+    @early_stopping_rounds.setter
+    def early_stopping_rounds(self, arg: int, /) -> None: ...
+
+    @property
+    def eval_metric(self) -> str:
+        """'Loss', 'AUC', 'Accuracy', 'RMSE' or 'MAE'"""
+
+    @eval_metric.setter
+    def eval_metric(self, arg: str, /) -> None: ...
+
+    @property
+    def min_child_weight(self) -> float:
+        """0 = no constraint"""
+
+    @min_child_weight.setter
+    def min_child_weight(self, arg: float, /) -> None: ...
+
+    @property
+    def min_split_gain(self) -> float:
+        """-inf = no constraint"""
+
+    @min_split_gain.setter
+    def min_split_gain(self, arg: float, /) -> None: ...
+
+    @property
+    def min_data_in_leaf(self) -> int:
+        """Depthwise, Lossguide: 1 = no constraint"""
+
+    @min_data_in_leaf.setter
+    def min_data_in_leaf(self, arg: int, /) -> None: ...
+
+    @property
+    def bootstrap(self) -> str:
+        """'No', 'Bernoulli' or 'Bayesian'"""
+
+    @bootstrap.setter
+    def bootstrap(self, arg: str, /) -> None: ...
+
+    @property
+    def subsample(self) -> float:
+        """Bernoulli: probability that a row takes part in a tree"""
+
+    @subsample.setter
+    def subsample(self, arg: float, /) -> None: ...
+
+    @property
+    def bagging_temperature(self) -> float:
+        """Bayesian: >= 0"""
+
+    @bagging_temperature.setter
+    def bagging_temperature(self, arg: float, /) -> None: ...
+
+    @property
+    def rsm(self) -> float:
+        """fraction of the features a tree may split on; 1 = all, nothing drawn"""
+
+    @rsm.setter
+    def rsm(self, arg: float, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """of every draw"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class GbdtFit:
+    """Result of gbdt_fit: the model and its training history."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def loss(self) -> str: ...
+
+    @property
+    def nan_mode(self) -> str: ...
+
+    @property
+    def grow_policy(self) -> str: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def n_outputs(self) -> int: ...
+
+    @property
+    def borders(self) -> object:
+        """float64"""
+
+    @property
+    def border_offsets(self) -> object:
+        """int32, n_features + 1"""
+
+    @property
+    def tree_depth(self) -> object:
+        """int32, n_trees"""
+
+    @property
+    def split_feature(self) -> object:
+        """int32"""
+
+    @property
+    def split_bin(self) -> object:
+        """int32"""
+
+    @property
+    def split_border(self) -> object:
+        """float64"""
+
+    @property
+    def split_gain(self) -> object:
+        """float64"""
+
+    @property
+    def split_nan_right(self) -> object:
+        """uint8; empty unless nan_mode is 'Learned'"""
+
+    @property
+    def leaf_values(self) -> object:
+        """float64"""
+
+    @property
+    def base_score(self) -> object:
+        """float64, n_outputs"""
+
+    @property
+    def train_loss(self) -> object:
+        """per round, with record_train_loss"""
+
+    @property
+    def eval_loss(self) -> object:
+        """per round, with an eval set"""
+
+    @property
+    def eval_metric(self) -> object:
+        """per round, with an eval set and an eval_metric other than 'Loss'"""
+
+    @property
+    def best_iteration(self) -> int:
+        """0-based round of the best eval metric (-1 without eval set)"""
+
+    @property
+    def stopped_early(self) -> bool:
+        """by early_stopping_rounds"""
+
+    @property
+    def stopped_by_callback(self) -> bool:
+        """the callback returned False"""
+
+    def __repr__(self) -> str: ...
+
+class GbdtBorders:
+    """Result of gbdt_borders."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def borders(self) -> object:
+        """float64, every feature's borders, increasing within a feature"""
+
+    @property
+    def border_offsets(self) -> object:
+        """int32, n_features + 1"""
+
+    def __repr__(self) -> str: ...
+
+def gbdt_feature_subset(params: GbdtParams, border_offsets: Sequence[int], tree: int) -> NDArray[numpy.uint8]: ...
+
+def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: GbdtParams, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0) -> GbdtFit: ...
 
 def gbdt_metric(metric: str, loss: str, raw: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None) -> float: ...
 
@@ -397,7 +659,7 @@ def gbdt_link(loss: str, acc: Annotated[NDArray[numpy.float64], dict(shape=(None
 
 def gbdt_validate(model: dict) -> None: ...
 
-def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> tuple: ...
+def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> GbdtBorders: ...
 
 def gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, w: Annotated[NDArray, dict(writable=False)] | None = None, offset: Annotated[NDArray, dict(writable=False)] | None = None) -> tuple: ...
 

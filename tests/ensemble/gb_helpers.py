@@ -5,9 +5,19 @@ per-node tree layout (Depthwise, Lossguide)."""
 import warnings
 
 import numpy as np
+from sklearn.model_selection import cross_validate, train_test_split
 
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
                "split_gain_", "split_nan_right_", "leaf_values_", "base_score_")
+
+
+def split(X, y, seed=0):
+    return train_test_split(X, y, test_size=0.3, random_state=seed)
+
+
+def cv_scores(est, X, y, cv, scoring):
+    res = cross_validate(est, X, y, cv=cv, scoring=scoring)
+    return {k[5:]: v.mean() for k, v in res.items() if k.startswith("test_")}
 
 
 def bits(a):

@@ -8,7 +8,6 @@ import pickle
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 import twinlearn
 from twinlearn import GradientBoosting, GradientBoostingClassifier
@@ -54,12 +53,6 @@ def reachable_nodes(est, ss, d):
         splits = feat[(1 << (level - 1)) - 1 : (1 << level) - 1] >= 0
         reach.append(np.concatenate([prev, prev & splits]))
     return reach
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with twinlearn.config_context(n_threads=1), threadpool_limits(1):
-        yield
 
 
 # ---------------------------------------------------------------------------

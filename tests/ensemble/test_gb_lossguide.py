@@ -8,18 +8,10 @@ import heapq
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
-import twinlearn
-from twinlearn import GradientBoosting, _backend
+from twinlearn import GradientBoosting, _backend, _native
 from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
                         check_booster_estimator, higgs_like, numpy_raw, tree_leaves, trees)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with twinlearn.config_context(n_threads=1), threadpool_limits(1):
-        yield
 
 
 def lossguide(**kw):
@@ -119,9 +111,9 @@ def test_training_predictions_of_the_fit_are_the_models():
     core = _backend.core()
     ctx = core.Context("cpu", 1, "identical")
     yd = y.astype(np.float64)
-    _, info = core.gbdt_fit(ctx, X, yd, None, params, X, yd, None, True)
-    assert len(info["train_loss"]) == 8
-    assert bits(np.asarray(info["train_loss"])) == bits(np.asarray(info["eval_loss"]))
+    fit = core.gbdt_fit(ctx, X, yd, None, _native.params(core.GbdtParams, **params), X, yd, None, True)
+    assert len(fit.train_loss) == 8
+    assert bits(np.asarray(fit.train_loss)) == bits(np.asarray(fit.eval_loss))
 
 
 @pytest.mark.parametrize("loss,nan_mode", [("Logloss", "Min"), ("Logloss", "Max"), ("MultiClass", "Min")])

@@ -7,18 +7,10 @@ model's; save/load, pickle, truncation, parameters, and the CPU against a GPU.""
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
-import twinlearn
-from twinlearn import GradientBoosting, _backend
+from twinlearn import GradientBoosting, _backend, _native
 from gb_helpers import (assert_round_trips, assert_same_bits_across_thread_counts, assert_same_model, bits,
                         check_booster_estimator, higgs_like, numpy_raw)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    with twinlearn.config_context(n_threads=1), threadpool_limits(1):
-        yield
 
 
 def learned(**kw):
@@ -99,9 +91,9 @@ def test_training_predictions_of_the_fit_are_the_models():
                   boost_from_average=True)
     core = _backend.core()
     ctx = core.Context("cpu", 1, "identical")
-    model, info = core.gbdt_fit(ctx, X, yd, None, params, X, yd, None, True)
-    assert np.asarray(model["split_nan_right"]).any()
-    assert bits(np.asarray(info["train_loss"])) == bits(np.asarray(info["eval_loss"]))
+    fit = core.gbdt_fit(ctx, X, yd, None, _native.params(core.GbdtParams, **params), X, yd, None, True)
+    assert np.asarray(fit.split_nan_right).any()
+    assert bits(np.asarray(fit.train_loss)) == bits(np.asarray(fit.eval_loss))
 
 
 def test_nan_in_a_feature_without_nan_at_fit_goes_left():

@@ -1,5 +1,6 @@
 """Ensemble estimators: gradient-boosted decision trees."""
 
-from ._gb import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor
+from ._catboost import GradientBoosting
+from ._sklearn import GradientBoostingClassifier, GradientBoostingRegressor
 
 __all__ = ["GradientBoosting", "GradientBoostingClassifier", "GradientBoostingRegressor"]

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _io
+from ._params import MULTICLASS_LOSSES, sampling_seed
+
 #: Stream of the shared generator for the row order of the statistics.
 TS_STREAM = 0x6361745F7473  # "cat_ts"
 
@@ -199,3 +202,56 @@ def _ordered_statistics(codes, targets, priors, order, m):
     out = np.empty((n, k))
     out[order[by_cat]] = values
     return out
+
+
+# -- the estimator's side ------------------------------------------------------------
+def cat_indices(est, cat_features):
+    """cat_features as sorted unique column indices (ints, names or a boolean mask)."""
+    values = np.asarray(cat_features)
+    d = est.n_features_in_
+    if values.dtype == bool:
+        if values.shape != (d,):
+            raise ValueError(f"{est._CAT_PARAM} as a boolean mask needs {d} entries, got shape {values.shape}")
+        return [int(j) for j in np.flatnonzero(values)]
+    out = []
+    for v in values.ravel().tolist():
+        if isinstance(v, str):
+            names = getattr(est, "feature_names_in_", None)
+            if names is None or v not in list(names):
+                raise ValueError(f"{est._CAT_PARAM} names {v!r}, which is not a column name of X")
+            v = list(names).index(v)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < d:
+            raise ValueError(f"{est._CAT_PARAM} must hold column indices in [0, {d}) or column names; got {v!r}")
+        out.append(int(v))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{est._CAT_PARAM} names a column twice: {out}")
+    return sorted(out)
+
+
+def encode_fit(est, X, y_codes, n_classes, loss_name):
+    """The training matrix for the trees: X itself without categorical
+    features, else its encoding (host float64); sets est._cat_encoder."""
+    cat_features, one_hot_max_size = est._cat_settings()
+    est._cat_encoder = None
+    if cat_features is None or len(np.atleast_1d(np.asarray(cat_features, dtype=object))) == 0:
+        return X
+    enc = CategoricalEncoder(est.n_features_in_, cat_indices(est, cat_features), one_hot_max_size)
+    if loss_name in MULTICLASS_LOSSES:
+        targets = (y_codes[:, None] == np.arange(n_classes)[None, :]).astype(np.float64)
+    else:
+        targets = np.asarray(y_codes, dtype=np.float64)[:, None]
+    seed = sampling_seed(est.random_state)
+    mod, ctx = est._tl_context("cpu")
+
+    def uniforms(seed, stream, n):
+        return mod.rng_uniform(ctx, seed, stream, 0, n, "float64")
+
+    encoded = enc.fit_transform(_io.to_numpy(X), targets, seed, uniforms)
+    est._cat_encoder = enc
+    return encoded
+
+
+def encode(est, X):
+    """The encoded matrix for the trees (host float64), or X without cat_features."""
+    enc = getattr(est, "_cat_encoder", None)
+    return X if enc is None else enc.transform(_io.to_numpy(X))

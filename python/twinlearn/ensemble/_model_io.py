@@ -15,6 +15,11 @@ import os
 
 import numpy as np
 
+from .. import _backend
+from ._categorical import CategoricalEncoder
+from ._model import fitted_grow_policy, model_dict, split_nan_right, tree_split_counts
+from ._params import GROW_POLICIES
+
 FORMAT = "twinlearn-gbdt"
 #: 2 when the model has categorical features (a "categorical" section), else 1.
 FORMAT_VERSION = 1
@@ -60,14 +65,13 @@ def _json_param(v):
 
 def to_dict(est) -> dict:
     """The JSON-ready description of a fitted estimator."""
-    from .. import __version__
-    from ._gb import _tree_split_counts
+    from .. import __version__  # set by the package after it imports its estimators
 
-    grow_policy = est._fitted_grow_policy()
+    grow_policy = fitted_grow_policy(est)
     depth = np.asarray(est.tree_depth_, dtype=np.int64)
-    counts = _tree_split_counts(depth, grow_policy)
+    counts = tree_split_counts(depth, grow_policy)
     D = int(est.n_outputs_)
-    nan_right = est._split_nan_right()
+    nan_right = split_nan_right(est)
     trees = []
     s = l = 0
     for d, c in zip(depth, counts):
@@ -137,11 +141,9 @@ def from_dict(est, doc: dict):
              f"{', '.join(map(str, FORMAT_VERSIONS))})")
     _require(doc.get("estimator") == type(est).__name__,
              f"the file holds a {doc.get('estimator')!r}, not a {type(est).__name__!r}")
-    from ._gb import _GROW_POLICIES, _tree_split_counts
-
     grow_policy = doc.get("grow_policy", "SymmetricTree")  # files of older versions: oblivious trees
-    _require(grow_policy in _GROW_POLICIES,
-             f"'grow_policy' must be one of {', '.join(map(repr, _GROW_POLICIES))}, got {grow_policy!r}")
+    _require(grow_policy in GROW_POLICIES,
+             f"'grow_policy' must be one of {', '.join(map(repr, GROW_POLICIES))}, got {grow_policy!r}")
     valid = est.get_params()
     # The scikit-learn-shaped estimators grow oblivious trees, or Lossguide trees with
     # max_leaf_nodes / min_samples_leaf (their parameters, restored below, say which).
@@ -169,7 +171,7 @@ def from_dict(est, doc: dict):
         d = t["depth"]
         _require(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 16,
                  f"a tree's 'depth' must be an int in [0, 16], got {d!r}")
-        c = int(_tree_split_counts([d], grow_policy)[0])
+        c = int(tree_split_counts([d], grow_policy)[0])
         _require(all(len(t[k]) == c for k in ("split_features", "split_bins", "split_borders", "split_gains")),
                  "each tree needs 'depth' splits" if grow_policy == "SymmetricTree"
                  else f"each tree needs 2**depth - 1 splits (grow_policy {grow_policy!r})")
@@ -187,8 +189,6 @@ def from_dict(est, doc: dict):
     est._cat_encoder = None
     est.n_features_in_ = n_features
     if doc.get("categorical") is not None:
-        from ._categorical import CategoricalEncoder
-
         try:
             enc = CategoricalEncoder.from_dict(doc["categorical"], _float_from_json)
         except (KeyError, TypeError) as exc:
@@ -219,9 +219,7 @@ def from_dict(est, doc: dict):
     est.best_iteration_ = doc.get("best_iteration")
     est.evals_result_ = {}
     # The core checks every index, offset and size before any prediction.
-    from .. import _backend
-
-    _backend.core().gbdt_validate(est._model_dict())
+    _backend.core().gbdt_validate(model_dict(est))
     est._tl_fit_info = {"device": "cpu", "requested": est._tl_requested_mode(), "delivered": "identical"}
     return est
 

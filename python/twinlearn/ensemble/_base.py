@@ -1,0 +1,180 @@
+"""The base of the gradient-boosting estimators: what GradientBoosting and the
+scikit-learn-shaped boosters share (fit, prediction, model files,
+importances), each stage in its own module.
+
+A subclass provides ``_is_classifier()``, ``_core_loss(n_classes)`` (the
+core's loss name), ``_core_params()`` (GbdtParams fields, _params) and
+``_check_core_params()``; the other ``_core_*`` hooks have defaults here.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..base import TwinlearnEstimatorMixin
+from . import _fit, _importance, _model, _model_io, _predict
+from ._params import CLASSIFICATION_LOSSES
+
+_COMMON_DOC_ATTRIBUTES = """
+    n_estimators_ : int
+        Number of trees in the model (fewer than ``n_estimators`` after early stopping with use_best_model).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+    borders_ : ndarray of float64
+        Every feature's borders, increasing; feature j's are ``borders_[border_offsets_[j]:border_offsets_[j+1]]``.
+    border_offsets_ : ndarray of int32, shape (n_features_in_ + 1,)
+    grow_policy_ : str
+        How the trees grew: 'SymmetricTree' (oblivious), 'Depthwise' or
+        'Lossguide' (the last two share the per-node layout).
+    tree_depth_ : ndarray of int32, shape (n_estimators_,)
+    split_feature_, split_bin_, split_border_, split_gain_ : ndarrays
+        The splits of the trees, tree after tree. A tree of depth d has d entries under
+        'SymmetricTree' (one split per level, shared by all the level's nodes, level 0 first) and
+        ``2**d - 1`` under 'Depthwise' and 'Lossguide' (one per node, level-major: the node of level l whose leaf
+        prefix, bits 0 .. l-1 of the leaf index, is p is entry ``2**l - 1 + p``; its left child keeps
+        prefix p, its right child gets ``p + 2**l``). A row goes right at a split when its value of
+        ``split_feature_`` exceeds ``split_border_`` (NaN: right under nan_mode='Max', or under
+        'Learned' where ``split_nan_right_`` is 1). A Depthwise node that does not split has feature
+        and bin -1, border and gain 0: every row goes left, so the leaves below its right side are
+        empty (value 0).
+    split_nan_right_ : ndarray of uint8
+        Under nan_mode='Learned', one entry per split: 1 where the split sends NaN right (learned
+        from the training rows with NaN). Empty under every other nan_mode.
+    leaf_values_ : ndarray of float64
+        Tree t's ``2**depth * n_outputs_`` leaf values (both policies), leaf index = sum over levels
+        of (went right) << level.
+    base_score_ : ndarray of float64, shape (n_outputs_,)
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Total split gain per feature, normalized.
+"""
+
+
+class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
+    """Fit and prediction machinery shared by the three public estimators.
+
+    Subclasses provide ``_core_loss(n_classes)`` and ``_core_params()``."""
+
+    #: The parameter that names the categorical columns (in error messages).
+    _CAT_PARAM = "cat_features"
+
+    # -- hooks ------------------------------------------------------------------
+    def _allow_nan(self):
+        return self._core_nan_mode() != "Forbidden"
+
+    def _core_nan_mode(self):
+        return "Min"
+
+    def _core_loss_param(self):
+        return 0.0
+
+    def _core_eval_metric(self, loss_name):
+        """The core's eval metric: 'Loss' or one of _params.EVAL_METRICS."""
+        return "Loss"
+
+    def _verbose_period(self):
+        """Report every this many rounds; 0 = silent."""
+        return 0
+
+    def _metric_name(self, loss_name):
+        return loss_name
+
+    def _cat_settings(self):
+        """(cat_features, one_hot_max_size); the scikit-learn-shaped estimators have none."""
+        return None, 2
+
+    # -- fitting ----------------------------------------------------------------
+    def _fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
+        return _fit.fit(self, X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model)
+
+    # -- the fitted model -------------------------------------------------------
+    def _fitted_grow_policy(self):
+        return _model.fitted_grow_policy(self)
+
+    def _split_nan_right(self):
+        return _model.split_nan_right(self)
+
+    def _truncate(self, n_trees):
+        _model.truncate(self, n_trees)
+
+    def _model_dict(self):
+        return _model.model_dict(self)
+
+    # -- prediction -------------------------------------------------------------
+    def _predict_core(self, X, kind, n_trees=None):
+        return _predict.predict_core(self, X, kind, n_trees)
+
+    def _staged_core(self, X, kind, sklearn_shape=False):
+        return _predict.staged_core(self, X, kind, sklearn_shape)
+
+    def _value_kind(self):
+        return _predict.value_kind(self)
+
+    def _raw_to_decision(self, raw):
+        return _predict.raw_to_decision(raw)
+
+    def _proba_from_core(self, p):
+        return _predict.proba_from_core(self, p)
+
+    def _labels_from_raw(self, raw):
+        return _predict.labels_from_raw(self, raw)
+
+    def _tl_score_is_accuracy(self):
+        # score (DeviceScoreMixin): accuracy for the classification losses, R^2 otherwise.
+        return self._is_fitted_classifier()
+
+    def _is_fitted_classifier(self):
+        check_is_fitted(self)
+        return self._loss_name in CLASSIFICATION_LOSSES
+
+    def _require_classifier(self, what):
+        if not self._is_fitted_classifier():
+            raise AttributeError(f"{what} is available for classification losses only (loss={self._loss_name!r})")
+
+    # -- model files ------------------------------------------------------------
+    def save_model(self, fname):
+        """Write the fitted model to `fname` as JSON (docs/GBDT_MODEL_FORMAT.md).
+
+        Floats round-trip exactly: a loaded model predicts the same bits."""
+        check_is_fitted(self)
+        _model_io.save(self, fname)
+
+    def load_model(self, fname):
+        """Replace this estimator's parameters and model by those saved in
+        `fname` (by :meth:`save_model` of the same class); returns self. The
+        ``device`` and ``numeric_mode`` parameters are kept, so a model
+        fitted on a GPU loads and predicts on a machine without one."""
+        return _model_io.load(self, fname)
+
+    # -- importances ------------------------------------------------------------
+    @property
+    def feature_importances_(self):
+        """Total split gain per feature, normalized to sum to 1 (zeros when no split has gain)."""
+        return self.get_feature_importance("gain")
+
+    def get_feature_importance(self, importance_type="gain"):
+        """Importance of each input feature.
+
+        Parameters
+        ----------
+        importance_type : {'gain', 'split'}, default='gain'
+            'gain': the total split gain of the feature's splits, normalized to
+            sum to 1 (``feature_importances_``); 'split': the number of splits
+            on the feature (an int array): tree levels of oblivious trees,
+            nodes of 'Depthwise' and 'Lossguide' trees (nodes that do not
+            split, feature -1, are no splits and count for nothing). With ``cat_features`` an
+            encoded column counts for the input column it came from.
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features_in_,)
+        """
+        return _importance.feature_importance(self, importance_type)
+
+    @property
+    def encoded_feature_names_(self):
+        """With cat_features: the name of each column the trees split on
+        (``split_feature_`` indexes these): input columns by name, one-hot
+        columns as ``'name=value'``, target statistics as ``'name:ts'`` (one
+        per class, ``'name:ts[k]'``, for MultiClass losses)."""
+        return _importance.encoded_feature_names(self)

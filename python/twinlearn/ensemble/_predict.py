@@ -1,0 +1,110 @@
+"""Predictions of a fitted gradient-boosting model.
+
+The core writes float32 raw margins or probabilities (n, n_outputs) into an
+array of the input's kind (host or device); staged predictions accumulate
+the margins tree by tree in a host float64 array and apply the link on the
+host (gbdt_link), the same arithmetic as gbdt_predict. The shapes of
+scikit-learn (decision values, two-column probabilities, labels) are made
+from those here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _io, identity
+from ._categorical import encode
+from ._checks import check_input
+from ._model import model_dict
+from ._params import LOG_LINK_LOSSES
+
+
+def predict_core(est, X, kind, n_trees=None):
+    """float32 (n, n_outputs) raw margins or probabilities, in the caller's array type."""
+    check_is_fitted(est)
+    device = est._tl_device(X)
+    orig = X
+    X, _ = check_input(est, X, device, reset=False)
+    X = encode(est, X)
+    out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
+    mod, ctx = est._tl_context(device, X)
+    mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None else int(n_trees), kind, out)
+    identity.record(f"{type(est).__name__}.predict_{kind}", out)
+    return _io.mirror(orig, out)
+
+
+def staged_core(est, X, kind, sklearn_shape=False):
+    """The predictions after each tree, NumPy: float32 (n, n_outputs), or
+    with sklearn_shape in scikit-learn's shape (gbdt_link). An estimator
+    whose ``_tl_float64_output`` is set (twinlearn.accel's, serving
+    scikit-learn code) yields the same values as float64."""
+    check_is_fitted(est)
+    device = est._tl_device(X)
+    X, _ = check_input(est, X, device, reset=False)
+    X = encode(est, X)
+    mod, ctx = est._tl_context(device, X)
+    model = model_dict(est)
+    acc = np.empty((X.shape[0], est.n_outputs_), dtype=np.float64)
+    acc[:] = est.base_score_[None, :]
+    f64 = est.__dict__.get("_tl_float64_output", False)
+    for t in range(len(est.tree_depth_)):
+        mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
+        yield mod.gbdt_link(est._loss_name, acc, kind, sklearn_shape, f64)
+
+
+def value_kind(est):
+    """The prediction of a regression loss: the margin, or its exponent under a log link."""
+    check_is_fitted(est)
+    return "exponent" if est._loss_name in LOG_LINK_LOSSES else "raw"
+
+
+def raw_to_decision(raw):
+    """scikit-learn's decision_function shape: (n,) for two classes (softmax over two outputs:
+    the difference of the margins), else (n, n_classes)."""
+    if raw.shape[1] == 1:
+        return raw[:, 0]
+    if raw.shape[1] == 2:
+        return raw[:, 1] - raw[:, 0]
+    return raw
+
+
+def _namespace(a):
+    k = _io.kind(a)
+    if k == "cupy":
+        import cupy
+
+        return cupy
+    if k == "torch":
+        import torch
+
+        return torch
+    return np
+
+
+def proba_from_core(est, p):
+    """Class probabilities (n, n_classes) from the core's: a binary loss's
+    one column p becomes [1 - p, p], in p's array type."""
+    if est._loss_name in ("Logloss", "CrossEntropy"):
+        p1 = p[:, 0]
+        xp = _namespace(p1)
+        return xp.stack([1 - p1, p1], axis=1)
+    return p
+
+
+def labels_from_raw(est, raw):
+    """Class labels of the raw margins (n, 1) or (n, n_classes): in raw's
+    array type, on its device, when raw is a device array and the classes
+    are numeric (as the linear classifiers' labels); NumPy otherwise."""
+    if _io.is_device_array(raw) and est.classes_.dtype.kind in "biuf":
+        torch_like = _io.kind(raw) == "torch"
+        if raw.shape[1] == 1:
+            hit = raw[:, 0] > 0
+            idx = hit.long() if torch_like else hit.astype(np.intp)
+        else:
+            idx = raw.argmax(dim=1) if torch_like else raw.argmax(axis=1)
+        return _io.from_numpy_like(raw, est.classes_)[idx]
+    raw = _io.to_numpy(raw)
+    if raw.shape[1] == 1:
+        return est.classes_[(raw[:, 0] > 0).astype(np.intp)]
+    return est.classes_[np.argmax(raw, axis=1)]
