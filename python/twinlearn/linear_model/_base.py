@@ -44,6 +44,9 @@ def gram_eps(dtype) -> float:
 #: How the normal-equation options that no parameter sets are filled (every least-squares estimator).
 GRAM_DERIVED = {"gram_eps": "gram_eps(dtype): the relative accuracy of the Gram entries",
                 "max_iter": "0: the NNLS rule, 3 * n_features"}
+#: The parameters of every Gram-based estimator that act before the core's solve.
+GRAM_PYTHON_ONLY = {"fit_intercept": "the column means centre X and y before the Gram product",
+                    "copy_X": "X is never modified"}
 
 
 def _as_2d_targets(y):
@@ -263,9 +266,7 @@ class LinearRegression(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, M
         native.Spec(
             "NormalEquationsOptions",
             fields={"tol": "tol", "positive": "method"},
-            python_only={"fit_intercept": "the column means centre X and y before the Gram product",
-                         "copy_X": "X is never modified",
-                         "n_jobs": "CPU threads come from twinlearn.set_n_threads"},
+            python_only={**GRAM_PYTHON_ONLY, "n_jobs": "CPU threads come from twinlearn.set_n_threads"},
             derived=GRAM_DERIVED,
         ),
     )

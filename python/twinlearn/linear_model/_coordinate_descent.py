@@ -24,7 +24,7 @@ from .. import _backend, identity
 from .. import _native as native
 from .._io import kind, np_float_dtype, to_numpy
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
-from ._base import LinearFitMixin, LinearRegressorMixin, _as_2d_targets
+from ._base import GRAM_PYTHON_ONLY, LinearFitMixin, LinearRegressorMixin, _as_2d_targets
 
 _MESSAGE_CONV = (
     "Objective did not converge. You might want to increase the number of iterations, check the scale of the "
@@ -111,9 +111,7 @@ class ElasticNet(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOu
             "EnetParams",
             fields={"alpha": ("l1", "l2"), "l1_ratio": ("l1", "l2"), "max_iter": "max_iter", "tol": "tol",
                     "positive": "positive", "selection": "random", "random_state": "seed"},
-            python_only={"fit_intercept": "the column means centre X and y before the Gram product",
-                         "precompute": "the Gram matrix is always used",
-                         "copy_X": "X is never modified",
+            python_only={**GRAM_PYTHON_ONLY, "precompute": "the Gram matrix is always used",
                          "warm_start": "the starting coefficients: an array argument of the solve"},
         ),
     )

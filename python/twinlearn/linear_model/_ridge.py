@@ -35,9 +35,24 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .. import _native as native
-from .._io import check_X_y, from_numpy_like, host_weights_or_ones, is_device_array, labels_like, np_float_dtype, to_host
+from .._io import (
+    check_X_y,
+    from_numpy_like,
+    host_weights_or_ones,
+    is_device_array,
+    labels_like,
+    np_float_dtype,
+    to_host,
+)
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
-from ._base import GRAM_DERIVED, LinearFitMixin, LinearRegressorMixin, _as_2d_targets, scores_to_labels
+from ._base import (
+    GRAM_DERIVED,
+    GRAM_PYTHON_ONLY,
+    LinearFitMixin,
+    LinearRegressorMixin,
+    _as_2d_targets,
+    scores_to_labels,
+)
 
 _SOLVERS = {"auto", "svd", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"}
 
@@ -59,9 +74,8 @@ class _RidgeFit(LinearFitMixin):
         native.Spec(
             "NormalEquationsOptions",
             fields={"solver": "method", "positive": "method"},
-            python_only={"alpha": "the penalties: an array argument of the solve, one per target",
-                         "fit_intercept": "the column means centre X and y before the Gram product",
-                         "copy_X": "X is never modified",
+            python_only={**GRAM_PYTHON_ONLY,
+                         "alpha": "the penalties: an array argument of the solve, one per target",
                          "max_iter": "no effect: the solve is direct",
                          "tol": "no effect: the solve is direct",
                          "random_state": "no effect: no solver draws random numbers"},
