@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "convert.hpp"
-#include "twinlearn/linear_model/dense_solve.hpp"
 #include "twinlearn/core/gram.hpp"
+#include "twinlearn/linear_model/dense_solve.hpp"
 #include "twinlearn/linear_model/linear_decision.hpp"
 #include "twinlearn/linear_model/logistic.hpp"
 
@@ -19,12 +19,48 @@ namespace {
 
 using HostMat = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using HostVec = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-using NpArr = nb::ndarray<nb::numpy, double>;
 
-NpArr numpy_of(std::vector<double>&& v, std::initializer_list<std::size_t> shape) {
-  auto* heap = new std::vector<double>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
-  return NpArr(heap->data(), shape.size(), shape.begin(), owner);
+// gram's result: G (D x D float64) and the numeric mode the product delivered.
+struct Gram {
+  nb::object gram;
+  std::string delivered;
+};
+
+// gram_moments' result: G, the columns' statistics and the mode delivered.
+struct GramMoments {
+  nb::object gram;
+  nb::object stats;
+  std::string delivered;
+};
+
+// solve_normal_equations' result: the coefficients and the core's NormalEquationsInfo.
+struct NormalEquationsFit {
+  nb::object coef;
+  tl::NormalEquationsInfo info;
+};
+
+// symmetric_eigh's result.
+struct Eigh {
+  nb::object eigenvalues;
+  nb::object eigenvectors;
+};
+
+using Method = tl::NormalEquationsOptions::Method;
+
+Method parse_method(const std::string& s) {
+  if (s == "auto") return Method::Auto;
+  if (s == "eigen") return Method::Eigen;
+  if (s == "nnls") return Method::Nnls;
+  throw tl::ValueError("solve_normal_equations: unknown method '" + s + "'");
+}
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::Auto: return "auto";
+    case Method::Eigen: return "eigen";
+    case Method::Nnls: return "nnls";
+  }
+  return "?";
 }
 
 // Host pointer to n entries of T from an optional host array of that dtype.
@@ -38,51 +74,123 @@ const T* host_ptr(const std::optional<Arr>& a, std::int64_t n, const char* name)
   return v.data;
 }
 
+// The targets Y beside X: none (0 columns) when absent.
 template <class T>
-nb::tuple gram_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, std::optional<Arr> w,
-                    std::optional<Arr> offset, std::int64_t chunk) {
+tl::MatrixView<const T> optional_targets(const std::optional<Arr>& Y, const tl::MatrixView<const T>& xv) {
+  if (Y) return as_matrix<const T>(*Y, "y");
+  return tl::MatrixView<const T>(nullptr, xv.rows, 0, 0, 1, xv.device);
+}
+
+template <class T>
+Gram gram_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, std::optional<Arr> w, std::optional<Arr> offset,
+               std::int64_t chunk) {
   auto xv = as_matrix<const T>(X, "X");
-  tl::MatrixView<const T> yv(nullptr, xv.rows, 0, 0, 1, xv.device);
-  if (Y) yv = as_matrix<const T>(*Y, "y");
-  tl::VectorView<const T> wv;
-  if (w) wv = as_vector<const T>(*w, "sample_weight");
+  auto yv = optional_targets<T>(Y, xv);
+  auto wv = optional_vector<T>(w, "sample_weight");
   const std::int64_t D = xv.cols + yv.cols;
   const T* off = host_ptr<T>(offset, D, "offset");
-  std::vector<double> out(static_cast<std::size_t>(D * D));
+  const auto uD = static_cast<std::size_t>(D);
+  double* gp = nullptr;
+  auto G = new_array<double>({uD, uD}, &gp);
   tl::NumericMode mode = tl::NumericMode::Identical;
   {
     nb::gil_scoped_release release;
     if (chunk > 0)
-      tl::gram_with_chunk_for_testing<T>(ctx, xv, yv, wv, off, chunk, out.data());
+      tl::gram_with_chunk_for_testing<T>(ctx, xv, yv, wv, off, chunk, gp);
     else
-      mode = tl::gram<T>(ctx, xv, yv, wv, off, out.data());
+      mode = tl::gram<T>(ctx, xv, yv, wv, off, gp);
   }
-  return nb::make_tuple(numpy_of(std::move(out), {static_cast<std::size_t>(D), static_cast<std::size_t>(D)}),
-                        std::string(tl::to_string(mode)));
+  return Gram{nb::cast(G), std::string(tl::to_string(mode))};
 }
 
 template <class T>
-nb::tuple gram_moments_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, bool center) {
+GramMoments gram_moments_impl(const tl::Context& ctx, Arr X, std::optional<Arr> Y, bool center) {
   auto xv = as_matrix<const T>(X, "X");
-  tl::MatrixView<const T> yv(nullptr, xv.rows, 0, 0, 1, xv.device);
-  if (Y) yv = as_matrix<const T>(*Y, "y");
+  auto yv = optional_targets<T>(Y, xv);
   const std::int64_t D = xv.cols + yv.cols;
-  std::vector<double> out(static_cast<std::size_t>(D * D));
-  std::vector<tl::ColStat> st(static_cast<std::size_t>(D));
+  const auto uD = static_cast<std::size_t>(D);
+  double* gp = nullptr;
+  auto G = new_array<double>({uD, uD}, &gp);
+  std::vector<tl::ColStat> st(uD);
   tl::NumericMode mode;
   {
     nb::gil_scoped_release release;
-    mode = tl::gram_moments<T>(ctx, xv, yv, center, out.data(), st.data());
+    mode = tl::gram_moments<T>(ctx, xv, yv, center, gp, st.data());
   }
-  const auto uD = static_cast<std::size_t>(D);
-  return nb::make_tuple(numpy_of(std::move(out), {uD, uD}), colstats_array(st.data(), D),
-                        std::string(tl::to_string(mode)));
+  return GramMoments{nb::cast(G), nb::cast(colstats_array(st.data(), D)), std::string(tl::to_string(mode))};
 }
 
 }  // namespace
 
 void init_linear_model(nb::module_& m) {
-  // gram(ctx, X, Y=None, w=None, offset=None) -> (G, delivered_mode):
+  result_class<Gram>(m, "Gram", "Result of gram.")
+      .field("gram", &Gram::gram, "D x D float64: Zcᵀ Zc for Z = [X | Y]")
+      .field("delivered", &Gram::delivered, "the numeric mode the product delivered")
+      .done();
+  result_class<GramMoments>(m, "GramMoments", "Result of gram_moments.")
+      .field("gram", &GramMoments::gram, "D x D float64")
+      .field("stats", &GramMoments::stats, "5 x D float64, as column_stats' rows for each column of [X | Y]")
+      .field("delivered", &GramMoments::delivered, "the numeric mode the product delivered")
+      .done();
+  params_class<tl::NormalEquationsOptions>(
+      m, "NormalEquationsOptions", "Parameters of solve_normal_equations (twinlearn/linear_model/dense_solve.hpp).")
+      .field("tol", &tl::NormalEquationsOptions::tol, "least squares: relative singular value cut-off; 0 for ridge")
+      .field("gram_eps", &tl::NormalEquationsOptions::gram_eps, "relative accuracy of the Gram entries")
+      .enum_field("method", &tl::NormalEquationsOptions::method, parse_method, method_name,
+                  "'auto', 'eigen' or 'nnls'")
+      .field("max_iter", &tl::NormalEquationsOptions::max_iter, "nnls outer iterations; 0: 3 * n_features")
+      .done();
+  result_class<NormalEquationsFit>(m, "NormalEquationsFit", "Result of solve_normal_equations.")
+      .field("coef", &NormalEquationsFit::coef, "t x d float64")
+      .computed("rank", [](const NormalEquationsFit& r) { return r.info.rank; }, "numerical rank of the system")
+      .computed("cholesky", [](const NormalEquationsFit& r) { return r.info.cholesky; },
+                "every target was solved by Cholesky")
+      .computed("n_iter", [](const NormalEquationsFit& r) { return r.info.n_iter; }, "nnls iterations")
+      .done();
+  result_class<Eigh>(m, "Eigh", "Result of symmetric_eigh.")
+      .field("eigenvalues", &Eigh::eigenvalues, "n, ascending")
+      .field("eigenvectors", &Eigh::eigenvectors, "n x n (column i: eigenvalue i), or None")
+      .done();
+  params_class<tl::LogisticOptions>(m, "LogisticOptions",
+                                    "Parameters of logistic_lbfgs (twinlearn/linear_model/logistic.hpp).")
+      .field("n_classes", &tl::LogisticOptions::n_classes, ">= 2; two classes use one coefficient row")
+      .field("fit_intercept", &tl::LogisticOptions::fit_intercept)
+      .field("sum_weights", &tl::LogisticOptions::sum_weights, "S > 0")
+      .field("l2", &tl::LogisticOptions::l2, "l2 penalty strength, >= 0")
+      .field("l1", &tl::LogisticOptions::l1, "l1 penalty strength, >= 0 (OWL-QN when > 0)")
+      .field("max_iter", &tl::LogisticOptions::max_iter)
+      .field("gtol", &tl::LogisticOptions::gtol, "stop when max |(pseudo-)gradient| <= gtol")
+      .field("gtol_converged", &tl::LogisticOptions::gtol_converged,
+             "a run stopped by max_iter converged when the gradient is at most this; 0: gtol")
+      .field("ftol", &tl::LogisticOptions::ftol, "stop when the relative decrease <= ftol")
+      .field("memory", &tl::LogisticOptions::memory, "stored correction pairs")
+      .field("max_linesearch", &tl::LogisticOptions::max_linesearch, "evaluations per line search")
+      .done();
+  result_class<tl::LogisticResult>(m, "LogisticResult", "Result of logistic_lbfgs.")
+      .field("n_iter", &tl::LogisticResult::n_iter)
+      .field("n_evals", &tl::LogisticResult::n_evals)
+      .computed("status", [](const tl::LogisticResult& r) { return static_cast<int>(r.status); },
+                "0 converged, 1 max_iter, 2 line search failed, 3 non-finite objective")
+      .field("objective", &tl::LogisticResult::objective)
+      .done();
+  params_class<tl::linalg::EnetParams>(m, "EnetParams",
+                                       "Parameters of enet_cd_gram (twinlearn/linear_model/dense_solve.hpp).")
+      .field("l1", &tl::linalg::EnetParams::l1, "l1 penalty (alpha * l1_ratio * n_samples)")
+      .field("l2", &tl::linalg::EnetParams::l2, "l2 penalty (alpha * (1 - l1_ratio) * n_samples)")
+      .field("max_iter", &tl::linalg::EnetParams::max_iter, "sweeps")
+      .field("tol", &tl::linalg::EnetParams::tol, "duality gap tolerance, relative to ||y||²")
+      .field("positive", &tl::linalg::EnetParams::positive, "w >= 0")
+      .field("random", &tl::linalg::EnetParams::random, "coordinates in the order of the Philox draws")
+      .field("seed", &tl::linalg::EnetParams::seed, "of those draws")
+      .done();
+  result_class<tl::linalg::EnetResult>(m, "EnetResult", "Result of enet_cd_gram.")
+      .field("n_iter", &tl::linalg::EnetResult::n_iter, "sweeps run")
+      .field("gap", &tl::linalg::EnetResult::gap, "final duality gap (unscaled)")
+      .field("tol", &tl::linalg::EnetResult::tol, "tol * ||y||²")
+      .field("converged", &tl::linalg::EnetResult::converged)
+      .done();
+
+  // gram(ctx, X, Y=None, w=None, offset=None) -> Gram:
   // G = Zcᵀ Zc for Z = [X | Y], Zc = sqrt(w) * (Z - offset) (D x D float64).
   m.def(
       "gram",
@@ -94,7 +202,7 @@ void init_linear_model(nb::module_& m) {
       nb::arg("ctx"), nb::arg("X"), nb::arg("Y").none() = nb::none(), nb::arg("w").none() = nb::none(),
       nb::arg("offset").none() = nb::none());
 
-  // gram_moments(ctx, X, Y=None, center=True) -> (G, stats, delivered_mode):
+  // gram_moments(ctx, X, Y=None, center=True) -> GramMoments:
   // G = (Z - m)ᵀ (Z - m) (or ZᵀZ without center) for Z = [X | Y], m the
   // columns' means; stats (5 x D) as column_stats' (weight sum, mean, m2,
   // finite count, infinity count) for each column of Z.
@@ -118,56 +226,46 @@ void init_linear_model(nb::module_& m) {
       nb::arg("ctx"), nb::arg("X"), nb::arg("Y").none(), nb::arg("w").none(), nb::arg("offset").none(),
       nb::arg("chunk"));
 
-  // solve_normal_equations(G, d, alpha, tol, gram_eps, method, max_iter)
-  //   -> (coef (t, d) float64, rank, cholesky, n_iter)
+  // solve_normal_equations(G, d, alpha, options: NormalEquationsOptions) -> NormalEquationsFit
   m.def(
       "solve_normal_equations",
-      [](HostMat G, std::int64_t d, HostVec alpha, double tol, double gram_eps, const std::string& method,
-         std::int64_t max_iter) {
+      [](HostMat G, std::int64_t d, HostVec alpha, const tl::NormalEquationsOptions& opt) {
         const std::int64_t D = static_cast<std::int64_t>(G.shape(0));
         if (static_cast<std::int64_t>(G.shape(1)) != D || d < 0 || d > D)
           throw tl::ValueError("solve_normal_equations: G must be square with at least d rows");
         const std::int64_t t = D - d;
         if (static_cast<std::int64_t>(alpha.shape(0)) != t)
           throw tl::ValueError("solve_normal_equations: alpha must have one entry per target");
-        tl::NormalEquationsOptions opt;
-        opt.tol = tol;
-        opt.gram_eps = gram_eps;
-        opt.max_iter = max_iter;
-        if (method == "auto")
-          opt.method = tl::NormalEquationsOptions::Method::Auto;
-        else if (method == "eigen")
-          opt.method = tl::NormalEquationsOptions::Method::Eigen;
-        else if (method == "nnls")
-          opt.method = tl::NormalEquationsOptions::Method::Nnls;
-        else
-          throw tl::ValueError("solve_normal_equations: unknown method '" + method + "'");
-        std::vector<double> coef(static_cast<std::size_t>(t * d));
-        tl::NormalEquationsInfo info;
+        double* cp = nullptr;
+        auto coef = new_array<double>({static_cast<std::size_t>(t), static_cast<std::size_t>(d)}, &cp);
+        NormalEquationsFit r;
         {
           nb::gil_scoped_release release;
-          info = tl::solve_normal_equations(G.data(), d, t, alpha.data(), opt, coef.data());
+          r.info = tl::solve_normal_equations(G.data(), d, t, alpha.data(), opt, cp);
         }
-        return nb::make_tuple(numpy_of(std::move(coef), {static_cast<std::size_t>(t), static_cast<std::size_t>(d)}),
-                              info.rank, info.cholesky, info.n_iter);
+        r.coef = nb::cast(coef);
+        return r;
       },
-      nb::arg("G"), nb::arg("d"), nb::arg("alpha"), nb::arg("tol"), nb::arg("gram_eps"), nb::arg("method"),
-      nb::arg("max_iter") = 0);
+      nb::arg("G"), nb::arg("d"), nb::arg("alpha"), nb::arg("options"));
 
-  // symmetric_eigh(A, vectors) -> (eigenvalues ascending, V or None)
+  // symmetric_eigh(A, vectors=False) -> Eigh (eigenvalues ascending; eigenvectors None unless vectors)
   m.def(
       "symmetric_eigh",
       [](HostMat A, bool vectors) {
         const std::int64_t n = static_cast<std::int64_t>(A.shape(0));
         if (static_cast<std::int64_t>(A.shape(1)) != n) throw tl::ValueError("symmetric_eigh: A must be square");
-        std::vector<double> lam(static_cast<std::size_t>(n)), V(static_cast<std::size_t>(vectors ? n * n : 0));
+        const auto un = static_cast<std::size_t>(n);
+        double* lp = nullptr;
+        double* vp = nullptr;
+        auto lam = new_array<double>({un}, &lp);
+        Eigh r{nb::none(), nb::none()};
+        if (vectors) r.eigenvectors = nb::cast(new_array<double>({un, un}, &vp));
         {
           nb::gil_scoped_release release;
-          tl::linalg::symmetric_eigh(A.data(), n, lam.data(), vectors ? V.data() : nullptr);
+          tl::linalg::symmetric_eigh(A.data(), n, lp, vp);
         }
-        nb::object vo = nb::none();
-        if (vectors) vo = nb::cast(numpy_of(std::move(V), {static_cast<std::size_t>(n), static_cast<std::size_t>(n)}));
-        return nb::make_tuple(numpy_of(std::move(lam), {static_cast<std::size_t>(n)}), vo);
+        r.eigenvalues = nb::cast(lam);
+        return r;
       },
       nb::arg("A"), nb::arg("vectors") = false);
 
@@ -192,45 +290,26 @@ void init_linear_model(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("coef"), nb::arg("intercept"), nb::arg("out"));
 
-  // logistic_lbfgs(ctx, X, y (int32 class indices), w, W (rows, cols) float64 host, in/out, n_classes,
-  //                fit_intercept, sum_weights, l2, l1, max_iter, gtol, gtol_converged)
-  //   -> (n_iter, n_evals, status, objective)
+  // logistic_lbfgs(ctx, X, y (int32 class indices), w, W (rows, cols) float64 host, in/out,
+  //                options: LogisticOptions) -> LogisticResult
   m.def(
       "logistic_lbfgs",
       [](const tl::Context& ctx, Arr X, Arr y, std::optional<Arr> w,
-         nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> W, std::int64_t n_classes,
-         bool fit_intercept, double sum_weights, double l2, double l1, std::int64_t max_iter, double gtol,
-         double gtol_converged) {
-        tl::LogisticOptions opt;
-        opt.n_classes = n_classes;
-        opt.fit_intercept = fit_intercept;
-        opt.sum_weights = sum_weights;
-        opt.l2 = l2;
-        opt.l1 = l1;
-        opt.max_iter = max_iter;
-        opt.gtol = gtol;
-        opt.gtol_converged = gtol_converged;
-        const std::int64_t rows = n_classes == 2 ? 1 : n_classes;
+         nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> W, const tl::LogisticOptions& opt) {
+        const std::int64_t rows = opt.n_classes == 2 ? 1 : opt.n_classes;
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           auto yv = as_vector<const std::int32_t>(y, "y");
-          tl::VectorView<const T> wv;
-          if (w) wv = as_vector<const T>(*w, "sample_weight");
+          auto wv = optional_vector<T>(w, "sample_weight");
           if (static_cast<std::int64_t>(W.shape(0)) != rows ||
-              static_cast<std::int64_t>(W.shape(1)) != xv.cols + (fit_intercept ? 1 : 0))
+              static_cast<std::int64_t>(W.shape(1)) != xv.cols + (opt.fit_intercept ? 1 : 0))
             throw tl::ValueError("logistic_lbfgs: W has the wrong shape");
-          tl::LogisticResult r;
-          {
-            nb::gil_scoped_release release;
-            r = tl::logistic_lbfgs<T>(ctx, xv, yv, wv, opt, W.data());
-          }
-          return nb::make_tuple(r.n_iter, r.n_evals, static_cast<int>(r.status), r.objective);
+          nb::gil_scoped_release release;
+          return tl::logistic_lbfgs<T>(ctx, xv, yv, wv, opt, W.data());
         });
       },
-      nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("w").none(), nb::arg("W"), nb::arg("n_classes"),
-      nb::arg("fit_intercept"), nb::arg("sum_weights"), nb::arg("l2"), nb::arg("l1"), nb::arg("max_iter"),
-      nb::arg("gtol"), nb::arg("gtol_converged") = 0.0);
+      nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("w").none(), nb::arg("W"), nb::arg("options"));
 
   // logistic_proba(ctx, scores (n, 1 or K), log, out (n, 2 or K)): probabilities or their logarithms.
   m.def(
@@ -246,12 +325,11 @@ void init_linear_model(nb::module_& m) {
       },
       nb::arg("ctx"), nb::arg("scores"), nb::arg("log"), nb::arg("out"));
 
-  // enet_cd_gram(G, d, target, l1, l2, max_iter, tol, positive, random, seed, w (d,) float64 in/out)
-  //   -> (n_iter, gap, scaled tol, converged); Q, q and y_norm2 are read from the augmented Gram G.
+  // enet_cd_gram(G, d, target, params: EnetParams, w (d,) float64 in/out) -> EnetResult;
+  // Q, q and y_norm2 are read from the augmented Gram G.
   m.def(
       "enet_cd_gram",
-      [](HostMat G, std::int64_t d, std::int64_t target, double l1, double l2, std::int64_t max_iter, double tol,
-         bool positive, bool random, std::uint64_t seed,
+      [](HostMat G, std::int64_t d, std::int64_t target, const tl::linalg::EnetParams& p,
          nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu> w) {
         const std::int64_t D = static_cast<std::int64_t>(G.shape(0));
         if (static_cast<std::int64_t>(G.shape(1)) != D || d < 0 || target < 0 || d + target >= D)
@@ -264,14 +342,8 @@ void init_linear_model(nb::module_& m) {
           q[i] = g[i * D + d + target];
         }
         const double yy = g[(d + target) * D + d + target];
-        tl::linalg::EnetResult r;
-        {
-          nb::gil_scoped_release release;
-          r = tl::linalg::enet_coordinate_descent_gram(Q.data(), q.data(), yy, d, l1, l2, max_iter, tol, positive,
-                                                       random, seed, w.data());
-        }
-        return nb::make_tuple(r.n_iter, r.gap, r.tol, r.converged);
+        nb::gil_scoped_release release;
+        return tl::linalg::enet_coordinate_descent_gram(Q.data(), q.data(), yy, d, p, w.data());
       },
-      nb::arg("G"), nb::arg("d"), nb::arg("target"), nb::arg("l1"), nb::arg("l2"), nb::arg("max_iter"),
-      nb::arg("tol"), nb::arg("positive"), nb::arg("random"), nb::arg("seed"), nb::arg("w"));
+      nb::arg("G"), nb::arg("d"), nb::arg("target"), nb::arg("params"), nb::arg("w"));
 }

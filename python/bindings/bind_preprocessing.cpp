@@ -1,3 +1,4 @@
+// Preprocessing: column extrema and order statistics, the column-affine and row-norm transforms.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -31,13 +32,29 @@ const double* host_params(const std::optional<V>& a, std::int64_t cols, const ch
   return a->data();
 }
 
+// column_extrema's result: each a float64 vector of one entry per column.
+struct ColumnExtrema {
+  nb::object min;
+  nb::object max;
+  nb::object max_abs;
+  nb::object n_valid;
+};
+
 }  // namespace
 
 void init_preprocessing(nb::module_& m) {
+  result_class<ColumnExtrema>(m, "ColumnExtrema", "Result of column_extrema (NaN ignored, -0 below +0).")
+      .field("min", &ColumnExtrema::min, "cols float64")
+      .field("max", &ColumnExtrema::max, "cols float64")
+      .field("max_abs", &ColumnExtrema::max_abs, "cols float64")
+      .field("n_valid", &ColumnExtrema::n_valid, "cols float64: entries that are not NaN")
+      .done();
+
+  // column_extrema(ctx, X) -> ColumnExtrema of each column of X.
   m.def(
       "column_extrema",
       [](const tl::Context& ctx, Arr X) {
-        const std::int64_t cols = X.ndim() == 2 ? static_cast<std::int64_t>(X.shape(1)) : 1;
+        const std::int64_t cols = cols_of(X);
         std::vector<tl::ColExtrema> out(static_cast<std::size_t>(cols));
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
@@ -45,14 +62,20 @@ void init_preprocessing(nb::module_& m) {
           nb::gil_scoped_release release;
           tl::column_extrema<T>(ctx, xv, out.data());
         });
-        auto* buf = new double[4 * cols];
-        for (std::int64_t j = 0; j < cols; ++j) {
-          buf[j] = out[j].min;
-          buf[cols + j] = out[j].max;
-          buf[2 * cols + j] = out[j].max_abs;
-          buf[3 * cols + j] = static_cast<double>(out[j].n);
+        const std::size_t uc = static_cast<std::size_t>(cols);
+        double *mn = nullptr, *mx = nullptr, *ma = nullptr, *nv = nullptr;
+        ColumnExtrema r;
+        r.min = nb::cast(new_array<double>({uc}, &mn));
+        r.max = nb::cast(new_array<double>({uc}, &mx));
+        r.max_abs = nb::cast(new_array<double>({uc}, &ma));
+        r.n_valid = nb::cast(new_array<double>({uc}, &nv));
+        for (std::size_t j = 0; j < uc; ++j) {
+          mn[j] = out[j].min;
+          mx[j] = out[j].max;
+          ma[j] = out[j].max_abs;
+          nv[j] = static_cast<double>(out[j].n);
         }
-        return owned_matrix(buf, 4, static_cast<std::size_t>(cols));
+        return r;
       },
       nb::arg("ctx"), nb::arg("X"));
 
@@ -63,7 +86,7 @@ void init_preprocessing(nb::module_& m) {
       "column_select",
       [](const tl::Context& ctx, Arr X,
          nb::ndarray<std::int64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu, nb::ro> ranks) {
-        const std::int64_t cols = X.ndim() == 2 ? static_cast<std::int64_t>(X.shape(1)) : 1;
+        const std::int64_t cols = cols_of(X);
         if (static_cast<std::int64_t>(ranks.shape(1)) != cols)
           throw tl::ValueError("column_select: ranks has " + std::to_string(ranks.shape(1)) + " columns, X has " +
                                std::to_string(cols));
@@ -71,15 +94,13 @@ void init_preprocessing(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) -> nb::object {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          T* buf = new T[k * cols + 1];
-          try {
+          T* buf = nullptr;
+          auto sel = new_array<T>({k, static_cast<std::size_t>(cols)}, &buf);
+          {
             nb::gil_scoped_release release;
             tl::column_select<T>(ctx, xv, ranks.data(), static_cast<std::int64_t>(k), buf);
-          } catch (...) {
-            delete[] buf;
-            throw;
           }
-          return nb::cast(owned_matrix(buf, k, static_cast<std::size_t>(cols)));
+          return nb::cast(sel);
         });
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("ranks"));

@@ -221,3 +221,29 @@ tl::VectorView<const T> weights_view(const std::optional<Arr>& w, const char* na
 }
 
 }  // namespace tlb
+
+// -- fam-linear --
+// struct_class's __repr__ returns a std::string: its caster, wherever a struct is bound.
+#include <nanobind/stl/string.h>
+
+#include <optional>
+
+namespace tlb {
+
+// Rows and columns of a 1-D or 2-D array (a 1-D array is one column).
+template <class A>
+std::int64_t rows_of(const A& a) {
+  return a.ndim() >= 1 ? static_cast<std::int64_t>(a.shape(0)) : 0;
+}
+template <class A>
+std::int64_t cols_of(const A& a) {
+  return a.ndim() == 2 ? static_cast<std::int64_t>(a.shape(1)) : 1;
+}
+
+// A view of an optional 1-D array (sample weights, say); empty when absent.
+template <class T>
+tl::VectorView<const T> optional_vector(const std::optional<Arr>& a, const char* name) {
+  return a ? as_vector<const T>(*a, name) : tl::VectorView<const T>();
+}
+
+}  // namespace tlb

@@ -42,7 +42,30 @@ def allocator_release_cached(device: int = 0) -> None: ...
 
 def column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None = None) -> Annotated[NDArray[numpy.float64], dict(shape=(None, None))]: ...
 
-def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> Annotated[NDArray[numpy.float64], dict(shape=(None, None))]: ...
+class ColumnExtrema:
+    """Result of column_extrema (NaN ignored, -0 below +0)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def min(self) -> object:
+        """cols float64"""
+
+    @property
+    def max(self) -> object:
+        """cols float64"""
+
+    @property
+    def max_abs(self) -> object:
+        """cols float64"""
+
+    @property
+    def n_valid(self) -> object:
+        """cols float64: entries that are not NaN"""
+
+    def __repr__(self) -> str: ...
+
+def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> ColumnExtrema: ...
 
 def column_select(ctx: Context, X: Annotated[NDArray, dict(writable=False)], ranks: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)]) -> object: ...
 
@@ -274,7 +297,30 @@ def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], qu
 
 def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, radius: float) -> RadiusResult: ...
 
-def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> NDArray[numpy.float64]: ...
+class ClassColumnStats:
+    """Result of class_column_stats."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def weight(self) -> object:
+        """n_classes x cols: weight sum of the class's rows"""
+
+    @property
+    def mean(self) -> object:
+        """n_classes x cols"""
+
+    @property
+    def m2(self) -> object:
+        """n_classes x cols: weighted sum of squared deviations"""
+
+    @property
+    def count(self) -> object:
+        """n_classes x cols: rows counted (float64)"""
+
+    def __repr__(self) -> str: ...
+
+def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> ClassColumnStats: ...
 
 def gaussian_nb_jll(ctx: Context, X: Annotated[NDArray, dict(writable=False)], theta: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], var: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], joint: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], nconst: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]: ...
 
@@ -661,18 +707,309 @@ def gbdt_validate(model: dict) -> None: ...
 
 def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> GbdtBorders: ...
 
-def gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, w: Annotated[NDArray, dict(writable=False)] | None = None, offset: Annotated[NDArray, dict(writable=False)] | None = None) -> tuple: ...
+class Gram:
+    """Result of gram."""
 
-def gram_moments(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, center: bool = True) -> tuple: ...
+    def __init__(self) -> None: ...
 
-def solve_normal_equations(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, alpha: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], tol: float, gram_eps: float, method: str, max_iter: int = 0) -> tuple: ...
+    @property
+    def gram(self) -> object:
+        """D x D float64: Zcᵀ Zc for Z = [X | Y]"""
 
-def symmetric_eigh(A: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], vectors: bool = False) -> tuple: ...
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class GramMoments:
+    """Result of gram_moments."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def gram(self) -> object:
+        """D x D float64"""
+
+    @property
+    def stats(self) -> object:
+        """5 x D float64, as column_stats' rows for each column of [X | Y]"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class NormalEquationsOptions:
+    """
+    Parameters of solve_normal_equations (twinlearn/linear_model/dense_solve.hpp).
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def tol(self) -> float:
+        """least squares: relative singular value cut-off; 0 for ridge"""
+
+    @tol.setter
+    def tol(self, arg: float, /) -> None: ...
+
+    @property
+    def gram_eps(self) -> float:
+        """relative accuracy of the Gram entries"""
+
+    @gram_eps.setter
+    def gram_eps(self, arg: float, /) -> None: ...
+
+    @property
+    def method(self) -> str:
+        """'auto', 'eigen' or 'nnls'"""
+
+    @method.setter
+    def method(self, arg: str, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """nnls outer iterations; 0: 3 * n_features"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class NormalEquationsFit:
+    """Result of solve_normal_equations."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def coef(self) -> object:
+        """t x d float64"""
+
+    @property
+    def rank(self) -> int:
+        """numerical rank of the system"""
+
+    @property
+    def cholesky(self) -> bool:
+        """every target was solved by Cholesky"""
+
+    @property
+    def n_iter(self) -> int:
+        """nnls iterations"""
+
+    def __repr__(self) -> str: ...
+
+class Eigh:
+    """Result of symmetric_eigh."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def eigenvalues(self) -> object:
+        """n, ascending"""
+
+    @property
+    def eigenvectors(self) -> object:
+        """n x n (column i: eigenvalue i), or None"""
+
+    def __repr__(self) -> str: ...
+
+class LogisticOptions:
+    """Parameters of logistic_lbfgs (twinlearn/linear_model/logistic.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_classes(self) -> int:
+        """>= 2; two classes use one coefficient row"""
+
+    @n_classes.setter
+    def n_classes(self, arg: int, /) -> None: ...
+
+    @property
+    def fit_intercept(self) -> bool: ...
+
+    @fit_intercept.setter
+    def fit_intercept(self, arg: bool, /) -> None: ...
+
+    @property
+    def sum_weights(self) -> float:
+        """S > 0"""
+
+    @sum_weights.setter
+    def sum_weights(self, arg: float, /) -> None: ...
+
+    @property
+    def l2(self) -> float:
+        """l2 penalty strength, >= 0"""
+
+    @l2.setter
+    def l2(self, arg: float, /) -> None: ...
+
+    @property
+    def l1(self) -> float:
+        """l1 penalty strength, >= 0 (OWL-QN when > 0)"""
+
+    @l1.setter
+    def l1(self, arg: float, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int: ...
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def gtol(self) -> float:
+        """stop when max |(pseudo-)gradient| <= gtol"""
+
+    @gtol.setter
+    def gtol(self, arg: float, /) -> None: ...
+
+    @property
+    def gtol_converged(self) -> float:
+        """
+        a run stopped by max_iter converged when the gradient is at most this; 0: gtol
+        """
+
+    @gtol_converged.setter
+    def gtol_converged(self, arg: float, /) -> None: ...
+
+    @property
+    def ftol(self) -> float:
+        """stop when the relative decrease <= ftol"""
+
+    @ftol.setter
+    def ftol(self, arg: float, /) -> None: ...
+
+    @property
+    def memory(self) -> int:
+        """stored correction pairs"""
+
+    @memory.setter
+    def memory(self, arg: int, /) -> None: ...
+
+    @property
+    def max_linesearch(self) -> int:
+        """evaluations per line search"""
+
+    @max_linesearch.setter
+    def max_linesearch(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class LogisticResult:
+    """Result of logistic_lbfgs."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_iter(self) -> int: ...
+
+    @property
+    def n_evals(self) -> int: ...
+
+    @property
+    def status(self) -> int:
+        """0 converged, 1 max_iter, 2 line search failed, 3 non-finite objective"""
+
+    @property
+    def objective(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+class EnetParams:
+    """Parameters of enet_cd_gram (twinlearn/linear_model/dense_solve.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def l1(self) -> float:
+        """l1 penalty (alpha * l1_ratio * n_samples)"""
+
+    @l1.setter
+    def l1(self, arg: float, /) -> None: ...
+
+    @property
+    def l2(self) -> float:
+        """l2 penalty (alpha * (1 - l1_ratio) * n_samples)"""
+
+    @l2.setter
+    def l2(self, arg: float, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """sweeps"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def tol(self) -> float:
+        """duality gap tolerance, relative to ||y||²"""
+
+    @tol.setter
+    def tol(self, arg: float, /) -> None: ...
+
+    @property
+    def positive(self) -> bool:
+        """w >= 0"""
+
+    @positive.setter
+    def positive(self, arg: bool, /) -> None: ...
+
+    @property
+    def random(self) -> bool:
+        """coordinates in the order of the Philox draws"""
+
+    @random.setter
+    def random(self, arg: bool, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """of those draws"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class EnetResult:
+    """Result of enet_cd_gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_iter(self) -> int:
+        """sweeps run"""
+
+    @property
+    def gap(self) -> float:
+        """final duality gap (unscaled)"""
+
+    @property
+    def tol(self) -> float:
+        """tol * ||y||²"""
+
+    @property
+    def converged(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+def gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, w: Annotated[NDArray, dict(writable=False)] | None = None, offset: Annotated[NDArray, dict(writable=False)] | None = None) -> Gram: ...
+
+def gram_moments(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, center: bool = True) -> GramMoments: ...
+
+def solve_normal_equations(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, alpha: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], options: NormalEquationsOptions) -> NormalEquationsFit: ...
+
+def symmetric_eigh(A: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], vectors: bool = False) -> Eigh: ...
 
 def linear_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray, dict(writable=False)], intercept: Annotated[NDArray, dict(writable=False)], out: NDArray) -> int: ...
 
-def logistic_lbfgs(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, W: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')], n_classes: int, fit_intercept: bool, sum_weights: float, l2: float, l1: float, max_iter: int, gtol: float, gtol_converged: float = 0.0) -> tuple: ...
+def logistic_lbfgs(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, W: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')], options: LogisticOptions) -> LogisticResult: ...
 
 def logistic_proba(ctx: Context, scores: Annotated[NDArray, dict(writable=False)], log: bool, out: NDArray) -> None: ...
 
-def enet_cd_gram(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, target: int, l1: float, l2: float, max_iter: int, tol: float, positive: bool, random: bool, seed: int, w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu')]) -> tuple: ...
+def enet_cd_gram(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, target: int, params: EnetParams, w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu')]) -> EnetResult: ...

@@ -493,7 +493,7 @@ def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, cou
     return mirror(orig, out)
 
 
-# -- fam-neighbors --
+# -- operands of functions (linalg, metrics, neighbors): device, backend, dtype ----
 def first_device_array(*arrays):
     """The first of `arrays` that is a device array, or None."""
     for a in arrays:
@@ -587,3 +587,78 @@ def check_distances(D):
     matrix D (host or device)."""
     if np.any(to_numpy(D) < 0):
         raise ValueError("Negative values in data passed to precomputed distance matrix.")
+
+
+# -- more checks: X with y, statistics, scales, weights --------------------------
+def zeros_to_one(scale):
+    """scikit-learn's rule for scales of (near-)constant features: below
+    10 * eps of their dtype they become 1 (NaN stays NaN)."""
+    scale = np.array(scale, copy=True)
+    scale[scale < 10 * np.finfo(scale.dtype).eps] = 1.0
+    return scale
+
+
+def contains_nan(X) -> bool:
+    """True when host or device array X holds a NaN."""
+    return device_any(X, "nan") if is_device_array(X) else bool(np.isnan(X).any())
+
+
+def raise_nonfinite_stats(stats, n_rows, input_name="X", name=None, dtype=np.float64):
+    """scikit-learn's error for the NaN or infinities in `input_name` that
+    its column statistics found (`stats`: column_stats' rows, weight sum,
+    mean, m2, finite count, infinity count, of n_rows rows). `name`: the
+    estimator named in the message (None: the message names none);
+    `dtype`: the one the message names. NaN is reported first."""
+    count, n_inf = np.asarray(stats[3]), np.asarray(stats[4])
+    if (count + n_inf < n_rows).any():
+        raise ValueError(sklearn_nonfinite_message(name, np.nan, dtype, input_name))
+    if (n_inf > 0).any():
+        raise ValueError(sklearn_nonfinite_message(name, np.inf, dtype, input_name))
+
+
+def check_X_y(est, X, y, device, *, labels=False, multi_output=True, find_nonfinite=True):
+    """(X, y) of a supervised fit, checked together; X as check_X gives it
+    (``reset=True``: n_features_in_ is set).
+
+    Host data: scikit-learn's check of both (finite values; X float32 or
+    float64, C-contiguous; numeric targets unless `labels`), and numeric
+    targets come back C-contiguous in X's dtype. A device X (kept on its
+    device for a GPU) is checked for its shape, and searched for NaN and
+    infinities only with `find_nonfinite` (False: the fit's column
+    statistics find them); numeric targets become a device array beside it
+    (:func:`check_y`). Labels (``labels=True``) come back as NumPy, as given,
+    one per row of X."""
+    X = place(X, device)
+    if not is_device_array(X):
+        X, y = validate_data(est, X, to_host(y), dtype=FLOAT_DTYPES, y_numeric=not labels,
+                             multi_output=multi_output, order="C")
+        return X, (y if labels else np.ascontiguousarray(y, dtype=X.dtype))
+    X = _check_device_X(est, X, reset=True, copy=False, for_fit=True, allow_nan=not find_nonfinite,
+                        find_inf=find_nonfinite, find_nan=find_nonfinite)
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
+    if not labels:
+        return X, check_y(y, X)
+    y = np.asarray(to_host(y))
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
+    return X, y
+
+
+def host_weights_or_ones(sample_weight, n, dtype, ensure_non_negative=False):
+    """host_weights, or n ones of `dtype` when sample_weight is None (what
+    scikit-learn's _check_sample_weight gives)."""
+    sw = host_weights(sample_weight, n, dtype, ensure_non_negative)
+    return np.ones(n, dtype=dtype) if sw is None else sw
+
+
+def check_matrix(X, device, name="X", *, find_nonfinite=True):
+    """check_array's matrix for `device`; with ``find_nonfinite=False`` a
+    device matrix is not searched for NaN and infinities (one pass fewer;
+    host data always is, by scikit-learn's check)."""
+    X = place(X, device)
+    if find_nonfinite or not is_device_array(X):
+        return check_array(X, device, name)
+    X = as_device_matrix(X, name)
+    check_device_shape(X)
+    return X

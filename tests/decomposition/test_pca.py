@@ -337,11 +337,30 @@ def test_device_arrays_stay_on_device(lib):
     assert bits(host) == bits(ref.transform(X))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+@pytest.mark.parametrize("name", ["PCA", "IncrementalPCA"])
+def test_score_samples_in_the_callers_array_type(lib, name):
+    """score_samples mirrors its input's array type, as transform does (the
+    log-likelihoods are computed on the host: the same bits as for NumPy)."""
+    from twinlearn import IncrementalPCA
+
+    mod = pytest.importorskip(lib)
+    X = spectrum_data(n=2000, d=20)
+    Xd = on_device(mod, lib, X)
+    est = (PCA if name == "PCA" else IncrementalPCA)(5, numeric_mode="identical").fit(Xd)
+    out = est.score_samples(Xd)
+    assert type(out) is type(Xd)
+    host = out.get() if lib == "cupy" else out.cpu().numpy()
+    assert bits(host) == bits(est.score_samples(X))
+    assert isinstance(est.score(Xd), float) and est.score(Xd) == float(np.mean(host))
+
+
 def test_nonfinite_found_by_column_stats():
     # Device input of PCA and TruncatedSVD is not searched for NaN and
     # infinities before the fit: the first pass, column_stats, counts them.
     from twinlearn import _backend
-    from twinlearn._input import raise_nonfinite
+    from twinlearn._io import raise_nonfinite
     from twinlearn.decomposition._solvers import Backend
 
     core = _backend.core()

@@ -209,9 +209,9 @@ def test_gram_order_is_separated_by_the_fixture():
     X, y = regression(n=5 * 4096 + 3, d=6, dtype=np.float32, seed=17)
     Y = np.ascontiguousarray(y.reshape(-1, 1))
     off = np.ascontiguousarray(np.concatenate([X.mean(0), y.mean(keepdims=True)]).astype(np.float32))
-    G, _ = mod.gram(ctx, X, Y, None, off)
-    G4096, _ = mod._gram_with_chunk(ctx, X, Y, None, off, 4096)
-    G2048, _ = mod._gram_with_chunk(ctx, X, Y, None, off, 2048)
+    G = mod.gram(ctx, X, Y, None, off).gram
+    G4096 = mod._gram_with_chunk(ctx, X, Y, None, off, 4096).gram
+    G2048 = mod._gram_with_chunk(ctx, X, Y, None, off, 2048).gram
     assert bits(G) == bits(G4096)
     assert bits(G) != bits(G2048)
 
@@ -281,3 +281,22 @@ def test_device_arrays_in_and_out():
     Xt[0, 0] = float("nan")
     with pytest.raises(ValueError, match="NaN"):
         LinearRegression().fit(Xt, yt)
+
+
+def test_normal_equations_options_by_name():
+    """solve_normal_equations takes its options as one struct filled by
+    name, and gram_eps is the core's own default."""
+    from twinlearn import _native
+    from twinlearn.linear_model._base import gram_eps
+
+    core = _backend.core()
+    assert gram_eps(np.float32) == core.NormalEquationsOptions().gram_eps
+    G = np.array([[2.0, 0.0, 2.0], [0.0, 4.0, 4.0], [2.0, 4.0, 9.0]])
+    opts = _native.params(core.NormalEquationsOptions, tol=0.0, gram_eps=gram_eps(np.float64), method="auto",
+                          max_iter=0)
+    r = core.solve_normal_equations(G, 2, np.zeros(1), opts)
+    assert r._fields == ("coef", "rank", "cholesky", "n_iter")
+    np.testing.assert_allclose(np.asarray(r.coef), [[1.0, 1.0]])
+    assert r.rank == 2 and r.cholesky
+    with pytest.raises(ValueError, match="unknown method 'qr'"):
+        opts.method = "qr"

@@ -239,3 +239,14 @@ def test_device_arrays_in_and_out():
     assert isinstance(P, torch.Tensor) and P.is_cuda
     assert bits(P.cpu().numpy()) == bits(ref.predict_proba(X))
     assert bits(ours.predict(Xt).cpu().numpy()) == bits(ref.predict(X))
+
+
+def test_fixed_optimizer_rules_are_the_cores_defaults():
+    """The options that no parameter sets are passed by name all the same:
+    they are the core's own defaults (the fit is the one it always was)."""
+    from twinlearn import _backend
+    from twinlearn.linear_model import _logistic
+
+    core = _backend.core().LogisticOptions()
+    assert (_logistic._FTOL, _logistic._MEMORY, _logistic._MAX_LINESEARCH) == (
+        core.ftol, core.memory, core.max_linesearch)

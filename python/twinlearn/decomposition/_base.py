@@ -10,10 +10,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import fast_logdet
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import _array
-from .._input import FLOAT_DTYPES, check_X, np_float_dtype
+from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, to_host
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
@@ -52,10 +51,7 @@ def apply_input(est, X):
 
 def as_caller_type(orig, out, backend):
     """out in the array type of the caller's orig."""
-    out = backend.result(out)
-    if _array.is_device_array(orig) and not _array.is_device_array(out):
-        return _array.from_numpy_like(orig, out)
-    return out
+    return mirror(orig, backend.result(out))
 
 
 def back_project(est, X, components, n_components_name, *, reject_nonfinite):
@@ -64,12 +60,7 @@ def back_project(est, X, components, n_components_name, *, reject_nonfinite):
     infinity only when `reject_nonfinite`), the product on the backend."""
     device = est._tl_device(X)
     orig = X
-    if _array.is_device_array(X) and device != "cpu":
-        X = _array.as_device_matrix(X, "X")
-        if reject_nonfinite and any(_array.device_nonfinite(X)):
-            raise ValueError("Input X contains NaN or infinity.")
-    else:
-        X = check_array(_array.to_numpy(X), input_name="X", dtype=FLOAT_DTYPES, order="C")
+    X = check_matrix(X, device, find_nonfinite=reject_nonfinite)
     if X.shape[1] != components.shape[0]:
         raise ValueError(
             f"X has {X.shape[1]} features, but inverse_transform expects {components.shape[0]} ({n_components_name})"
@@ -207,6 +198,18 @@ class BasePCA(BaseProjection):
         precision.flat[:: precision.shape[0] + 1] += 1.0 / self.noise_variance_
         return precision.astype(dt, copy=False)
 
+    def _score_samples(self, X):
+        """score_samples as NumPy (computed on the host)."""
+        check_is_fitted(self)
+        # Host arrays go to validate_data as given, so a DataFrame's column names are checked.
+        X = validate_data(self, to_host(X), dtype=FLOAT_DTYPES, reset=False)
+        Xr = X - self.mean_
+        n_features = X.shape[1]
+        precision = self.get_precision()
+        log_like = -0.5 * np.sum(Xr * (Xr @ precision), axis=1)
+        log_like -= 0.5 * (n_features * log(2.0 * np.pi) - fast_logdet(precision))
+        return log_like
+
     def score_samples(self, X):
         """Log-likelihood of each sample under the probabilistic PCA model.
 
@@ -216,17 +219,9 @@ class BasePCA(BaseProjection):
 
         Returns
         -------
-        ll : ndarray of shape (n_samples,)
+        ll : array of shape (n_samples,), the caller's array type
         """
-        check_is_fitted(self)
-        # Host arrays go to validate_data as given, so a DataFrame's column names are checked.
-        X = validate_data(self, _array.to_numpy(X) if _array.is_device_array(X) else X, dtype=FLOAT_DTYPES, reset=False)
-        Xr = X - self.mean_
-        n_features = X.shape[1]
-        precision = self.get_precision()
-        log_like = -0.5 * np.sum(Xr * (Xr @ precision), axis=1)
-        log_like -= 0.5 * (n_features * log(2.0 * np.pi) - fast_logdet(precision))
-        return log_like
+        return mirror(X, self._score_samples(X))
 
     def score(self, X, y=None):
         """Average log-likelihood of the samples under the model.
@@ -241,4 +236,4 @@ class BasePCA(BaseProjection):
         -------
         ll : float
         """
-        return float(np.mean(self.score_samples(X)))
+        return float(np.mean(self._score_samples(X)))

@@ -9,7 +9,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import gen_batches
 from sklearn.utils._param_validation import Interval
 
-from .._input import check_X
+from .._io import check_X, np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS
 from ..preprocessing._data import _merge_stats
 from . import _solvers
@@ -157,7 +157,7 @@ class IncrementalPCA(BasePCA):
                 "Number of input features has changed from %i to %i between calls to partial_fit! Try "
                 "setting n_components to a fixed value." % (self.components_.shape[0], self.n_components_)
             )
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        dtype = np_float_dtype(X).type
 
         # The batch's statistics and its Gram matrix centred at its mean (the
         # Gram matrix of the stacked matrix of scikit-learn's update, below).

@@ -9,6 +9,7 @@ from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
+from .._io import np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
 from ._base import BasePCA, as_caller_type, fit_input
@@ -206,7 +207,7 @@ class PCA(BasePCA):
             n_components = min(n, d) - 1 if self.svd_solver == "arpack" else min(n, d)
         solver = select_solver(self.svd_solver, n, d, n_components)
         self._fit_svd_solver = solver
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        dtype = np_float_dtype(X).type
 
         G = None
         if solver == "covariance_eigh":

@@ -20,8 +20,8 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils import check_random_state
 
-from .. import _array, _backend, identity
-from .._input import raise_nonfinite
+from .. import _backend, identity
+from .._io import empty_like_kind, is_device_array, np_float_dtype, raise_nonfinite, to_numpy
 from ..linalg._linalg import gram_matrix
 
 #: Philox stream of the random projections (docs/NUMERICS.md, rule 5).
@@ -74,7 +74,7 @@ class Backend:
         if isinstance(like, Staged):
             return Staged(self.mod.linalg_device_empty(self.ctx, shape[0], shape[1], np.dtype(dtype).name), shape,
                           dtype)
-        return _array.empty_like_kind(like, shape, dtype)
+        return empty_like_kind(like, shape, dtype)
 
     def host(self, a):
         """a as a NumPy array (a Staged array is copied back)."""
@@ -82,7 +82,7 @@ class Backend:
             out = np.empty(a.shape, dtype=a.dtype)
             self.mod.linalg_prepare_rows(self.ctx, a, None, None, False, out)
             return out
-        return _array.to_numpy(a)
+        return to_numpy(a)
 
     def result(self, a):
         """What a method returns: Staged results come back as NumPy."""
@@ -106,7 +106,7 @@ class Backend:
         (the counts show them)."""
         w, mean, m2, n, ninf = np.asarray(self.mod.column_stats(self.ctx, X, None))
         if require_finite:
-            raise_nonfinite(self.tag, X.shape[0], n, ninf, _dtype(X))
+            raise_nonfinite(self.tag, X.shape[0], n, ninf, np_float_dtype(X))
         return n, mean, m2
 
     def stats_with_gram(self, X, center):
@@ -115,16 +115,16 @@ class Backend:
         else gram(X). (count, mean, m2, G); the same bits as the two calls,
         except in fast mode on a GPU, where one pass over X gives both
         (gram_moments, twinlearn/core/gram.hpp)."""
-        G, st, mode = self.mod.gram_moments(self.ctx, X, None, bool(center))
-        w, mean, m2, n, ninf = np.asarray(st)
-        raise_nonfinite(self.tag, X.shape[0], n, ninf, _dtype(X))
-        self._note(mode)
-        return n, mean, m2, np.asarray(G)
+        r = self.mod.gram_moments(self.ctx, X, None, bool(center))
+        w, mean, m2, n, ninf = np.asarray(r.stats)
+        raise_nonfinite(self.tag, X.shape[0], n, ninf, np_float_dtype(X))
+        self._note(r.delivered)
+        return n, mean, m2, np.asarray(r.gram)
 
     def gram(self, X, offset=None):
         """(X - offset)ᵀ (X - offset), float64 NumPy (entries computed in X's dtype)."""
         if offset is not None:
-            offset = np.ascontiguousarray(offset, dtype=_dtype(X))
+            offset = np.ascontiguousarray(offset, dtype=np_float_dtype(X))
         G, mode = gram_matrix(self.mod, self.ctx, X, None, offset)
         self._note(mode)
         return G
@@ -151,7 +151,7 @@ class Backend:
     def matmul(self, A, transpose_a, B, transpose_b, like=None):
         """op(A) @ op(B) in A's dtype; an array of like's kind (default: the
         device operand's, else NumPy). Host operands are float arrays of A's dtype."""
-        dt = _dtype(A)
+        dt = np_float_dtype(A)
         if not _is_dev(A):
             A = np.ascontiguousarray(A, dtype=dt)
         if not _is_dev(B):
@@ -166,8 +166,8 @@ class Backend:
 
     def center(self, X, offset):
         """X - offset (offset rounded to X's dtype), a new array of X's kind."""
-        out = self.empty(X, tuple(X.shape), _dtype(X))
-        off = np.ascontiguousarray(offset, dtype=_dtype(X))
+        out = self.empty(X, tuple(X.shape), np_float_dtype(X))
+        off = np.ascontiguousarray(offset, dtype=np_float_dtype(X))
         self.mod.linalg_prepare_rows(self.ctx, X, None, off, False, out)
         return out
 
@@ -181,11 +181,7 @@ class Backend:
 
 
 def _is_dev(a):
-    return isinstance(a, Staged) or _array.is_device_array(a)
-
-
-def _dtype(X):
-    return np.dtype(np.float32) if str(X.dtype).endswith("float32") else np.dtype(np.float64)
+    return isinstance(a, Staged) or is_device_array(a)
 
 
 def seed_from(random_state) -> int:
@@ -351,7 +347,7 @@ def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, s
     side: 'right' (G = AᵀA), 'left' (G = AAᵀ) or 'tall' (G is None: tall
     iterates on the backend). May return fewer rows than n_components when
     A has lower rank."""
-    dtype = _dtype(A)
+    dtype = np_float_dtype(A)
     if side == "tall":
         return _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed)
     # AᵀA comes from backend.gram: exact products summed in float64 whatever
@@ -395,7 +391,7 @@ def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed):
     iterates A Q stay on the device and are orthonormalized through their
     k x k Gram matrix; the d x k iterates Aᵀ Q come to the host (QR)."""
     n, d = A.shape
-    dtype = _dtype(A)
+    dtype = np_float_dtype(A)
     size = n_components + n_oversamples
     Q = _orthonormal(normal_matrix(seed, d, size)[:, : min(size, d)])
     for _ in range(n_iter):

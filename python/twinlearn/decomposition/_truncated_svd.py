@@ -9,6 +9,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._io import np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
 from ._base import BaseProjection, apply_input, as_caller_type, back_project, fit_input, project
@@ -159,7 +160,7 @@ class TruncatedSVD(BaseProjection):
             backend.record("gram", G)
         else:
             (_, mean, m2), G = backend.column_stats(X, require_finite=True), None
-        dtype = np.float32 if str(X.dtype).endswith("float32") else np.float64
+        dtype = np_float_dtype(X).type
         if self.algorithm == "arpack":
             if not 0 < k < min(n, d):
                 raise ValueError(f"`k` must be an integer satisfying `0 < k < min(A.shape)`, got k={k}.")

@@ -16,32 +16,37 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .. import _array, identity
-from .._labels import labels_like
+from .. import _native as native
+from .. import identity
+from .._io import (
+    check_sample_weight,
+    check_X,
+    check_X_y,
+    contains_nan,
+    empty_like_kind,
+    is_device_array,
+    labels_like,
+    np_float_dtype,
+    raise_nonfinite_stats,
+    sklearn_nonfinite_message,
+)
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
-
-_FLOAT_DTYPES = (np.float64, np.float32)
-
-
-def _nonfinite_message(name, has_nan):
-    if has_nan:
-        return f"Input {name} contains NaN."
-    return f"Input {name} contains infinity or a value too large for dtype('float64')."
-
-
-def _raise_nonfinite(stats, name, n):
-    """scikit-learn's error when the column statistics count a NaN or an
-    infinity among the n entries of each column."""
-    if stats[4].any() or (stats[3] < n).any():
-        raise ValueError(_nonfinite_message(name, bool((stats[3] + stats[4] < n).any())))
 
 
 def gram_eps(dtype) -> float:
     """Relative accuracy assumed of the Gram entries (docs/NUMERICS.md): they
     are accumulated in double for float32 and float64 data alike."""
     return 64.0 * float(np.finfo(np.float64).eps)
+
+
+#: How the normal-equation options that no parameter sets are filled (every least-squares estimator).
+GRAM_DERIVED = {"gram_eps": "gram_eps(dtype): the relative accuracy of the Gram entries",
+                "max_iter": "0: the NNLS rule, 3 * n_features"}
+#: The parameters of every Gram-based estimator that act before the core's solve.
+GRAM_PYTHON_ONLY = {"fit_intercept": "the column means centre X and y before the Gram product",
+                    "copy_X": "X is never modified"}
 
 
 def _as_2d_targets(y):
@@ -61,65 +66,14 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         return tags
 
     # -- input -----------------------------------------------------------------
-    def _tl_check_Xy(self, X, y, sample_weight, device, *, y_numeric=True, multi_output=True):
-        """(X, y, sample_weight) ready for the backend of `device`.
+    def _tl_check_Xy(self, X, y, sample_weight, device):
+        """(X, y, sample_weight, on_device) ready for the backend of `device`.
 
         NumPy input is validated by scikit-learn (finite values included);
         device arrays are taken zero-copy and checked for NaN and infinity by
         the column-statistics pass (see _tl_gram)."""
-        on_device = _array.is_device_array(X) and device != "cpu"
-        if not on_device:
-            if _array.is_device_array(X):
-                X = _array.to_numpy(X)
-            if _array.is_device_array(y):
-                y = _array.to_numpy(y)
-            X, y = validate_data(
-                self, X, y, dtype=_FLOAT_DTYPES, y_numeric=y_numeric, multi_output=multi_output, order="C",
-            )
-            y = np.ascontiguousarray(y, dtype=X.dtype)
-            if sample_weight is not None:
-                if _array.is_device_array(sample_weight):
-                    sample_weight = _array.to_numpy(sample_weight)
-                sample_weight = np.ascontiguousarray(
-                    _check_sample_weight(sample_weight, X, dtype=X.dtype, ensure_non_negative=True)
-                )
-            return X, y, sample_weight, False
-        X = _array.as_device_matrix(X, "X")
-        n, d = X.shape
-        if n < 1 or d < 1:
-            what = "sample" if n < 1 else "feature"
-            raise ValueError(
-                f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while a minimum of 1 is "
-                f"required by {type(self).__name__}."
-            )
-        self.n_features_in_ = d
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        if not _array.is_device_array(y):
-            y = _array.from_numpy_like(X, np.asarray(y, dtype=X.dtype))
-        y = _array.as_device_matrix(y, "y", ensure_2d=False)
-        if y.dtype != X.dtype:
-            y = y.astype(X.dtype) if _array.kind(y) != "torch" else y.to(X.dtype)
-        if y.shape[0] != n:
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]")
-        if sample_weight is not None:
-            if _array.is_device_array(sample_weight):
-                sw = _array.as_device_matrix(sample_weight, "sample_weight", ensure_2d=False)
-                if sw.dtype != X.dtype:
-                    sw = sw.astype(X.dtype) if _array.kind(sw) != "torch" else sw.to(X.dtype)
-                if sw.ndim != 1 or sw.shape[0] != n:
-                    raise ValueError(f"sample_weight.shape == {tuple(sw.shape)}, expected ({n},)!")
-                if bool((sw < 0).any()):
-                    raise ValueError("Negative values in data passed to `sample_weight`")
-                sample_weight = sw
-            else:
-                sw = _check_sample_weight(
-                    _array.to_numpy(sample_weight), np.empty((n, 0)), dtype=X.dtype, ensure_non_negative=True
-                )
-                sample_weight = _array.from_numpy_like(X, np.ascontiguousarray(sw))
-        return X, y, sample_weight, True
+        X, y = check_X_y(self, X, y, device, find_nonfinite=False)
+        return X, y, check_sample_weight(sample_weight, X, ensure_non_negative=True), is_device_array(X)
 
     # -- the Gram pass ---------------------------------------------------------
     def _tl_gram(self, X, Y, sample_weight, device, on_device):
@@ -128,22 +82,22 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         Returns (G, x_offset, y_offset, delivered_mode); the offsets are in X's
         dtype, zero without an intercept."""
         mod, ctx = self._tl_context(device, X)
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        dtype = np_float_dtype(X)
         n, d = X.shape
         t = Y.shape[1]
         G = stats_x = stats_y = None
         if sample_weight is None and (self.fit_intercept or on_device):
             # Statistics and Gram matrix in one call (in fast mode on a GPU,
             # one pass over X: see twinlearn/core/gram.hpp, gram_moments).
-            G, stats, delivered = mod.gram_moments(ctx, X, Y, bool(self.fit_intercept))
-            stats = np.asarray(stats)
+            r = mod.gram_moments(ctx, X, Y, bool(self.fit_intercept))
+            G, stats, delivered = r.gram, np.asarray(r.stats), r.delivered
             stats_x, stats_y = stats[:, :d], stats[:, d:]
         elif self.fit_intercept or on_device:
             stats_y = np.asarray(mod.column_stats(ctx, Y, sample_weight))
             stats_x = np.asarray(mod.column_stats(ctx, X, sample_weight))
         if on_device:
-            _raise_nonfinite(stats_y, "y", n)
-            _raise_nonfinite(stats_x, "X", n)
+            raise_nonfinite_stats(stats_y, n, "y")
+            raise_nonfinite_stats(stats_x, n, "X")
         offset = None
         if self.fit_intercept:
             if sample_weight is not None and not stats_x[0][0] > 0:
@@ -156,7 +110,8 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
             y_off = np.zeros(t, dtype=dtype)
         identity.record(f"{type(self).__name__}.offsets", np.concatenate([x_off, y_off]))
         if G is None:
-            G, delivered = mod.gram(ctx, X, Y, sample_weight, offset)
+            r = mod.gram(ctx, X, Y, sample_weight, offset)
+            G, delivered = r.gram, r.delivered
         G = np.asarray(G)
         identity.record(f"{type(self).__name__}.gram", G)
         return G, x_off, y_off, delivered
@@ -164,10 +119,11 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
     def _tl_solve(self, G, d, alpha, *, tol, dtype, method):
         from .. import _backend
 
-        coef, rank, cholesky, n_iter = _backend.core().solve_normal_equations(
-            G, d, np.ascontiguousarray(alpha, dtype=np.float64), float(tol), gram_eps(dtype), method
-        )
-        return np.asarray(coef), int(rank), bool(cholesky), int(n_iter)
+        core = _backend.core()
+        options = native.params(core.NormalEquationsOptions, tol=float(tol), gram_eps=gram_eps(dtype), method=method,
+                                max_iter=0)
+        r = core.solve_normal_equations(G, d, np.ascontiguousarray(alpha, dtype=np.float64), options)
+        return np.asarray(r.coef), int(r.rank), bool(r.cholesky), int(r.n_iter)
 
     def _tl_set_coef(self, coef, x_off, y_off, single_target, dtype, ravel_single_column=False):
         """coef_ and intercept_ in X's dtype, as scikit-learn's _set_intercept:
@@ -199,28 +155,18 @@ class LinearFitMixin(TwinlearnEstimatorMixin):
         """X @ coef_.T + intercept_ as (n, t), in the caller's array type."""
         check_is_fitted(self)
         device = self._tl_device(X)
-        if _array.is_device_array(X) and device != "cpu":
-            X = _array.as_device_matrix(X, "X")
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input."
-                )
-        else:
-            if _array.is_device_array(X):
-                X = _array.to_numpy(X)
-            X = validate_data(self, X, dtype=_FLOAT_DTYPES, reset=False, order="C", ensure_all_finite=False)
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        # Non-finite entries are counted by the product itself.
+        X = check_X(self, X, device, reset=False, for_fit=True, find_nonfinite=False)
+        dtype = np_float_dtype(X)
         coef = np.atleast_2d(np.asarray(self.coef_)).astype(dtype)
         coef = np.ascontiguousarray(coef)
         intercept = np.ascontiguousarray(
             np.broadcast_to(np.asarray(self.intercept_, dtype=dtype), (coef.shape[0],)), dtype=dtype
         )
-        out = _array.empty_like_kind(X, (X.shape[0], coef.shape[0]), dtype)
+        out = empty_like_kind(X, (X.shape[0], coef.shape[0]), dtype)
         mod, ctx = self._tl_context(device, X)
         if mod.linear_decision(ctx, X, coef, intercept, out):
-            has_nan = _array.device_any(X, "nan") if _array.is_device_array(X) else bool(np.isnan(X).any())
-            raise ValueError(_nonfinite_message("X", has_nan))
+            raise ValueError(sklearn_nonfinite_message(None, np.nan if contains_nan(X) else np.inf, np.float64))
         return out
 
 
@@ -316,6 +262,15 @@ class LinearRegression(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, M
         **TL_PARAMETER_CONSTRAINTS,
     }
 
+    _tl_native = (
+        native.Spec(
+            "NormalEquationsOptions",
+            fields={"tol": "tol", "positive": "method"},
+            python_only={**GRAM_PYTHON_ONLY, "n_jobs": "CPU threads come from twinlearn.set_n_threads"},
+            derived=GRAM_DERIVED,
+        ),
+    )
+
     def __init__(self, *, fit_intercept=True, copy_X=True, tol=1e-6, n_jobs=None, positive=False, device=None,
                  numeric_mode=None):
         self.fit_intercept = fit_intercept
@@ -348,7 +303,7 @@ class LinearRegression(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, M
         device = self._tl_device(X)
         X, y, sw, on_device = self._tl_check_Xy(X, y, sample_weight, device)
         Y, single = _as_2d_targets(y)
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        dtype = np_float_dtype(X)
         n, d = X.shape
         G, x_off, y_off, delivered = self._tl_gram(X, Y, sw, device, on_device)
         t = Y.shape[1]
@@ -371,7 +326,7 @@ class LinearRegression(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, M
                 raise AttributeError("'LinearRegression' object has no attribute 'singular_'")
             from .. import _backend
 
-            lam, _ = _backend.core().symmetric_eigh(self._tl_xtx, False)
+            lam = _backend.core().symmetric_eigh(self._tl_xtx, False).eigenvalues
             s = np.sqrt(np.maximum(np.asarray(lam)[::-1], 0.0))
             self._tl_singular = s[: min(self._tl_n_samples, s.shape[0])].astype(self._tl_dtype)
         return self._tl_singular

@@ -20,9 +20,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import _array, _backend, identity
+from .. import _backend, identity
+from .. import _native as native
+from .._io import kind, np_float_dtype, to_numpy
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
-from ._base import LinearFitMixin, LinearRegressorMixin, _as_2d_targets
+from ._base import GRAM_PYTHON_ONLY, LinearFitMixin, LinearRegressorMixin, _as_2d_targets
 
 _MESSAGE_CONV = (
     "Objective did not converge. You might want to increase the number of iterations, check the scale of the "
@@ -104,6 +106,16 @@ class ElasticNet(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOu
         **TL_PARAMETER_CONSTRAINTS,
     }
 
+    _tl_native = (
+        native.Spec(
+            "EnetParams",
+            fields={"alpha": ("l1", "l2"), "l1_ratio": ("l1", "l2"), "max_iter": "max_iter", "tol": "tol",
+                    "positive": "positive", "selection": "random", "random_state": "seed"},
+            python_only={**GRAM_PYTHON_ONLY, "precompute": "the Gram matrix is always used",
+                         "warm_start": "the starting coefficients: an array argument of the solve"},
+        ),
+    )
+
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, fit_intercept=True, precompute=False, max_iter=1000, copy_X=True,
                  tol=1e-4, warm_start=False, positive=False, random_state=None, selection="cyclic", device=None,
                  numeric_mode=None):
@@ -158,14 +170,14 @@ class ElasticNet(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOu
         device = self._tl_device(X)
         X, y, sw, on_device = self._tl_check_Xy(X, y, sample_weight, device)
         Y, single = _as_2d_targets(y)
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        dtype = np_float_dtype(X)
         n, d = X.shape
         t = Y.shape[1]
         if sw is not None:
-            total = float(_array.to_numpy(sw).astype(np.float64).sum())
+            total = float(to_numpy(sw).astype(np.float64).sum())
             if not total > 0:
                 raise ValueError("The sample weights sum to zero: nothing to fit.")
-            sw = sw * dtype.type(n / total) if _array.kind(sw) != "torch" else sw * (n / total)
+            sw = sw * dtype.type(n / total) if kind(sw) != "torch" else sw * (n / total)
         G, x_off, y_off, delivered = self._tl_gram(X, Y, sw, device, on_device)
         if not np.all(np.isfinite(G)):  # finite data whose cross-products overflow float64
             raise ValueError(_MESSAGE_NONFINITE + " (the cross-products X^T X overflow float64)")
@@ -177,19 +189,19 @@ class ElasticNet(DeviceScoreMixin, LinearFitMixin, LinearRegressorMixin, MultiOu
         if self.warm_start and hasattr(self, "coef_"):
             coef[:] = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
         mod = _backend.core()
+        params = native.params(mod.EnetParams, l1=float(l1), l2=float(l2), max_iter=int(self.max_iter),
+                               tol=float(self.tol), positive=bool(self.positive), random=self.selection == "random",
+                               seed=seed)
         n_iters, gaps = [], np.zeros(t)
         for k in range(t):
             w = np.ascontiguousarray(coef[k])
-            n_iter, gap, tol_scaled, converged = mod.enet_cd_gram(
-                G, d, k, float(l1), float(l2), int(self.max_iter), float(self.tol), bool(self.positive),
-                self.selection == "random", seed, w,
-            )
-            if not converged:
-                msg = f"{_MESSAGE_CONV} Duality gap: {gap:.6e}, tolerance: {tol_scaled:.3e}"
+            r = mod.enet_cd_gram(G, d, k, params, w)
+            if not r.converged:
+                msg = f"{_MESSAGE_CONV} Duality gap: {r.gap:.6e}, tolerance: {r.tol:.3e}"
                 warnings.warn(msg, ConvergenceWarning)
             coef[k] = w
-            n_iters.append(int(n_iter))
-            gaps[k] = gap / n
+            n_iters.append(int(r.n_iter))
+            gaps[k] = r.gap / n
         self._tl_set_coef(coef, x_off, y_off, single, dtype, ravel_single_column=True)
         self.n_iter_ = n_iters[0] if t == 1 else n_iters
         self.dual_gap_ = gaps[0].astype(dtype) if t == 1 else gaps.astype(dtype)
@@ -250,6 +262,13 @@ class Lasso(ElasticNet):
     """
 
     _parameter_constraints: dict = {k: v for k, v in ElasticNet._parameter_constraints.items() if k != "l1_ratio"}
+    _tl_native = (
+        native.Spec(
+            "EnetParams",
+            fields={k: v for k, v in ElasticNet._tl_native[0].fields.items() if k != "l1_ratio"},
+            python_only=ElasticNet._tl_native[0].python_only,
+        ),
+    )
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, precompute=False, copy_X=True, max_iter=1000, tol=1e-4,
                  warm_start=False, positive=False, random_state=None, selection="cyclic", device=None,

@@ -40,18 +40,26 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils import compute_class_weight
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .. import _array, identity
+from .. import _native as native
+from .. import identity
+from .._io import check_X_y, empty_like_kind, from_numpy_like, host_weights_or_ones, np_float_dtype, to_host
 from .._labels import encode_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
-from ._base import _FLOAT_DTYPES, LinearFitMixin, _nonfinite_message, scores_to_labels
+from ._base import LinearFitMixin, scores_to_labels
 
 # The run continues until the largest (pseudo-)gradient entry is at most
 # tol / 4, so that the objective ends at least as low as scikit-learn's (which
 # stops at tol); a run cut by max_iter counts as converged (no warning) when
 # scikit-learn's own rule, tol, holds.
 _GTOL_FACTOR = 0.25
+#: The optimizer's fixed rules: a relative decrease of the objective below
+#: 64 * eps stops it (as scikit-learn), 10 correction pairs, 50 evaluations
+#: per line search.
+_FTOL = 64 * float(np.finfo(np.float64).eps)
+_MEMORY = 10
+_MAX_LINESEARCH = 50
 
 _STATUS_MESSAGES = {
     1: "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT",
@@ -132,6 +140,26 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
         "n_jobs": [None, Integral],
         **TL_PARAMETER_CONSTRAINTS,
     }
+
+    _tl_native = (
+        native.Spec(
+            "LogisticOptions",
+            fields={"penalty": ("l2", "l1"), "C": ("l2", "l1"), "l1_ratio": ("l2", "l1"),
+                    "fit_intercept": "fit_intercept", "max_iter": "max_iter", "tol": ("gtol", "gtol_converged")},
+            python_only={"dual": "only False",
+                         "intercept_scaling": "used by 'liblinear' only, which is refused",
+                         "class_weight": "multiplies the sample weights (an array argument, and their sum)",
+                         "random_state": "no effect: the solvers draw no random numbers",
+                         "solver": "checked against the penalty; L-BFGS, or OWL-QN with an l1 part",
+                         "verbose": "no effect",
+                         "warm_start": "the starting coefficients: an array argument",
+                         "n_jobs": "no effect"},
+            derived={"n_classes": "the classes of y",
+                     "sum_weights": "the sum of the (class-weighted) sample weights, n without weights",
+                     "ftol": "64 * eps, as scikit-learn", "memory": "10 correction pairs",
+                     "max_linesearch": "50 evaluations per line search"},
+        ),
+    )
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=1e-4, fit_intercept=True,
                  intercept_scaling=1, class_weight=None, random_state=None, solver="lbfgs", max_iter=100,
@@ -227,28 +255,10 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
         self._tl_validate_params()
         l2_total, l1_total = self._resolve_penalty()
         device = self._tl_device(X)
-        on_device = _array.is_device_array(X) and device != "cpu"
-        if on_device:
-            X = _array.as_device_matrix(X, "X")
-            n, d = X.shape
-            if n < 1 or d < 1:
-                raise ValueError(f"Found array with 0 sample(s) or feature(s) (shape={tuple(X.shape)}).")
-            self.n_features_in_ = d
-            if hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
-            has_nan, has_inf = _array.device_nonfinite(X)
-            if has_nan or has_inf:
-                raise ValueError(_nonfinite_message("X", has_nan))
-            y = np.asarray(_array.to_numpy(y))
-            if y.shape[0] != n:
-                raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]")
-        else:
-            if _array.is_device_array(X):
-                X = _array.to_numpy(X)
-            X, y = validate_data(self, X, y, dtype=_FLOAT_DTYPES, order="C")
-            n, d = X.shape
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
-        classes, y_idx = encode_classes(np.ravel(y) if on_device else y)
+        X, y = check_X_y(self, X, y, device, labels=True, multi_output=False)
+        n, d = X.shape
+        dtype = np_float_dtype(X)
+        classes, y_idx = encode_classes(np.ravel(y))
         self.classes_ = classes
         n_classes = classes.shape[0]
         if n_classes < 2:
@@ -256,11 +266,10 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
                 "This solver needs samples of at least 2 classes in the data, but the data contains only "
                 "one class: %r" % classes[0]
             )
-        if _array.is_device_array(sample_weight):
-            sample_weight = _array.to_numpy(sample_weight)
+        sample_weight = to_host(sample_weight)
         sw = None
         if sample_weight is not None or self.class_weight is not None:
-            sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=dtype, copy=True)
+            sw = host_weights_or_ones(sample_weight, n, dtype)
             if self.class_weight is not None:
                 cw = compute_class_weight(self.class_weight, classes=classes, y=y, sample_weight=sample_weight)
                 sw = (sw * cw[y_idx].astype(dtype)).astype(dtype)
@@ -282,15 +291,17 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
             W[:, :d] = coef
             if self.fit_intercept:
                 W[:, d] = np.asarray(self.intercept_, dtype=np.float64)
-        if on_device:
-            labels = _array.from_numpy_like(X, labels)
-            if sw is not None:
-                sw = _array.from_numpy_like(X, sw)
+        labels = from_numpy_like(X, labels)
+        sw = None if sw is None else from_numpy_like(X, sw)
         mod, ctx = self._tl_context(device, X)
-        n_iter, _, status, _ = mod.logistic_lbfgs(
-            ctx, X, labels, sw, W, n_classes, bool(self.fit_intercept), sum_w, l2_total / sum_w,
-            l1_total / sum_w, int(self.max_iter), _GTOL_FACTOR * float(self.tol), float(self.tol),
+        options = native.params(
+            mod.LogisticOptions, n_classes=int(n_classes), fit_intercept=bool(self.fit_intercept), sum_weights=sum_w,
+            l2=l2_total / sum_w, l1=l1_total / sum_w, max_iter=int(self.max_iter),
+            gtol=_GTOL_FACTOR * float(self.tol), gtol_converged=float(self.tol), ftol=_FTOL, memory=_MEMORY,
+            max_linesearch=_MAX_LINESEARCH,
         )
+        r = mod.logistic_lbfgs(ctx, X, labels, sw, W, options)
+        n_iter, status = r.n_iter, r.status
         identity.record("LogisticRegression.W", W)
         if status != 0:
             msg = (f"lbfgs failed to converge after {n_iter} iteration(s) (status={status}):\n"
@@ -331,7 +342,7 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        scores = np.asarray(_array.to_numpy(self.decision_function(X)))
+        scores = np.asarray(to_host(self.decision_function(X)))
         return scores_to_labels(X, self.classes_, scores)
 
     def _proba(self, X, log):
@@ -339,7 +350,7 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
         scores = self._tl_decision(X)
         ncls = 2 if scores.shape[1] == 1 else scores.shape[1]
         device = self._tl_device(scores)
-        out = _array.empty_like_kind(scores, (scores.shape[0], ncls), scores.dtype)
+        out = empty_like_kind(scores, (scores.shape[0], ncls), scores.dtype)
         mod, ctx = self._tl_context(device, scores)
         mod.logistic_proba(ctx, scores, bool(log), out)
         return out

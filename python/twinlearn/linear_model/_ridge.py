@@ -32,12 +32,27 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import compute_sample_weight
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .. import _array
+from .. import _native as native
+from .._io import (
+    check_X_y,
+    from_numpy_like,
+    host_weights_or_ones,
+    is_device_array,
+    labels_like,
+    np_float_dtype,
+    to_host,
+)
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
-from .._labels import labels_like
-from ._base import _FLOAT_DTYPES, LinearFitMixin, LinearRegressorMixin, _as_2d_targets, scores_to_labels
+from ._base import (
+    GRAM_DERIVED,
+    GRAM_PYTHON_ONLY,
+    LinearFitMixin,
+    LinearRegressorMixin,
+    _as_2d_targets,
+    scores_to_labels,
+)
 
 _SOLVERS = {"auto", "svd", "cholesky", "lsqr", "sparse_cg", "sag", "saga", "lbfgs"}
 
@@ -54,6 +69,19 @@ class _RidgeFit(LinearFitMixin):
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
+
+    _tl_native = (
+        native.Spec(
+            "NormalEquationsOptions",
+            fields={"solver": "method", "positive": "method"},
+            python_only={**GRAM_PYTHON_ONLY,
+                         "alpha": "the penalties: an array argument of the solve, one per target",
+                         "max_iter": "no effect: the solve is direct",
+                         "tol": "no effect: the solve is direct",
+                         "random_state": "no effect: no solver draws random numbers"},
+            derived={"tol": "0: no cut-off for ridge systems", **GRAM_DERIVED},
+        ),
+    )
 
     def _tl_method(self):
         if self.solver == "lbfgs" and not self.positive:
@@ -80,7 +108,7 @@ class _RidgeFit(LinearFitMixin):
 
     def _tl_fit_ridge(self, X, Y, sw, device, on_device, single):
         method = self._tl_method()
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        dtype = np_float_dtype(X)
         d = X.shape[1]
         alpha = self._tl_alpha(Y.shape[1], dtype)
         G, x_off, y_off, delivered = self._tl_gram(X, Y, sw, device, on_device)
@@ -229,6 +257,15 @@ class RidgeClassifier(DeviceScoreMixin, _RidgeFit, LinearClassifierMixin, BaseEs
         **_RidgeFit._parameter_constraints,
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
+    _tl_native = (
+        native.Spec(
+            "NormalEquationsOptions",
+            fields=_RidgeFit._tl_native[0].fields,
+            python_only={**_RidgeFit._tl_native[0].python_only,
+                         "class_weight": "multiplies the sample weights (an array argument of the Gram product)"},
+            derived=_RidgeFit._tl_native[0].derived,
+        ),
+    )
 
     def __init__(self, alpha=1.0, *, fit_intercept=True, copy_X=True, max_iter=None, tol=1e-4, class_weight=None,
                  solver="auto", positive=False, random_state=None, device=None, numeric_mode=None):
@@ -266,38 +303,22 @@ class RidgeClassifier(DeviceScoreMixin, _RidgeFit, LinearClassifierMixin, BaseEs
         self._tl_validate_params()
         self._tl_method()
         device = self._tl_device(X)
-        on_device = _array.is_device_array(X) and device != "cpu"
-        if on_device:
-            Xd, _, _, _ = self._tl_check_Xy(X, np.zeros(X.shape[0]), None, device)
-            y = _array.to_numpy(y) if _array.is_device_array(y) else y
-            y = np.asarray(y)
-            if y.shape[0] != Xd.shape[0]:
-                raise ValueError(
-                    f"Found input variables with inconsistent numbers of samples: [{Xd.shape[0]}, {y.shape[0]}]"
-                )
-            Xh_shape = Xd.shape
-            X = Xd
-        else:
-            if _array.is_device_array(X):
-                X = _array.to_numpy(X)
-            X, y = validate_data(self, X, y, dtype=_FLOAT_DTYPES, multi_output=True, y_numeric=False, order="C")
-            Xh_shape = X.shape
-        dtype = np.dtype(str(X.dtype).split(".")[-1])
+        # Device arrays: NaN and infinities are found by the column statistics (_tl_gram).
+        X, y = check_X_y(self, X, y, device, labels=True, find_nonfinite=False)
+        on_device = is_device_array(X)
+        n = X.shape[0]
+        dtype = np_float_dtype(X)
         self._label_binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = self._label_binarizer.fit_transform(y)
         self.classes_ = self._label_binarizer.classes_
         if not self._label_binarizer.y_type_.startswith("multilabel"):
             y = column_or_1d(y, warn=True)
-        if _array.is_device_array(sample_weight):
-            sample_weight = _array.to_numpy(sample_weight)
-        sw = _check_sample_weight(sample_weight, np.empty((Xh_shape[0], 0)), dtype=dtype, ensure_non_negative=True)
+        sw = host_weights_or_ones(sample_weight, n, dtype, ensure_non_negative=True)
         if self.class_weight:
             sw = sw * compute_sample_weight(self.class_weight, y)
         sw = np.ascontiguousarray(sw, dtype=dtype)
-        Y = np.ascontiguousarray(np.asarray(Y, dtype=dtype).reshape(Xh_shape[0], -1))
-        if on_device:
-            Y = _array.from_numpy_like(X, Y)
-            sw = _array.from_numpy_like(X, sw)
+        Y = np.ascontiguousarray(np.asarray(Y, dtype=dtype).reshape(n, -1))
+        Y, sw = from_numpy_like(X, Y), from_numpy_like(X, sw)
         self._tl_fit_ridge(X, Y, sw, device, on_device, single=False)
         return self
 
@@ -328,7 +349,7 @@ class RidgeClassifier(DeviceScoreMixin, _RidgeFit, LinearClassifierMixin, BaseEs
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
         check_is_fitted(self, attributes=["_label_binarizer"])
-        scores = np.asarray(_array.to_numpy(self.decision_function(X)))
+        scores = np.asarray(to_host(self.decision_function(X)))
         if self._label_binarizer.y_type_.startswith("multilabel"):
             signs = 2.0 * (scores > 0).astype(scores.dtype) - 1.0
             return labels_like(X, self._label_binarizer.inverse_transform(signs))

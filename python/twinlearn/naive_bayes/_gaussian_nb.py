@@ -16,18 +16,22 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from .. import _array, identity
-from .._labels import labels_like
-from .._input import check_X, check_sample_weight, np_float_dtype
+from .. import identity
+from .._io import check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 
 def _labels_1d(y):
     """y as a 1-D NumPy array, with scikit-learn's checks and warnings."""
-    y = column_or_1d(_array.to_numpy(y) if _array.is_device_array(y) else y, warn=True)
+    y = column_or_1d(to_host(y), warn=True)
     if y.dtype.kind == "f":
         _assert_all_finite(y, input_name="y")
     return y
+
+
+def _stacked(stats):
+    """class_column_stats' result as one (4, n_classes, n_features) array (weight, mean, m2, count)."""
+    return np.stack([np.asarray(a) for a in (stats.weight, stats.mean, stats.m2, stats.count)])
 
 
 class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -149,9 +153,11 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         # epsilon_: var_smoothing times the largest (biased) feature variance of this batch.
         # (One class holding every row: the canonical column_stats of X.)
         one_class = np.zeros(X.shape[0], dtype=np.int64)
-        total = np.asarray(mod.class_column_stats(ctx, X, one_class, 1, None))[:, 0, :]
-        identity.record("GaussianNB.partial_fit.column_stats", total)
-        var_all = (total[2] / total[0]).astype(dt)
+        total = mod.class_column_stats(ctx, X, one_class, 1, None)
+        w_all, m2_all = np.asarray(total.weight)[0], np.asarray(total.m2)[0]
+        if identity.enabled():
+            identity.record("GaussianNB.partial_fit.column_stats", _stacked(total)[:, 0, :])
+        var_all = (m2_all / w_all).astype(dt)
         self.epsilon_ = self.var_smoothing * np.max(var_all)
 
         n_classes = self.classes_.shape[0]
@@ -185,9 +191,10 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
                 % (unique_y[~in_classes], self.classes_)
             )
         labels = np.ascontiguousarray(np.searchsorted(self.classes_, y), dtype=np.int64)
-        cs = np.asarray(mod.class_column_stats(ctx, X, labels, n_classes, sw))
-        identity.record("GaussianNB.partial_fit.class_column_stats", cs)
-        w_c, mean_c, m2_c, n_c = cs
+        cs = mod.class_column_stats(ctx, X, labels, n_classes, sw)
+        if identity.enabled():
+            identity.record("GaussianNB.partial_fit.class_column_stats", _stacked(cs))
+        w_c, mean_c, m2_c, n_c = (np.asarray(a) for a in (cs.weight, cs.mean, cs.m2, cs.count))
         for i in np.searchsorted(self.classes_, unique_y):
             # scikit-learn's _update_mean_variance, with this batch's class
             # statistics from the canonical reduction.
@@ -249,7 +256,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         C : array of shape (n_samples, n_classes), the caller's array type
             Columns in the order of ``classes_``.
         """
-        return labels_like(X, self._joint_log_likelihood(X))
+        return mirror(X, self._joint_log_likelihood(X))
 
     def predict(self, X):
         """Perform classification on an array of test vectors X.
@@ -278,7 +285,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return labels_like(X, self._log_proba(X))
+        return mirror(X, self._log_proba(X))
 
     def predict_proba(self, X):
         """Probability estimates for the test vectors X.
@@ -291,4 +298,4 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return labels_like(X, np.exp(self._log_proba(X)))
+        return mirror(X, np.exp(self._log_proba(X)))

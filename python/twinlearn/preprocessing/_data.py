@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from .. import identity
-from .._input import INF_MESSAGE as _INF_MESSAGE
-from .._input import check_sample_weight, check_X, np_float_dtype, transform_elementwise
+from .._io import INF_MESSAGE, check_sample_weight, check_X, np_float_dtype, transform_elementwise
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -147,7 +146,7 @@ class StandardScaler(TwinlearnEstimatorMixin, _ScalerTagsMixin, OneToOneFeatureM
         identity.record("StandardScaler.partial_fit.column_stats", stats)
         w_b, mean_b, m2_b, n_b, ninf = stats
         if ninf.any():
-            raise ValueError(_INF_MESSAGE)
+            raise ValueError(INF_MESSAGE)
         # As scikit-learn >= 1.6: a float64 count of the non-NaN entries, or
         # their summed weights; when nothing is computed, the plain count of
         # non-NaN entries (weights ignored) in int64, or in X's dtype when

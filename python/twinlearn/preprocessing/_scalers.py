@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import identity
-from .._input import INF_MESSAGE, check_X, np_float_dtype, transform_elementwise, zeros_to_one
+from .._io import INF_MESSAGE, check_X, np_float_dtype, transform_elementwise, zeros_to_one
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ._data import _ScalerTagsMixin
 
@@ -43,9 +43,10 @@ def _maximum(a, b):
 def _column_extrema(est, X, device, tag):
     """(min, max, max_abs, n_valid) of each column of X, the values in X's dtype."""
     mod, ctx = est._tl_context(device, X)
-    ext = np.asarray(mod.column_extrema(ctx, X))
-    identity.record(tag, ext)
-    mn, mx, mabs, n_valid = ext
+    r = mod.column_extrema(ctx, X)
+    mn, mx, mabs, n_valid = (np.asarray(a) for a in (r.min, r.max, r.max_abs, r.n_valid))
+    if identity.enabled():
+        identity.record(tag, np.stack([mn, mx, mabs, n_valid]))
     if np.isinf(mn).any() or np.isinf(mx).any():
         raise ValueError(INF_MESSAGE)
     if (n_valid == 0).any():

@@ -65,6 +65,23 @@ EnetResult enet_coordinate_descent_gram(const double* Q, const double* q, double
                                         double l2, std::int64_t max_iter, double tol, bool positive, bool random,
                                         std::uint64_t seed, double* w);
 
+// The parameters of enet_coordinate_descent_gram by name (the bindings fill
+// this struct field by field); the overload below runs the same solver.
+struct EnetParams {
+  double l1 = 0.0;             // l1 penalty (scikit-learn's alpha * l1_ratio * n_samples)
+  double l2 = 0.0;             // l2 penalty (alpha * (1 - l1_ratio) * n_samples)
+  std::int64_t max_iter = 1000;  // sweeps
+  double tol = 1e-4;           // relative to y_norm2
+  bool positive = false;       // w >= 0
+  bool random = false;         // coordinates in the order of the Philox draws
+  std::uint64_t seed = 0;      // of those draws
+};
+inline EnetResult enet_coordinate_descent_gram(const double* Q, const double* q, double y_norm2, std::int64_t d,
+                                               const EnetParams& p, double* w) {
+  return enet_coordinate_descent_gram(Q, q, y_norm2, d, p.l1, p.l2, p.max_iter, p.tol, p.positive, p.random, p.seed,
+                                      w);
+}
+
 }  // namespace tl::linalg
 
 namespace tl {
