@@ -67,7 +67,7 @@ const T* host_matrix(const std::optional<Arr>& a, std::size_t expected, const ch
 }
 }  // namespace
 
-void init_cluster(nb::module_& m) {
+TL_BINDINGS(cluster) {
   params_class<tl::KMeansParams>(m, "KMeansParams", "Parameters of kmeans_fit (twinlearn/cluster/kmeans.hpp).")
       .field("n_clusters", &tl::KMeansParams::n_clusters, "k >= 1")
       .enum_field("init", &tl::KMeansParams::init, parse_init, init_name, "'k-means++', 'random' or 'array'")
@@ -113,7 +113,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights_view<T>(w);
+          auto wv = optional_vector<T>(w, "sample_weight");
           const std::size_t k = static_cast<std::size_t>(n_clusters > 0 ? n_clusters : 0);
           const std::size_t d = static_cast<std::size_t>(xv.cols);
           if (x_mean && static_cast<std::int64_t>(x_mean->shape(0)) != xv.cols)
@@ -144,7 +144,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights_view<T>(w);
+          auto wv = optional_vector<T>(w, "sample_weight");
           auto cv = as_matrix<const T>(centers, "cluster_centers_");
           if (!cv.on_host() || !cv.is_c_contiguous()) throw tl::ValueError("centers must be a C-contiguous host array");
           if (cv.cols != xv.cols)
@@ -172,7 +172,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights_view<T>(w);
+          auto wv = optional_vector<T>(w, "sample_weight");
           auto cv = as_matrix<const T>(centers, "cluster_centers_");
           if (!cv.on_host() || !cv.is_c_contiguous()) throw tl::ValueError("centers must be a C-contiguous host array");
           if (cv.cols != xv.cols) throw tl::ValueError("X and the centers have different numbers of features");
@@ -204,7 +204,7 @@ void init_cluster(nb::module_& m) {
         return by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights_view<T>(w);
+          auto wv = optional_vector<T>(w, "sample_weight");
           const std::size_t kk = static_cast<std::size_t>(k > 0 ? k : 0);
           T* cp = nullptr;
           std::int64_t* ip = nullptr;

@@ -15,7 +15,7 @@
 namespace nb = nanobind;
 using namespace tlb;
 
-void init_core(nb::module_& m) {
+TL_BINDINGS(core) {
 #if TWINLEARN_WITH_CUDA
   m.attr("has_cuda") = true;
 #else

@@ -80,7 +80,7 @@ const double* opt_ptr(const std::optional<HostVec<double>>& a, std::int64_t n, c
 
 }  // namespace
 
-void init_ensemble(nb::module_& m) {
+TL_BINDINGS(ensemble) {
   const auto loss_name = [](tl::GbdtLoss v) { return tl::to_string(v); };
   const auto nan_mode_name = [](tl::GbdtNanMode v) { return tl::to_string(v); };
   const auto grow_policy_name = [](tl::GbdtGrowPolicy v) { return tl::to_string(v); };

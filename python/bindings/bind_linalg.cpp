@@ -110,7 +110,7 @@ std::size_t item_size(const std::string& dtype) {
 
 }  // namespace
 
-void init_linalg(nb::module_& m) {
+TL_BINDINGS(linalg) {
   result_class<GramResult>(m, "GramResult", "Result of linalg_gram.")
       .field("G", &GramResult::G, "d x d float64 NumPy array")
       .field("delivered", &GramResult::delivered, "the numeric mode the product delivered")
@@ -151,7 +151,7 @@ void init_linalg(nb::module_& m) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           auto ov = as_matrix<T>(out, "out");
-          auto wv = weights_view<T>(sample_weight);
+          auto wv = optional_vector<T>(sample_weight, "sample_weight");
           const T* off = host_offset<T>(offset, xv.cols);
           nb::gil_scoped_release release;
           tl::linalg::prepare_rows<T>(ctx, xv, wv, off, transpose, ov);
@@ -174,7 +174,7 @@ void init_linalg(nb::module_& m) {
         r.delivered = by_float_dtype(X, "X", [&](auto tag) -> std::string {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto wv = weights_view<T>(sample_weight);
+          auto wv = optional_vector<T>(sample_weight, "sample_weight");
           const T* off = host_offset<T>(offset, xv.cols);
           const tl::MatrixView<const T> none(nullptr, xv.rows, 0, 0, 1, xv.device);
           nb::gil_scoped_release release;

@@ -122,7 +122,7 @@ GramMoments gram_moments_impl(const tl::Context& ctx, Arr X, std::optional<Arr> 
 
 }  // namespace
 
-void init_linear_model(nb::module_& m) {
+TL_BINDINGS(linear_model) {
   result_class<Gram>(m, "Gram", "Result of gram.")
       .field("gram", &Gram::gram, "D x D float64: Zcᵀ Zc for Z = [X | Y]")
       .field("delivered", &Gram::delivered, "the numeric mode the product delivered")

@@ -25,7 +25,7 @@ struct ClassColumnStats {
 };
 }  // namespace
 
-void init_naive_bayes(nb::module_& m) {
+TL_BINDINGS(naive_bayes) {
   result_class<ClassColumnStats>(m, "ClassColumnStats", "Result of class_column_stats.")
       .field("weight", &ClassColumnStats::weight, "n_classes x cols: weight sum of the class's rows")
       .field("mean", &ClassColumnStats::mean, "n_classes x cols")

@@ -43,7 +43,7 @@ struct RadiusResult {
 
 }  // namespace
 
-void init_neighbors(nb::module_& m) {
+TL_BINDINGS(neighbors) {
   params_class<MetricParams>(m, "MetricParams", "A distance metric (twinlearn/neighbors/distance.hpp).")
       .field("metric", &MetricParams::metric,
              "'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'")

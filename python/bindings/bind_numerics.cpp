@@ -50,7 +50,7 @@ nb::object ties_call(const Arr& x, const char* what, std::int64_t k, bool flag) 
 
 }  // namespace
 
-void init_numerics(nb::module_& m) {
+TL_BINDINGS(numerics) {
   // math_apply(ctx, name, x, out): out[i] = name(x[i]); x and out float32 or
   // float64 1-D arrays of one dtype (NumPy, or CUDA arrays on ctx's device).
   m.def(

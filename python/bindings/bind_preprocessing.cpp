@@ -42,7 +42,7 @@ struct ColumnExtrema {
 
 }  // namespace
 
-void init_preprocessing(nb::module_& m) {
+TL_BINDINGS(preprocessing) {
   result_class<ColumnExtrema>(m, "ColumnExtrema", "Result of column_extrema (NaN ignored, -0 below +0).")
       .field("min", &ColumnExtrema::min, "cols float64")
       .field("max", &ColumnExtrema::max, "cols float64")

@@ -28,7 +28,7 @@ std::int64_t n_cols(const Arr& X) { return X.ndim() == 2 ? static_cast<std::int6
 
 }  // namespace
 
-void init_reduce(nb::module_& m) {
+TL_BINDINGS(reduce) {
   m.def(
       "reduce_sum",
       [](const tl::Context& ctx, Arr x, bool double_acc) {

@@ -1,11 +1,13 @@
 // Array conversion for the bindings: nanobind ndarrays (NumPy through the
 // buffer protocol; CuPy, PyTorch and anything else through DLPack) become
 // typed views. No data is copied here: dtype and layout conversion is the
-// Python layer's job (twinlearn/_array.py), which calls in with float32 or
+// Python layer's job (twinlearn/_io.py), which calls in with float32 or
 // float64 arrays only.
 #pragma once
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+// struct_class's __repr__ returns a std::string: its caster, wherever a struct is bound.
+#include <nanobind/stl/string.h>
 
 #include <cstring>
 #include <initializer_list>
@@ -213,23 +215,7 @@ inline nanobind::ndarray<nanobind::numpy, double, nanobind::ndim<2>> colstats_ar
   return owned_matrix(buf, 5, static_cast<std::size_t>(cols));
 }
 
-// -- fam-neighbors --
-// An optional 1-D sample_weight array as a view of T (an empty view for None).
-template <class T>
-tl::VectorView<const T> weights_view(const std::optional<Arr>& w, const char* name = "sample_weight") {
-  return w ? as_vector<const T>(*w, name) : tl::VectorView<const T>();
-}
-
-}  // namespace tlb
-
-// -- fam-linear --
-// struct_class's __repr__ returns a std::string: its caster, wherever a struct is bound.
-#include <nanobind/stl/string.h>
-
-#include <optional>
-
-namespace tlb {
-
+// -- shapes and optional inputs --------------------------------------------------
 // Rows and columns of a 1-D or 2-D array (a 1-D array is one column).
 template <class A>
 std::int64_t rows_of(const A& a) {
@@ -246,4 +232,26 @@ tl::VectorView<const T> optional_vector(const std::optional<Arr>& a, const char*
   return a ? as_vector<const T>(*a, name) : tl::VectorView<const T>();
 }
 
+// -- registration ---------------------------------------------------------------
+// Each bind_<family>.cpp opens its bindings with TL_BINDINGS(<family>) { ... m.def(...) ... };
+// the module (module.cpp) runs "core" first and then every other family in name
+// order, so a new family's file is the only place that names it.
+using BindFn = void (*)(nanobind::module_&);
+struct BindEntry {
+  const char* name;
+  BindFn fn;
+};
+inline std::vector<BindEntry>& bind_registry() {
+  static std::vector<BindEntry> entries;
+  return entries;
+}
+struct BindRegistrar {
+  BindRegistrar(const char* name, BindFn fn) { bind_registry().push_back({name, fn}); }
+};
+
 }  // namespace tlb
+
+#define TL_BINDINGS(family)                                                                  \
+  static void tl_bind_##family(nanobind::module_& m);                                        \
+  static const ::tlb::BindRegistrar tl_bind_registrar_##family(#family, &tl_bind_##family); \
+  static void tl_bind_##family(nanobind::module_& m)

@@ -2,22 +2,15 @@
 // built from these same sources; TL_MODULE_NAME says which.
 #include <nanobind/nanobind.h>
 
+#include <algorithm>
+#include <cstring>
 #include <new>
+
+#include "convert.hpp"
 
 #include "twinlearn/core/error.hpp"
 
 namespace nb = nanobind;
-
-void init_core(nb::module_& m);
-void init_preprocessing(nb::module_& m);
-void init_cluster(nb::module_& m);
-void init_neighbors(nb::module_& m);
-void init_naive_bayes(nb::module_& m);
-void init_reduce(nb::module_& m);
-void init_numerics(nb::module_& m);
-void init_linalg(nb::module_& m);
-void init_ensemble(nb::module_& m);
-void init_linear_model(nb::module_& m);
 
 #ifndef TL_MODULE_NAME
 #error "TL_MODULE_NAME must be defined"
@@ -39,14 +32,12 @@ NB_MODULE(TL_MODULE_NAME, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
-  init_core(m);
-  init_preprocessing(m);
-  init_cluster(m);
-  init_neighbors(m);
-  init_naive_bayes(m);
-  init_reduce(m);
-  init_numerics(m);
-  init_linalg(m);
-  init_ensemble(m);
-  init_linear_model(m);
+  // Every family's bindings (TL_BINDINGS in bind_<family>.cpp): the core
+  // (contexts, streams) first, then the others in name order.
+  auto entries = tlb::bind_registry();
+  std::stable_sort(entries.begin(), entries.end(), [](const tlb::BindEntry& a, const tlb::BindEntry& b) {
+    const bool ca = std::strcmp(a.name, "core") == 0, cb = std::strcmp(b.name, "core") == 0;
+    return ca != cb ? ca : std::strcmp(a.name, b.name) < 0;
+  });
+  for (const auto& e : entries) e.fn(m);
 }

@@ -42,37 +42,6 @@ def allocator_release_cached(device: int = 0) -> None: ...
 
 def column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None = None) -> Annotated[NDArray[numpy.float64], dict(shape=(None, None))]: ...
 
-class ColumnExtrema:
-    """Result of column_extrema (NaN ignored, -0 below +0)."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def min(self) -> object:
-        """cols float64"""
-
-    @property
-    def max(self) -> object:
-        """cols float64"""
-
-    @property
-    def max_abs(self) -> object:
-        """cols float64"""
-
-    @property
-    def n_valid(self) -> object:
-        """cols float64: entries that are not NaN"""
-
-    def __repr__(self) -> str: ...
-
-def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> ColumnExtrema: ...
-
-def column_select(ctx: Context, X: Annotated[NDArray, dict(writable=False)], ranks: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)]) -> object: ...
-
-def column_affine_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], out: NDArray, sub: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, div: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, mul: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, add: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, clip: tuple[float, float] | None = None) -> int: ...
-
-def normalizer_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], norm: str, out: NDArray) -> None: ...
-
 class KMeansParams:
     """Parameters of kmeans_fit (twinlearn/cluster/kmeans.hpp)."""
 
@@ -222,212 +191,6 @@ def kmeans_predict(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w:
 def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)]) -> KMeansSums: ...
 
 def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> KMeansSeeds: ...
-
-class MetricParams:
-    """A distance metric (twinlearn/neighbors/distance.hpp)."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def metric(self) -> str:
-        """
-        'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'
-        """
-
-    @metric.setter
-    def metric(self, arg: str, /) -> None: ...
-
-    @property
-    def p(self) -> float:
-        """
-        minkowski's p >= 1 (1, 2 and infinity: manhattan, euclidean, chebyshev)
-        """
-
-    @p.setter
-    def p(self, arg: float, /) -> None: ...
-
-    @property
-    def direct(self) -> bool:
-        """
-        (sq)euclidean by differences (accurate) rather than dot products (fast)
-        """
-
-    @direct.setter
-    def direct(self, arg: bool, /) -> None: ...
-
-    def __repr__(self) -> str: ...
-
-class KnnResult:
-    """Result of knn_search."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def distances(self) -> object:
-        """m x k, the index's dtype, nearest first"""
-
-    @property
-    def indices(self) -> object:
-        """m x k, int64; equal distances in increasing index order"""
-
-    def __repr__(self) -> str: ...
-
-class RadiusResult:
-    """Result of radius_search."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def offsets(self) -> object:
-        """m + 1, int64: query i's entries are offsets[i]:offsets[i + 1]"""
-
-    @property
-    def indices(self) -> object:
-        """int64, ascending within each query"""
-
-    @property
-    def distances(self) -> object:
-        """the index's dtype"""
-
-    def __repr__(self) -> str: ...
-
-def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: MetricParams, out: NDArray) -> None: ...
-
-def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, k: int) -> KnnResult: ...
-
-def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, radius: float) -> RadiusResult: ...
-
-class ClassColumnStats:
-    """Result of class_column_stats."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def weight(self) -> object:
-        """n_classes x cols: weight sum of the class's rows"""
-
-    @property
-    def mean(self) -> object:
-        """n_classes x cols"""
-
-    @property
-    def m2(self) -> object:
-        """n_classes x cols: weighted sum of squared deviations"""
-
-    @property
-    def count(self) -> object:
-        """n_classes x cols: rows counted (float64)"""
-
-    def __repr__(self) -> str: ...
-
-def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> ClassColumnStats: ...
-
-def gaussian_nb_jll(ctx: Context, X: Annotated[NDArray, dict(writable=False)], theta: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], var: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], joint: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], nconst: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]: ...
-
-def reduce_sum(ctx: Context, x: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> float:
-    """
-    Canonical sum of a 1-D array, accumulated in its dtype (or in float64 with double_acc).
-    """
-
-def reduce_dot(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> float:
-    """
-    Canonical dot product of two 1-D arrays of the same dtype (one fma per element).
-    """
-
-def reduce_min(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> float: ...
-
-def reduce_max(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> float: ...
-
-def reduce_argmin(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> int: ...
-
-def reduce_argmax(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> int: ...
-
-def column_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> object: ...
-
-def column_min(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def column_max(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def column_argmin(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def column_argmax(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def fixed_point_scale(max_abs: float, n: int) -> int:
-    """
-    The largest exponent k such that n values of magnitude <= max_abs, quantized as round(x * 2**k), sum in int64.
-    """
-
-def fixed_point_scale_for(ctx: Context, values: Annotated[NDArray, dict(writable=False)]) -> int: ...
-
-def fixed_histogram(ctx: Context, values: Annotated[NDArray, dict(writable=False)], bins: Annotated[NDArray, dict(writable=False)], n_bins: int, exponent: int) -> object: ...
-
-def gemm(ctx: Context, A: Annotated[NDArray, dict(writable=False)], B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> None: ...
-
-def math_apply(ctx: Context, name: str, x: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def math_pow(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def math_rows(ctx: Context, name: str, X: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def rng_philox(seed: int, stream: int, block: int, lane: int = 0) -> tuple: ...
-
-def rng_uniform(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
-
-def rng_normal(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
-
-def rng_integers(ctx: Context, seed: int, stream: int, offset: int, n: int, high: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_permutation(ctx: Context, seed: int, stream: int, n: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_choice(ctx: Context, seed: int, stream: int, n: int, k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_weighted_choice(ctx: Context, seed: int, stream: int, weights: Annotated[NDArray, dict(writable=False)], k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def ties_argmin(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def ties_argmax(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def ties_argsort(x: Annotated[NDArray, dict(writable=False)], descending: bool = False) -> object: ...
-
-def ties_top_k(x: Annotated[NDArray, dict(writable=False)], k: int, largest: bool = True) -> object: ...
-
-class GramResult:
-    """Result of linalg_gram."""
-
-    def __init__(self) -> None: ...
-
-    @property
-    def G(self) -> object:
-        """d x d float64 NumPy array"""
-
-    @property
-    def delivered(self) -> str:
-        """the numeric mode the product delivered"""
-
-    def __repr__(self) -> str: ...
-
-class DeviceMatrix:
-    @property
-    def shape(self) -> tuple: ...
-
-    def __dlpack__(self, **kwargs) -> object:
-        """
-        A DLPack capsule over the matrix (keywords of the protocol are accepted; the memory is never copied).
-        """
-
-    def __dlpack_device__(self) -> tuple: ...
-
-def linalg_matmul(ctx: Context, A: Annotated[NDArray, dict(writable=False)], transpose_a: bool, B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> str: ...
-
-def linalg_prepare_rows(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None, transpose: bool, out: NDArray) -> None: ...
-
-def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> GramResult: ...
-
-def linalg_sym_eigh(ctx: Context, A: Annotated[NDArray, dict(writable=False)], w: NDArray, V: NDArray) -> None: ...
-
-def linalg_to_device(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def linalg_device_empty(ctx: Context, rows: int, cols: int, dtype: str) -> object: ...
 
 class GbdtParams:
     """Parameters of gbdt_fit (twinlearn/ensemble/gbdt.hpp)."""
@@ -706,6 +469,44 @@ def gbdt_link(loss: str, acc: Annotated[NDArray[numpy.float64], dict(shape=(None
 def gbdt_validate(model: dict) -> None: ...
 
 def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> GbdtBorders: ...
+
+class GramResult:
+    """Result of linalg_gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def G(self) -> object:
+        """d x d float64 NumPy array"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class DeviceMatrix:
+    @property
+    def shape(self) -> tuple: ...
+
+    def __dlpack__(self, **kwargs) -> object:
+        """
+        A DLPack capsule over the matrix (keywords of the protocol are accepted; the memory is never copied).
+        """
+
+    def __dlpack_device__(self) -> tuple: ...
+
+def linalg_matmul(ctx: Context, A: Annotated[NDArray, dict(writable=False)], transpose_a: bool, B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> str: ...
+
+def linalg_prepare_rows(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None, transpose: bool, out: NDArray) -> None: ...
+
+def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> GramResult: ...
+
+def linalg_sym_eigh(ctx: Context, A: Annotated[NDArray, dict(writable=False)], w: NDArray, V: NDArray) -> None: ...
+
+def linalg_to_device(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def linalg_device_empty(ctx: Context, rows: int, cols: int, dtype: str) -> object: ...
 
 class Gram:
     """Result of gram."""
@@ -1013,3 +814,202 @@ def logistic_lbfgs(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y:
 def logistic_proba(ctx: Context, scores: Annotated[NDArray, dict(writable=False)], log: bool, out: NDArray) -> None: ...
 
 def enet_cd_gram(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, target: int, params: EnetParams, w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu')]) -> EnetResult: ...
+
+class ClassColumnStats:
+    """Result of class_column_stats."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def weight(self) -> object:
+        """n_classes x cols: weight sum of the class's rows"""
+
+    @property
+    def mean(self) -> object:
+        """n_classes x cols"""
+
+    @property
+    def m2(self) -> object:
+        """n_classes x cols: weighted sum of squared deviations"""
+
+    @property
+    def count(self) -> object:
+        """n_classes x cols: rows counted (float64)"""
+
+    def __repr__(self) -> str: ...
+
+def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> ClassColumnStats: ...
+
+def gaussian_nb_jll(ctx: Context, X: Annotated[NDArray, dict(writable=False)], theta: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], var: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], joint: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], nconst: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]: ...
+
+class MetricParams:
+    """A distance metric (twinlearn/neighbors/distance.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def metric(self) -> str:
+        """
+        'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'
+        """
+
+    @metric.setter
+    def metric(self, arg: str, /) -> None: ...
+
+    @property
+    def p(self) -> float:
+        """
+        minkowski's p >= 1 (1, 2 and infinity: manhattan, euclidean, chebyshev)
+        """
+
+    @p.setter
+    def p(self, arg: float, /) -> None: ...
+
+    @property
+    def direct(self) -> bool:
+        """
+        (sq)euclidean by differences (accurate) rather than dot products (fast)
+        """
+
+    @direct.setter
+    def direct(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class KnnResult:
+    """Result of knn_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def distances(self) -> object:
+        """m x k, the index's dtype, nearest first"""
+
+    @property
+    def indices(self) -> object:
+        """m x k, int64; equal distances in increasing index order"""
+
+    def __repr__(self) -> str: ...
+
+class RadiusResult:
+    """Result of radius_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def offsets(self) -> object:
+        """m + 1, int64: query i's entries are offsets[i]:offsets[i + 1]"""
+
+    @property
+    def indices(self) -> object:
+        """int64, ascending within each query"""
+
+    @property
+    def distances(self) -> object:
+        """the index's dtype"""
+
+    def __repr__(self) -> str: ...
+
+def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: MetricParams, out: NDArray) -> None: ...
+
+def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, k: int) -> KnnResult: ...
+
+def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, radius: float) -> RadiusResult: ...
+
+def math_apply(ctx: Context, name: str, x: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def math_pow(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def math_rows(ctx: Context, name: str, X: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def rng_philox(seed: int, stream: int, block: int, lane: int = 0) -> tuple: ...
+
+def rng_uniform(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
+
+def rng_normal(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
+
+def rng_integers(ctx: Context, seed: int, stream: int, offset: int, n: int, high: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_permutation(ctx: Context, seed: int, stream: int, n: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_choice(ctx: Context, seed: int, stream: int, n: int, k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_weighted_choice(ctx: Context, seed: int, stream: int, weights: Annotated[NDArray, dict(writable=False)], k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def ties_argmin(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def ties_argmax(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def ties_argsort(x: Annotated[NDArray, dict(writable=False)], descending: bool = False) -> object: ...
+
+def ties_top_k(x: Annotated[NDArray, dict(writable=False)], k: int, largest: bool = True) -> object: ...
+
+class ColumnExtrema:
+    """Result of column_extrema (NaN ignored, -0 below +0)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def min(self) -> object:
+        """cols float64"""
+
+    @property
+    def max(self) -> object:
+        """cols float64"""
+
+    @property
+    def max_abs(self) -> object:
+        """cols float64"""
+
+    @property
+    def n_valid(self) -> object:
+        """cols float64: entries that are not NaN"""
+
+    def __repr__(self) -> str: ...
+
+def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> ColumnExtrema: ...
+
+def column_select(ctx: Context, X: Annotated[NDArray, dict(writable=False)], ranks: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)]) -> object: ...
+
+def column_affine_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], out: NDArray, sub: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, div: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, mul: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, add: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, clip: tuple[float, float] | None = None) -> int: ...
+
+def normalizer_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], norm: str, out: NDArray) -> None: ...
+
+def reduce_sum(ctx: Context, x: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> float:
+    """
+    Canonical sum of a 1-D array, accumulated in its dtype (or in float64 with double_acc).
+    """
+
+def reduce_dot(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> float:
+    """
+    Canonical dot product of two 1-D arrays of the same dtype (one fma per element).
+    """
+
+def reduce_min(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> float: ...
+
+def reduce_max(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> float: ...
+
+def reduce_argmin(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> int: ...
+
+def reduce_argmax(ctx: Context, x: Annotated[NDArray, dict(writable=False)]) -> int: ...
+
+def column_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> object: ...
+
+def column_min(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def column_max(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def column_argmin(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def column_argmax(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def fixed_point_scale(max_abs: float, n: int) -> int:
+    """
+    The largest exponent k such that n values of magnitude <= max_abs, quantized as round(x * 2**k), sum in int64.
+    """
+
+def fixed_point_scale_for(ctx: Context, values: Annotated[NDArray, dict(writable=False)]) -> int: ...
+
+def fixed_histogram(ctx: Context, values: Annotated[NDArray, dict(writable=False)], bins: Annotated[NDArray, dict(writable=False)], n_bins: int, exponent: int) -> object: ...
+
+def gemm(ctx: Context, A: Annotated[NDArray, dict(writable=False)], B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> None: ...

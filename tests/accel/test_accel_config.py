@@ -47,7 +47,7 @@ def test_device_setting():
     accel.set_device("cuda")
     assert accel.get_device() == "cuda:0"
     with pytest.raises(ValueError, match="'auto', 'cpu', 'cuda' or 'cuda:N'"):
-        accel.set_device("gpu")
+        accel.set_device("tpu")
     accel.set_device("cpu")
     info = accel.device_info()
     assert info["accel_device"] == "cpu" and info["accel_target"] == "cpu"

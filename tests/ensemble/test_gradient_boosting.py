@@ -400,7 +400,7 @@ def test_wrong_feature_count_and_bad_X(device):
         ({"grow_policy": "Leafwise"}, "grow_policy"),
         ({"min_data_in_leaf": 5}, "min_data_in_leaf"),
         ({"nan_mode": "Middle"}, "nan_mode"),
-        ({"device": "gpu"}, "device"),
+        ({"device": "tpu"}, "device"),
         ({"numeric_mode": "exact"}, "numeric_mode"),
     ],
 )

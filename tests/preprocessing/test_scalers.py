@@ -331,7 +331,7 @@ def test_normalizer_rejects_nan(device):
     (RobustScaler(quantile_range=(80.0, 20.0)), "quantile range"),
     (RobustScaler(quantile_range=(-1.0, 20.0)), "quantile range"),
     (Normalizer(norm="l3"), "norm"),
-    (MaxAbsScaler(device="gpu"), "device"),
+    (MaxAbsScaler(device="tpu"), "device"),
     (MinMaxScaler(numeric_mode="exact"), "numeric_mode"),
 ])
 def test_rejects_bad_parameters(est, match):

@@ -249,7 +249,7 @@ def test_wrong_feature_count_at_transform(device):
         s.transform(np.array([[1.0, np.inf, 0.0]]))
 
 
-@pytest.mark.parametrize("param,value", [("device", "gpu"), ("numeric_mode", "exact"), ("with_mean", "yes")])
+@pytest.mark.parametrize("param,value", [("device", "tpu"), ("numeric_mode", "exact"), ("with_mean", "yes")])
 def test_bad_parameters(param, value):
     with pytest.raises(ValueError, match=param):
         StandardScaler(**{param: value}).fit(np.ones((3, 2)))
