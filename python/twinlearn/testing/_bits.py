@@ -76,8 +76,11 @@ def describe_difference(a, b) -> str | None:
         return f"dtypes differ: {a.dtype} vs {b.dtype}"
     if a.shape != b.shape:
         return f"shapes differ: {a.shape} vs {b.shape}"
-    va, vb = a.reshape(-1).view(np.uint8).reshape(a.size, -1), b.reshape(-1).view(np.uint8).reshape(b.size, -1)
-    diff = (va != vb).any(axis=1) if a.size else np.zeros(0, bool)
+    if not a.size:
+        return None
+    width = a.dtype.itemsize
+    va, vb = (x.reshape(-1).view(np.uint8).reshape(x.size, width) for x in (a, b))
+    diff = (va != vb).any(axis=1)
     n = int(diff.sum())
     if not n:
         return None
