@@ -125,24 +125,37 @@ def test_modes_fit_and_predict(spec, mode):
         assert_deterministic(spec.factory(), X, spec.data()[1], numeric_mode=mode)
 
 
+def _identity_data(spec, case, dtype):
+    """(X, y) of 97 rows: the spec's own data, the hostile fixture, or the
+    hostile fixture with NaNs (estimators that take missing values only)."""
+    X, y = spec.data(n=97, d=5, dtype=dtype)
+    if case != "dense":
+        X = fixtures.hostile(97, 5, dtype=dtype)
+    if case == "nan":
+        if not _allows_nan(spec.make()):
+            pytest.skip("takes no NaN")
+        X = fixtures.with_nonfinite(X, nan=0.05)
+    return X, y
+
+
+IDENTITY_CASES = ["dense", "hostile", "nan"]
+
+
 @specs("test_thread_count_identity")
 @pytest.mark.parametrize("mode", ["deterministic", "identical"])
-@pytest.mark.parametrize("case", ["dense", "hostile"])
-def test_thread_count_identity(spec, mode, case):
-    X, y = spec.data(n=97, d=5)
-    if case == "hostile":
-        X = fixtures.hostile(97, 5)
+@pytest.mark.parametrize("case", IDENTITY_CASES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_thread_count_identity(spec, mode, case, dtype):
+    X, y = _identity_data(spec, case, dtype)
     assert_identical_across_threads(spec.factory(), X, y, threads=(1, 2, 3), numeric_mode=mode)
 
 
 @pytest.mark.gpu
 @specs("test_identical_across_devices")
-@pytest.mark.parametrize("case", ["dense", "hostile"])
+@pytest.mark.parametrize("case", IDENTITY_CASES)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_identical_across_devices(spec, case, dtype):
-    X, y = spec.data(n=97, d=5, dtype=dtype)
-    if case == "hostile":
-        X = fixtures.hostile(97, 5, dtype=dtype)
+    X, y = _identity_data(spec, case, dtype)
     assert_identical_across_devices(spec.factory(), X, y)
 
 
