@@ -13,13 +13,18 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from twinlearn import _config
 from twinlearn.testing import (
     assert_deterministic,
+    assert_same_bits,
+    assert_separates,
+    bits,
+    same_bits,
+    ulp_distance,
     assert_identical_across_devices,
     assert_identical_across_threads,
     assert_same_fitted,
@@ -68,6 +73,79 @@ def test_registry_lists_every_public_estimator():
     for spec in ESTIMATORS:
         for reason in [*spec.waivers.values(), *spec.known_bugs.values()]:
             assert isinstance(reason, str) and reason.strip(), f"{spec.name}: a waiver needs its reason"
+
+
+# -- the kit's own checks, each shown to separate ----------------------------------
+class _ThreadTied(BaseEstimator, TransformerMixin):
+    """A stand-in whose fitted sum is taken in an order set by the thread count
+    (the broken arm of the thread-count and run-to-run checks)."""
+
+    def __init__(self, device="cpu", numeric_mode=None, tied="threads"):
+        self.device, self.numeric_mode, self.tied = device, numeric_mode, tied
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=np.float32)
+        if self.tied == "threads":
+            chunks = max(1, _config.get_n_threads())
+        elif self.tied == "runs":
+            chunks = next(_RUNS)
+        else:
+            chunks = 1
+        parts = [np.float32(c.sum(dtype=np.float32)) for c in np.array_split(X.ravel(), chunks)]
+        self.total_ = np.float32(sum(parts, np.float32(0)))
+        return self
+
+    def transform(self, X):
+        return np.asarray(X, dtype=np.float32) * self.total_
+
+
+_RUNS = iter(range(1, 10**6))
+_SUM_DATA = np.float32([[1e8, 1.0], [-1e8, 1.0], [3.0, 1e-3], [7.0, -2.5]] * 3)
+
+
+def test_bits_and_messages():
+    a = np.float32([1.0, 2.0, -0.0])
+    b = a.copy()
+    b[1] = np.nextafter(b[1], np.float32(3))
+    assert bits(a) == bits(a.copy()) and hash(bits(a)) == hash(bits(a.copy()))
+    assert bits(a) != bits(a.astype(np.float64)) and bits(a) != bits(a.reshape(3, 1))
+    assert bits(np.float32([0.0])) != bits(np.float32([-0.0]))
+    assert bits(np.float64(np.nan)) == bits(np.float64(np.nan))
+    with pytest.raises(AssertionError, match=r"1 of 3 float32 elements differ; first at index \(1,\).*\(1 ulp\)"):
+        assert_same_bits(a, b)
+    with pytest.raises(AssertionError, match="dtypes differ"):
+        assert_same_bits(a, a.astype(np.float64))
+    assert same_bits(np.float64(2.5), 2.5)
+    assert int(ulp_distance(np.float64(0.0), np.float64(-0.0))) == 1
+
+
+def test_separates_needs_both_arms():
+    def same_as_sorted_sum(total):
+        assert_same_bits(total(_SUM_DATA.ravel()), np.float32(np.sort(_SUM_DATA.ravel()).sum(dtype=np.float32)))
+
+    in_order = lambda v: np.float32(np.sort(v).sum(dtype=np.float32))  # noqa: E731
+    assert_separates(same_as_sorted_sum, right=in_order, wrong=lambda v: np.float32(v.sum(dtype=np.float32)))
+    with pytest.raises(AssertionError, match="also passes on the broken arm"):
+        assert_separates(same_as_sorted_sum, right=in_order, wrong=in_order)
+    with pytest.raises(AssertionError, match="fails on the right arm"):
+        assert_separates(same_as_sorted_sum, right=lambda v: np.float32(123.0), wrong=in_order)
+
+
+def test_thread_and_run_checks_separate():
+    assert_separates(lambda tied: assert_identical_across_threads(lambda: _ThreadTied(tied=tied), _SUM_DATA),
+                     right="none", wrong="threads")
+    assert_separates(lambda tied: assert_deterministic(lambda: _ThreadTied(tied=tied), _SUM_DATA),
+                     right="none", wrong="runs")
+
+
+def test_snapshot_sees_outputs():
+    est = _ThreadTied(tied="none").fit(_SUM_DATA)
+    other = _ThreadTied(tied="none").fit(_SUM_DATA * 2)
+    assert_same_fitted(est, pickle.loads(pickle.dumps(est)), _SUM_DATA)
+    with pytest.raises(AssertionError, match="total_"):
+        assert_same_fitted(est, other)
+    with pytest.raises(AssertionError, match="outputs.transform"):
+        assert_same_snapshot(snapshot(est, _SUM_DATA), snapshot(est, _SUM_DATA[::-1].copy()))
 
 
 # -- scikit-learn's checks --------------------------------------------------------

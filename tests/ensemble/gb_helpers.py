@@ -6,13 +6,10 @@ import warnings
 
 import numpy as np
 
+from twinlearn.testing import bits
+
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
                "split_gain_", "split_nan_right_", "leaf_values_", "base_score_")
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
 
 
 def assert_same_model(a, b):

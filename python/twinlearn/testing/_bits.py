@@ -41,7 +41,7 @@ def bits(a) -> Bits:
     """The raw bits of `a` (a NumPy, CuPy or PyTorch array, a scalar or anything
     array-like) as a comparable, hashable :class:`Bits`."""
     a = _host_array(a)
-    return Bits(a.dtype.str, a.shape, a.view(np.uint8).tobytes())
+    return Bits(a.dtype.str, a.shape, a.tobytes(order="C"))
 
 
 def same_bits(a, b) -> bool:
