@@ -262,6 +262,25 @@ def test_numpy_in_numpy_out(spec):
                 assert isinstance(leaf, np.ndarray), f"{name} returned {type(leaf).__name__}"
 
 
+@specs("test_layout_and_kind_keep_the_bits")
+@pytest.mark.parametrize("layout", ["fortran", "strided", "list", "int"])
+def test_layout_and_kind_keep_the_bits(spec, layout):
+    """Fortran order, a strided view, a nested list, or integers (which compute
+    in float64) fit and predict the bits of the C-ordered float64 array."""
+    X, y = spec.data()
+    if layout == "int":
+        X = np.round(X * 4) + 0.0  # no -0.0: integers have none
+    ref = snapshot(spec.fit(X, y, device="cpu", numeric_mode="identical"), X)
+    given = {
+        "fortran": lambda: np.asfortranarray(X),
+        "strided": lambda: np.repeat(X, 2, axis=1)[:, ::2],
+        "list": lambda: X.tolist(),
+        "int": lambda: X.astype(np.int64),
+    }[layout]()
+    est = spec.fit(given, y, device="cpu", numeric_mode="identical")
+    assert_same_snapshot(ref, snapshot(est, given), f"{layout} input vs C-ordered float64")
+
+
 @pytest.mark.gpu
 @specs("test_device_array_in_same_type_out")
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
