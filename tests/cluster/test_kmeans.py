@@ -11,10 +11,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import twinlearn
 from twinlearn import _core
 from twinlearn.cluster import KMeans, kmeans_plusplus
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
+from twinlearn.testing import bits
 
 
 def assert_same_fit(a, b, n_iter=True):

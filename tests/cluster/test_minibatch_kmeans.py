@@ -8,10 +8,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn.cluster import KMeans, MiniBatchKMeans
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
+from twinlearn.testing import bits
 
 
 def blobs(n=20000, d=8, centers=10, dtype=np.float64, seed=0):

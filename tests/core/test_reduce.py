@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from twinlearn import _backend
+from twinlearn.testing import same_bits
 
 SIZES = [1, 7, 255, 2048, 2049, 100_003]
 
@@ -27,11 +28,6 @@ def hostile(n, dtype, seed):
     rng = np.random.default_rng(seed)
     scale = np.where(rng.random(n) < 0.25, 1e6, 1.0)
     return (rng.standard_normal(n) * scale).astype(dtype)
-
-
-def same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

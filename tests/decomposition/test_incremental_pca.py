@@ -10,6 +10,7 @@ from sklearn.decomposition import IncrementalPCA as SkIncrementalPCA
 from sklearn.utils.estimator_checks import check_estimator
 
 from twinlearn import IncrementalPCA
+from twinlearn.testing import bits
 
 
 def spectrum_data(n=600, d=16, dtype=np.float64, seed=0):
@@ -17,10 +18,6 @@ def spectrum_data(n=600, d=16, dtype=np.float64, seed=0):
     q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     scales = 15.0 * 0.65 ** np.arange(d)
     return ((rng.standard_normal((n, d)) * scales) @ q.T + 4.0 * rng.standard_normal(d)).astype(dtype)
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).tobytes()
 
 
 def assert_close(a, b, tol, what):

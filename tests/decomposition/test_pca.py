@@ -12,6 +12,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn import PCA
+from twinlearn.testing import bits
 
 
 def spectrum_data(n=600, d=24, dtype=np.float64, seed=0, offset=3.0):
@@ -35,10 +36,6 @@ DATASETS = {
     "digits": (lambda dt: digits(dt), 10),
     "iris": (lambda dt: iris(dt), 3),
 }
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).tobytes()
 
 
 def tol_for(dtype):

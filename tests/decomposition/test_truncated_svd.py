@@ -10,6 +10,7 @@ from sklearn.decomposition import TruncatedSVD as SkTruncatedSVD
 from sklearn.utils.estimator_checks import check_estimator
 
 from twinlearn import TruncatedSVD
+from twinlearn.testing import bits
 
 
 def spectrum_data(n=500, d=30, dtype=np.float64, seed=0):
@@ -17,10 +18,6 @@ def spectrum_data(n=500, d=30, dtype=np.float64, seed=0):
     q, _ = np.linalg.qr(rng.standard_normal((d, d)))
     scales = 10.0 * 0.6 ** np.arange(d)
     return ((rng.standard_normal((n, d)) * scales) @ q.T + 2.0).astype(dtype)
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).tobytes()
 
 
 def assert_close(a, b, tol, what):

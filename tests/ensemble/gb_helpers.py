@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 from sklearn.model_selection import cross_validate, train_test_split
 
+from twinlearn.testing import bits
+
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
                "split_gain_", "split_nan_right_", "leaf_values_", "base_score_")
 
@@ -18,11 +20,6 @@ def split(X, y, seed=0):
 def cv_scores(est, X, y, cv, scoring):
     res = cross_validate(est, X, y, cv=cv, scoring=scoring)
     return {k[5:]: v.mean() for k, v in res.items() if k.startswith("test_")}
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.dtype.str, a.shape, a.view(np.uint8).tobytes()
 
 
 def assert_same_model(a, b):

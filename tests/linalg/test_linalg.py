@@ -7,6 +7,7 @@ import pytest
 from twinlearn import _backend
 from twinlearn.linalg import gram, matmul
 from twinlearn.linalg._linalg import _matmul
+from twinlearn.testing import bits
 
 
 def operands(m, n, k, dtype, seed=0):
@@ -15,10 +16,6 @@ def operands(m, n, k, dtype, seed=0):
     A = (rng.standard_normal((m, k)) * scale((m, k))).astype(dtype)
     B = (rng.standard_normal((k, n)) * scale((k, n))).astype(dtype)
     return A, B
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).tobytes()
 
 
 def op(M, t):

@@ -10,10 +10,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn.linear_model import ElasticNet, Lasso
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
+from twinlearn.testing import bits
 
 
 def data(n=2000, d=20, t=None, dtype=np.float64, seed=0):

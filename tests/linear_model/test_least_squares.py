@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import twinlearn
 from twinlearn import _backend
 from twinlearn.linear_model import LinearRegression, Ridge
+from twinlearn.testing import bits
 
 
 def regression(n=3000, d=8, t=None, dtype=np.float64, seed=0, noise=0.1):
@@ -19,10 +20,6 @@ def regression(n=3000, d=8, t=None, dtype=np.float64, seed=0, noise=0.1):
     coef = rng.standard_normal((d,) if t is None else (d, t))
     y = X @ coef + 2.5 + noise * rng.standard_normal((n,) if t is None else (n, t))
     return X.astype(dtype), y.astype(dtype)
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
 
 
 def rel_close(a, b, rtol):

@@ -14,10 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn.linear_model import LogisticRegression
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
+from twinlearn.testing import bits
 
 
 def objective(est, X, y, C, sw=None, l1_ratio=0.0):

@@ -9,12 +9,9 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris
 from sklearn.utils.estimator_checks import check_estimator
 
 from twinlearn.linear_model import RidgeClassifier
+from twinlearn.testing import bits
 
 WAIVED = {"check_non_transformer_estimators_n_iter"}  # as scikit-learn's own RidgeClassifier
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
 
 
 def test_check_estimator():

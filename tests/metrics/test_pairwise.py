@@ -3,13 +3,10 @@ import pytest
 from sklearn import metrics as skm
 
 from twinlearn.metrics import pairwise_distances, pairwise_distances_argmin, pairwise_distances_argmin_min
+from twinlearn.testing import bits
 
 CASES = [("euclidean", {}), ("l2", {}), ("sqeuclidean", {}), ("manhattan", {}), ("cityblock", {}), ("l1", {}),
          ("cosine", {}), ("chebyshev", {}), ("minkowski", {"p": 3}), ("minkowski", {"p": 1.5})]
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
 
 
 def data(n, d=11, seed=0, dtype=np.float64, offset=0.0):

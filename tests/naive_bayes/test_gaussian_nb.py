@@ -10,14 +10,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import twinlearn
 from twinlearn import GaussianNB
+from twinlearn.testing import same_bits
 
 DTYPES = [np.float32, np.float64]
 ATTRS = ["theta_", "var_", "class_count_", "class_prior_", "epsilon_"]
-
-
-def same_bits(a, b):
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def blobs(n=3000, d=6, n_classes=4, dtype=np.float64, seed=0, offset=10.0):

@@ -10,12 +10,9 @@ import numpy as np
 import pytest
 
 from twinlearn.neighbors import NearestNeighbors
+from twinlearn.testing import bits
 
 pytestmark = pytest.mark.gpu
-
-
-def bits(a):
-    return np.ascontiguousarray(a).view(np.uint8).tobytes()
 
 
 def case_data(case, rng):

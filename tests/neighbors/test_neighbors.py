@@ -9,13 +9,10 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
+from twinlearn.testing import bits
 
 METRICS = [("euclidean", {}), ("sqeuclidean", {}), ("manhattan", {}), ("cosine", {}), ("chebyshev", {}),
            ("minkowski", {"p": 2}), ("minkowski", {"p": 1}), ("minkowski", {"p": 3})]
-
-
-def bits(a):
-    return np.ascontiguousarray(np.asarray(a)).view(np.uint8).tobytes()
 
 
 def data(n=700, d=9, seed=0, dtype=np.float64):

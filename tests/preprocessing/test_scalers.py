@@ -13,14 +13,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import twinlearn
 from twinlearn import MaxAbsScaler, MinMaxScaler, Normalizer, RobustScaler
+from twinlearn.testing import same_bits
 
 DTYPES = [np.float32, np.float64]
-
-
-def same_bits(a, b):
-    """Equal dtype, shape and raw bits (NaN payloads and signed zeros included)."""
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def hostile(n, d, dtype=np.float64, seed=0, nan=0.05):

@@ -9,6 +9,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import twinlearn
 from twinlearn import StandardScaler
+from twinlearn.testing import bits
 
 
 def data(n=2000, d=6, dtype=np.float64, seed=0, nan=False):
@@ -30,11 +31,6 @@ def hostile(n=5003, dtype=np.float64, seed=1):
     X[rng.random(n) < 0.01, 4] = np.nan
     X[:, 5] = 3.0
     return X.astype(dtype)
-
-
-def bits(a):
-    a = np.ascontiguousarray(np.asarray(a))
-    return a.view(np.uint8).tobytes()
 
 
 def test_check_estimator():

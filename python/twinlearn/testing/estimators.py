@@ -1,0 +1,157 @@
+"""Every public estimator of twinlearn, with how to build it small and fast.
+
+:data:`ESTIMATORS` holds one :class:`EstimatorSpec` per configuration the
+common tests (tests/test_common.py) run: the class, parameters that keep a
+fit on a few dozen rows quick, the kind of data it fits (``'regression'``,
+``'classification'`` or ``'unsupervised'``), the scikit-learn checks it is
+excused from and the common tests it is known to fail, each with its reason
+beside it. :func:`public_estimators` lists what twinlearn exports, so a test
+can insist that every one of them is registered.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import fixtures
+
+TASKS = ("regression", "classification", "unsupervised")
+
+#: Packages whose ``__all__`` names twinlearn's public estimators.
+PACKAGES = ("twinlearn", "twinlearn.cluster", "twinlearn.decomposition", "twinlearn.ensemble",
+            "twinlearn.linear_model", "twinlearn.naive_bayes", "twinlearn.neighbors", "twinlearn.preprocessing")
+
+
+@dataclass(frozen=True)
+class EstimatorSpec:
+    """How the common tests build and feed one estimator configuration."""
+
+    name: str
+    cls: type
+    params: dict
+    task: str
+    #: scikit-learn check name → why the estimator is excused from it.
+    waivers: dict = field(default_factory=dict)
+    #: common test name → the known bug it shows (the test runs as a strict xfail).
+    known_bugs: dict = field(default_factory=dict)
+    #: classes in the classification data (a binary loss takes 2).
+    n_classes: int = 3
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+
+    def make(self, **kw):
+        """A new estimator of this configuration (`kw` overrides its parameters)."""
+        return self.cls(**{**self.params, **kw})
+
+    def factory(self, **kw):
+        """A callable returning :meth:`make`'s estimator, for the checks of twinlearn.testing."""
+        return lambda: self.make(**kw)
+
+    def data(self, n=48, d=4, *, dtype=np.float64, seed=0):
+        """(X, y) of this estimator's task; y is None for unsupervised estimators."""
+        if self.task == "regression":
+            return fixtures.regression(n, d, dtype=dtype, seed=seed)
+        if self.task == "classification":
+            return fixtures.classification(n, d, n_classes=self.n_classes, dtype=dtype, seed=seed)
+        return fixtures.dense(n, d, dtype=dtype, seed=seed), None
+
+    def fit(self, X, y=None, **kw):
+        """:meth:`make`'s estimator fitted on X (and y)."""
+        est = self.make(**kw)
+        return est.fit(X) if y is None else est.fit(X, y)
+
+    def __repr__(self):
+        return f"EstimatorSpec({self.name})"
+
+
+_SAMPLE_WEIGHT_IS_NOT_REPETITION = {
+    # Waived for scikit-learn's own MiniBatchKMeans too: batches are drawn by
+    # weight, which is not the same as repeating samples.
+    "check_sample_weight_equivalence_on_dense_data": "sample_weight is not equivalent to removing/repeating samples.",
+}
+_NO_N_ITER = {
+    # As scikit-learn's own Ridge and RidgeClassifier: a direct solve has no iterations.
+    "check_non_transformer_estimators_n_iter": "a closed-form solve has no n_iter_",
+}
+_BORDERS = {
+    "check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows, "
+                                                     "so repeating rows is not the same as weighting them",
+}
+
+
+def _registry():
+    import twinlearn as tl
+
+    gb = dict(n_estimators=10, learning_rate=0.3, max_depth=3, random_state=0)
+    specs = [
+        EstimatorSpec("StandardScaler", tl.StandardScaler, {}, "unsupervised"),
+        EstimatorSpec("MinMaxScaler", tl.MinMaxScaler, {}, "unsupervised"),
+        EstimatorSpec("MaxAbsScaler", tl.MaxAbsScaler, {}, "unsupervised"),
+        EstimatorSpec("RobustScaler", tl.RobustScaler, {}, "unsupervised"),
+        EstimatorSpec("Normalizer", tl.Normalizer, {}, "unsupervised"),
+        EstimatorSpec("PCA", tl.PCA, {}, "unsupervised"),
+        EstimatorSpec("IncrementalPCA", tl.IncrementalPCA, {}, "unsupervised"),
+        EstimatorSpec("TruncatedSVD", tl.TruncatedSVD, {"random_state": 0}, "unsupervised"),
+        EstimatorSpec("KMeans", tl.KMeans, dict(n_clusters=2, n_init=2, max_iter=5, random_state=0),
+                      "unsupervised"),
+        EstimatorSpec("MiniBatchKMeans", tl.MiniBatchKMeans,
+                      dict(n_clusters=2, n_init=2, max_iter=5, batch_size=10, random_state=0),
+                      "unsupervised", waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("NearestNeighbors", tl.NearestNeighbors, {}, "unsupervised"),
+        EstimatorSpec("KNeighborsClassifier", tl.KNeighborsClassifier, {"n_neighbors": 2}, "classification"),
+        EstimatorSpec("KNeighborsRegressor", tl.KNeighborsRegressor, {"n_neighbors": 2}, "regression"),
+        EstimatorSpec("LinearRegression", tl.LinearRegression, {}, "regression"),
+        EstimatorSpec("Ridge", tl.Ridge, {}, "regression", waivers=_NO_N_ITER),
+        EstimatorSpec("RidgeClassifier", tl.RidgeClassifier, {}, "classification", waivers=_NO_N_ITER),
+        EstimatorSpec("Lasso", tl.Lasso, {}, "regression"),
+        EstimatorSpec("ElasticNet", tl.ElasticNet, {}, "regression"),
+        EstimatorSpec("LogisticRegression", tl.LogisticRegression, {}, "classification"),
+        EstimatorSpec("GaussianNB", tl.GaussianNB, {}, "classification"),
+        EstimatorSpec("GradientBoosting", tl.GradientBoosting, dict(loss="RMSE", **gb), "regression",
+                      waivers=_BORDERS),
+        EstimatorSpec("GradientBoosting-Logloss", tl.GradientBoosting, dict(loss="Logloss", **gb),
+                      "classification", waivers=_BORDERS, n_classes=2),
+        EstimatorSpec("GradientBoostingClassifier", tl.GradientBoostingClassifier, gb, "classification",
+                      waivers={**_BORDERS,
+                               # Three blobs, 50 training rows, class weights 1000 : 0.0001 : 0.0001:
+                               # oblivious trees leave many leaves with one class only, where the
+                               # weights cancel out of -G / (H + l2); too few test rows go to class 0.
+                               "check_class_weight_classifiers": "pure leaves cancel the class weights "
+                                                                 "on the 3-blob fixture"}),
+        EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression",
+                      waivers=_BORDERS),
+    ]
+    return specs
+
+
+ESTIMATORS: list = _registry()
+"""One :class:`EstimatorSpec` per configuration the common tests run."""
+
+
+def by_name(name: str) -> EstimatorSpec:
+    """The registered configuration called `name`."""
+    for spec in ESTIMATORS:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+def public_estimators() -> dict:
+    """``{name: class}`` of every estimator class that a twinlearn package
+    exports in its ``__all__``."""
+    from sklearn.base import BaseEstimator
+
+    out = {}
+    for pkg in PACKAGES:
+        mod = importlib.import_module(pkg)
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name, None)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                out[name] = obj
+    return out
