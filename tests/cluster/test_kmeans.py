@@ -421,7 +421,7 @@ def test_fitted_model_pickles_and_predicts_on_cpu(device):
         (np.ones((5, 2)), {"n_clusters": 2, "init": np.ones((2, 3))}, "number of features"),
         (np.ones((5, 2)), {"n_clusters": 0}, "n_clusters"),
         (np.ones((5, 2)), {"n_clusters": 2, "algorithm": "full"}, "algorithm"),
-        (np.ones((5, 2)), {"n_clusters": 2, "device": "gpu"}, "device"),
+        (np.ones((5, 2)), {"n_clusters": 2, "device": "tpu"}, "device"),
     ],
 )
 def test_bad_input(device, X, kw, match):
