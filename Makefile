@@ -129,4 +129,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
 
 clean:
-	rm -rf build python/twinlearn/_core.* python/twinlearn/_cuda.*
+	rm -rf build python/twinlearn/_core.*.so python/twinlearn/_cuda.*.so

@@ -39,10 +39,6 @@ KNOWN_CIRCLES = {
         "modules": {"twinlearn.accel._estimators", "twinlearn.accel._registry"},
         "reason": "the accel registry imports its entries inside a function and the entries import the registry",
     },
-    "ensemble-gb-model_io": {
-        "modules": {"twinlearn.ensemble._gb", "twinlearn.ensemble._model_io"},
-        "reason": "the booster's model file reader imports the booster inside functions and the booster imports it",
-    },
 }
 
 
@@ -219,7 +215,7 @@ def test_no_import_circle_beyond_the_known_ones():
 
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(k, marks=pytest.mark.xfail(strict=False, reason=v["reason"])) for k, v in KNOWN_CIRCLES.items()],
+    [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v["reason"])) for k, v in KNOWN_CIRCLES.items()],
 )
 def test_known_import_circle_is_gone(name):
     modules = KNOWN_CIRCLES[name]["modules"]
