@@ -42,14 +42,6 @@ def allocator_release_cached(device: int = 0) -> None: ...
 
 def column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None = None) -> Annotated[NDArray[numpy.float64], dict(shape=(None, None))]: ...
 
-def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> Annotated[NDArray[numpy.float64], dict(shape=(None, None))]: ...
-
-def column_select(ctx: Context, X: Annotated[NDArray, dict(writable=False)], ranks: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)]) -> object: ...
-
-def column_affine_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], out: NDArray, sub: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, div: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, mul: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, add: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, clip: tuple[float, float] | None = None) -> int: ...
-
-def normalizer_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], norm: str, out: NDArray) -> None: ...
-
 class KMeansParams:
     """Parameters of kmeans_fit (twinlearn/cluster/kmeans.hpp)."""
 
@@ -139,23 +131,849 @@ class KMeansFit:
 
     def __repr__(self) -> str: ...
 
+class KMeansLabels:
+    """Result of kmeans_predict."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int32: the nearest center of each row"""
+
+    @property
+    def inertia(self) -> object:
+        """weighted sum of squared distances, or None when not asked for"""
+
+    def __repr__(self) -> str: ...
+
+class KMeansSums:
+    """Result of kmeans_assign_sums."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int32"""
+
+    @property
+    def inertia(self) -> float:
+        """weighted sum of squared distances"""
+
+    @property
+    def sums(self) -> object:
+        """k x d float64: weighted sum of the rows of each cluster"""
+
+    @property
+    def wsum(self) -> object:
+        """k float64: weight of each cluster"""
+
+    def __repr__(self) -> str: ...
+
+class KMeansSeeds:
+    """Result of kmeans_plusplus."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def centers(self) -> object:
+        """k x d, X's dtype"""
+
+    @property
+    def indices(self) -> object:
+        """k, int64: the rows chosen"""
+
+    def __repr__(self) -> str: ...
+
 def kmeans_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, x_mean: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, init_centers: Annotated[NDArray, dict(writable=False)] | None, params: KMeansParams) -> KMeansFit: ...
 
-def kmeans_predict(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)], want_inertia: bool = False) -> tuple: ...
+def kmeans_predict(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)], want_inertia: bool = False) -> KMeansLabels: ...
 
-def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)]) -> tuple: ...
+def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, centers: Annotated[NDArray, dict(writable=False)]) -> KMeansSums: ...
 
-def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> tuple: ...
+def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> KMeansSeeds: ...
 
-def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: str, p: float, out: NDArray, direct: bool = True) -> None: ...
+class GbdtParams:
+    """Parameters of gbdt_fit (twinlearn/ensemble/gbdt.hpp)."""
 
-def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: str, p: float, k: int) -> tuple: ...
+    def __init__(self) -> None: ...
 
-def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: str, p: float, radius: float) -> tuple: ...
+    @property
+    def loss(self) -> str:
+        """CatBoost's name ('Logloss', 'RMSE', ...)"""
 
-def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> NDArray[numpy.float64]: ...
+    @loss.setter
+    def loss(self, arg: str, /) -> None: ...
+
+    @property
+    def n_estimators(self) -> int:
+        """boosting rounds"""
+
+    @n_estimators.setter
+    def n_estimators(self, arg: int, /) -> None: ...
+
+    @property
+    def grow_policy(self) -> str:
+        """'SymmetricTree', 'Depthwise' or 'Lossguide'"""
+
+    @grow_policy.setter
+    def grow_policy(self, arg: str, /) -> None: ...
+
+    @property
+    def max_depth(self) -> int:
+        """levels of each tree, 1..16"""
+
+    @max_depth.setter
+    def max_depth(self, arg: int, /) -> None: ...
+
+    @property
+    def max_leaves(self) -> int:
+        """Lossguide: leaves per tree, >= 2 (0 = 2^max_depth)"""
+
+    @max_leaves.setter
+    def max_leaves(self, arg: int, /) -> None: ...
+
+    @property
+    def learning_rate(self) -> float:
+        """> 0"""
+
+    @learning_rate.setter
+    def learning_rate(self, arg: float, /) -> None: ...
+
+    @property
+    def l2_leaf_reg(self) -> float:
+        """>= 0"""
+
+    @l2_leaf_reg.setter
+    def l2_leaf_reg(self, arg: float, /) -> None: ...
+
+    @property
+    def border_count(self) -> int:
+        """borders per feature, 1..255"""
+
+    @border_count.setter
+    def border_count(self, arg: int, /) -> None: ...
+
+    @property
+    def nan_mode(self) -> str:
+        """'Min', 'Max', 'Learned' or 'Forbidden'"""
+
+    @nan_mode.setter
+    def nan_mode(self, arg: str, /) -> None: ...
+
+    @property
+    def n_classes(self) -> int:
+        """MultiClass, MultiClassOneVsAll: number of classes (>= 2)"""
+
+    @n_classes.setter
+    def n_classes(self, arg: int, /) -> None: ...
+
+    @property
+    def loss_param(self) -> float:
+        """Tweedie's variance power, Huber's delta, Quantile's alpha"""
+
+    @loss_param.setter
+    def loss_param(self, arg: float, /) -> None: ...
+
+    @property
+    def boost_from_average(self) -> bool:
+        """start from the best constant instead of 0"""
+
+    @boost_from_average.setter
+    def boost_from_average(self, arg: bool, /) -> None: ...
+
+    @property
+    def early_stopping_rounds(self) -> int:
+        """0 = never stop early"""
+
+    @early_stopping_rounds.setter
+    def early_stopping_rounds(self, arg: int, /) -> None: ...
+
+    @property
+    def eval_metric(self) -> str:
+        """'Loss', 'AUC', 'Accuracy', 'RMSE' or 'MAE'"""
+
+    @eval_metric.setter
+    def eval_metric(self, arg: str, /) -> None: ...
+
+    @property
+    def min_child_weight(self) -> float:
+        """0 = no constraint"""
+
+    @min_child_weight.setter
+    def min_child_weight(self, arg: float, /) -> None: ...
+
+    @property
+    def min_split_gain(self) -> float:
+        """-inf = no constraint"""
+
+    @min_split_gain.setter
+    def min_split_gain(self, arg: float, /) -> None: ...
+
+    @property
+    def min_data_in_leaf(self) -> int:
+        """Depthwise, Lossguide: 1 = no constraint"""
+
+    @min_data_in_leaf.setter
+    def min_data_in_leaf(self, arg: int, /) -> None: ...
+
+    @property
+    def bootstrap(self) -> str:
+        """'No', 'Bernoulli' or 'Bayesian'"""
+
+    @bootstrap.setter
+    def bootstrap(self, arg: str, /) -> None: ...
+
+    @property
+    def subsample(self) -> float:
+        """Bernoulli: probability that a row takes part in a tree"""
+
+    @subsample.setter
+    def subsample(self, arg: float, /) -> None: ...
+
+    @property
+    def bagging_temperature(self) -> float:
+        """Bayesian: >= 0"""
+
+    @bagging_temperature.setter
+    def bagging_temperature(self, arg: float, /) -> None: ...
+
+    @property
+    def rsm(self) -> float:
+        """fraction of the features a tree may split on; 1 = all, nothing drawn"""
+
+    @rsm.setter
+    def rsm(self, arg: float, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """of every draw"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class GbdtFit:
+    """Result of gbdt_fit: the model and its training history."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def loss(self) -> str: ...
+
+    @property
+    def nan_mode(self) -> str: ...
+
+    @property
+    def grow_policy(self) -> str: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def n_outputs(self) -> int: ...
+
+    @property
+    def borders(self) -> object:
+        """float64"""
+
+    @property
+    def border_offsets(self) -> object:
+        """int32, n_features + 1"""
+
+    @property
+    def tree_depth(self) -> object:
+        """int32, n_trees"""
+
+    @property
+    def split_feature(self) -> object:
+        """int32"""
+
+    @property
+    def split_bin(self) -> object:
+        """int32"""
+
+    @property
+    def split_border(self) -> object:
+        """float64"""
+
+    @property
+    def split_gain(self) -> object:
+        """float64"""
+
+    @property
+    def split_nan_right(self) -> object:
+        """uint8; empty unless nan_mode is 'Learned'"""
+
+    @property
+    def leaf_values(self) -> object:
+        """float64"""
+
+    @property
+    def base_score(self) -> object:
+        """float64, n_outputs"""
+
+    @property
+    def train_loss(self) -> object:
+        """per round, with record_train_loss"""
+
+    @property
+    def eval_loss(self) -> object:
+        """per round, with an eval set"""
+
+    @property
+    def eval_metric(self) -> object:
+        """per round, with an eval set and an eval_metric other than 'Loss'"""
+
+    @property
+    def best_iteration(self) -> int:
+        """0-based round of the best eval metric (-1 without eval set)"""
+
+    @property
+    def stopped_early(self) -> bool:
+        """by early_stopping_rounds"""
+
+    @property
+    def stopped_by_callback(self) -> bool:
+        """the callback returned False"""
+
+    def __repr__(self) -> str: ...
+
+class GbdtBorders:
+    """Result of gbdt_borders."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def borders(self) -> object:
+        """float64, every feature's borders, increasing within a feature"""
+
+    @property
+    def border_offsets(self) -> object:
+        """int32, n_features + 1"""
+
+    def __repr__(self) -> str: ...
+
+def gbdt_feature_subset(params: GbdtParams, border_offsets: Sequence[int], tree: int) -> NDArray[numpy.uint8]: ...
+
+def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: GbdtParams, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0) -> GbdtFit: ...
+
+def gbdt_metric(metric: str, loss: str, raw: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None) -> float: ...
+
+def gbdt_predict(ctx: Context, model: dict, X: Annotated[NDArray, dict(writable=False)], n_trees: int, kind: str, out: NDArray) -> None: ...
+
+def gbdt_predict_stage(ctx: Context, model: dict, X: Annotated[NDArray, dict(writable=False)], tree_begin: int, tree_end: int, acc: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')]) -> None: ...
+
+def gbdt_link(loss: str, acc: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], kind: str, sklearn_shape: bool = False, float64: bool = False) -> object: ...
+
+def gbdt_validate(model: dict) -> None: ...
+
+def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> GbdtBorders: ...
+
+class GramResult:
+    """Result of linalg_gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def G(self) -> object:
+        """d x d float64 NumPy array"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class DeviceMatrix:
+    @property
+    def shape(self) -> tuple: ...
+
+    def __dlpack__(self, **kwargs) -> object:
+        """
+        A DLPack capsule over the matrix (keywords of the protocol are accepted; the memory is never copied).
+        """
+
+    def __dlpack_device__(self) -> tuple: ...
+
+def linalg_matmul(ctx: Context, A: Annotated[NDArray, dict(writable=False)], transpose_a: bool, B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> str: ...
+
+def linalg_prepare_rows(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None, transpose: bool, out: NDArray) -> None: ...
+
+def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> GramResult: ...
+
+def linalg_sym_eigh(ctx: Context, A: Annotated[NDArray, dict(writable=False)], w: NDArray, V: NDArray) -> None: ...
+
+def linalg_to_device(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def linalg_device_empty(ctx: Context, rows: int, cols: int, dtype: str) -> object: ...
+
+class Gram:
+    """Result of gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def gram(self) -> object:
+        """D x D float64: Zcᵀ Zc for Z = [X | Y]"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class GramMoments:
+    """Result of gram_moments."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def gram(self) -> object:
+        """D x D float64"""
+
+    @property
+    def stats(self) -> object:
+        """5 x D float64, as column_stats' rows for each column of [X | Y]"""
+
+    @property
+    def delivered(self) -> str:
+        """the numeric mode the product delivered"""
+
+    def __repr__(self) -> str: ...
+
+class NormalEquationsOptions:
+    """
+    Parameters of solve_normal_equations (twinlearn/linear_model/dense_solve.hpp).
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def tol(self) -> float:
+        """least squares: relative singular value cut-off; 0 for ridge"""
+
+    @tol.setter
+    def tol(self, arg: float, /) -> None: ...
+
+    @property
+    def gram_eps(self) -> float:
+        """relative accuracy of the Gram entries"""
+
+    @gram_eps.setter
+    def gram_eps(self, arg: float, /) -> None: ...
+
+    @property
+    def method(self) -> str:
+        """'auto', 'eigen' or 'nnls'"""
+
+    @method.setter
+    def method(self, arg: str, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """nnls outer iterations; 0: 3 * n_features"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class NormalEquationsFit:
+    """Result of solve_normal_equations."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def coef(self) -> object:
+        """t x d float64"""
+
+    @property
+    def rank(self) -> int:
+        """numerical rank of the system"""
+
+    @property
+    def cholesky(self) -> bool:
+        """every target was solved by Cholesky"""
+
+    @property
+    def n_iter(self) -> int:
+        """nnls iterations"""
+
+    def __repr__(self) -> str: ...
+
+class Eigh:
+    """Result of symmetric_eigh."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def eigenvalues(self) -> object:
+        """n, ascending"""
+
+    @property
+    def eigenvectors(self) -> object:
+        """n x n (column i: eigenvalue i), or None"""
+
+    def __repr__(self) -> str: ...
+
+class LogisticOptions:
+    """Parameters of logistic_lbfgs (twinlearn/linear_model/logistic.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_classes(self) -> int:
+        """>= 2; two classes use one coefficient row"""
+
+    @n_classes.setter
+    def n_classes(self, arg: int, /) -> None: ...
+
+    @property
+    def fit_intercept(self) -> bool: ...
+
+    @fit_intercept.setter
+    def fit_intercept(self, arg: bool, /) -> None: ...
+
+    @property
+    def sum_weights(self) -> float:
+        """S > 0"""
+
+    @sum_weights.setter
+    def sum_weights(self, arg: float, /) -> None: ...
+
+    @property
+    def l2(self) -> float:
+        """l2 penalty strength, >= 0"""
+
+    @l2.setter
+    def l2(self, arg: float, /) -> None: ...
+
+    @property
+    def l1(self) -> float:
+        """l1 penalty strength, >= 0 (OWL-QN when > 0)"""
+
+    @l1.setter
+    def l1(self, arg: float, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int: ...
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def gtol(self) -> float:
+        """stop when max |(pseudo-)gradient| <= gtol"""
+
+    @gtol.setter
+    def gtol(self, arg: float, /) -> None: ...
+
+    @property
+    def gtol_converged(self) -> float:
+        """
+        a run stopped by max_iter converged when the gradient is at most this; 0: gtol
+        """
+
+    @gtol_converged.setter
+    def gtol_converged(self, arg: float, /) -> None: ...
+
+    @property
+    def ftol(self) -> float:
+        """stop when the relative decrease <= ftol"""
+
+    @ftol.setter
+    def ftol(self, arg: float, /) -> None: ...
+
+    @property
+    def memory(self) -> int:
+        """stored correction pairs"""
+
+    @memory.setter
+    def memory(self, arg: int, /) -> None: ...
+
+    @property
+    def max_linesearch(self) -> int:
+        """evaluations per line search"""
+
+    @max_linesearch.setter
+    def max_linesearch(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class LogisticResult:
+    """Result of logistic_lbfgs."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_iter(self) -> int: ...
+
+    @property
+    def n_evals(self) -> int: ...
+
+    @property
+    def status(self) -> int:
+        """0 converged, 1 max_iter, 2 line search failed, 3 non-finite objective"""
+
+    @property
+    def objective(self) -> float: ...
+
+    def __repr__(self) -> str: ...
+
+class EnetParams:
+    """Parameters of enet_cd_gram (twinlearn/linear_model/dense_solve.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def l1(self) -> float:
+        """l1 penalty (alpha * l1_ratio * n_samples)"""
+
+    @l1.setter
+    def l1(self, arg: float, /) -> None: ...
+
+    @property
+    def l2(self) -> float:
+        """l2 penalty (alpha * (1 - l1_ratio) * n_samples)"""
+
+    @l2.setter
+    def l2(self, arg: float, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """sweeps"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def tol(self) -> float:
+        """duality gap tolerance, relative to ||y||²"""
+
+    @tol.setter
+    def tol(self, arg: float, /) -> None: ...
+
+    @property
+    def positive(self) -> bool:
+        """w >= 0"""
+
+    @positive.setter
+    def positive(self, arg: bool, /) -> None: ...
+
+    @property
+    def random(self) -> bool:
+        """coordinates in the order of the Philox draws"""
+
+    @random.setter
+    def random(self, arg: bool, /) -> None: ...
+
+    @property
+    def seed(self) -> int:
+        """of those draws"""
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class EnetResult:
+    """Result of enet_cd_gram."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_iter(self) -> int:
+        """sweeps run"""
+
+    @property
+    def gap(self) -> float:
+        """final duality gap (unscaled)"""
+
+    @property
+    def tol(self) -> float:
+        """tol * ||y||²"""
+
+    @property
+    def converged(self) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+def gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, w: Annotated[NDArray, dict(writable=False)] | None = None, offset: Annotated[NDArray, dict(writable=False)] | None = None) -> Gram: ...
+
+def gram_moments(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, center: bool = True) -> GramMoments: ...
+
+def solve_normal_equations(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, alpha: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], options: NormalEquationsOptions) -> NormalEquationsFit: ...
+
+def symmetric_eigh(A: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], vectors: bool = False) -> Eigh: ...
+
+def linear_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray, dict(writable=False)], intercept: Annotated[NDArray, dict(writable=False)], out: NDArray) -> int: ...
+
+def logistic_lbfgs(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, W: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')], options: LogisticOptions) -> LogisticResult: ...
+
+def logistic_proba(ctx: Context, scores: Annotated[NDArray, dict(writable=False)], log: bool, out: NDArray) -> None: ...
+
+def enet_cd_gram(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, target: int, params: EnetParams, w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu')]) -> EnetResult: ...
+
+class ClassColumnStats:
+    """Result of class_column_stats."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def weight(self) -> object:
+        """n_classes x cols: weight sum of the class's rows"""
+
+    @property
+    def mean(self) -> object:
+        """n_classes x cols"""
+
+    @property
+    def m2(self) -> object:
+        """n_classes x cols: weighted sum of squared deviations"""
+
+    @property
+    def count(self) -> object:
+        """n_classes x cols: rows counted (float64)"""
+
+    def __repr__(self) -> str: ...
+
+def class_column_stats(ctx: Context, X: Annotated[NDArray, dict(writable=False)], labels: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], n_classes: int, w: Annotated[NDArray, dict(writable=False)] | None = None) -> ClassColumnStats: ...
 
 def gaussian_nb_jll(ctx: Context, X: Annotated[NDArray, dict(writable=False)], theta: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], var: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], joint: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], nconst: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.float64]: ...
+
+class MetricParams:
+    """A distance metric (twinlearn/neighbors/distance.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def metric(self) -> str:
+        """
+        'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1', 'cosine', 'chebyshev', 'minkowski'
+        """
+
+    @metric.setter
+    def metric(self, arg: str, /) -> None: ...
+
+    @property
+    def p(self) -> float:
+        """
+        minkowski's p >= 1 (1, 2 and infinity: manhattan, euclidean, chebyshev)
+        """
+
+    @p.setter
+    def p(self, arg: float, /) -> None: ...
+
+    @property
+    def direct(self) -> bool:
+        """
+        (sq)euclidean by differences (accurate) rather than dot products (fast)
+        """
+
+    @direct.setter
+    def direct(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class KnnResult:
+    """Result of knn_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def distances(self) -> object:
+        """m x k, the index's dtype, nearest first"""
+
+    @property
+    def indices(self) -> object:
+        """m x k, int64; equal distances in increasing index order"""
+
+    def __repr__(self) -> str: ...
+
+class RadiusResult:
+    """Result of radius_search."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def offsets(self) -> object:
+        """m + 1, int64: query i's entries are offsets[i]:offsets[i + 1]"""
+
+    @property
+    def indices(self) -> object:
+        """int64, ascending within each query"""
+
+    @property
+    def distances(self) -> object:
+        """the index's dtype"""
+
+    def __repr__(self) -> str: ...
+
+def pairwise_distances(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)], metric: MetricParams, out: NDArray) -> None: ...
+
+def knn_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, k: int) -> KnnResult: ...
+
+def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)], queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, radius: float) -> RadiusResult: ...
+
+def math_apply(ctx: Context, name: str, x: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def math_pow(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def math_rows(ctx: Context, name: str, X: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
+
+def rng_philox(seed: int, stream: int, block: int, lane: int = 0) -> tuple: ...
+
+def rng_uniform(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
+
+def rng_normal(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
+
+def rng_integers(ctx: Context, seed: int, stream: int, offset: int, n: int, high: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_permutation(ctx: Context, seed: int, stream: int, n: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_choice(ctx: Context, seed: int, stream: int, n: int, k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def rng_weighted_choice(ctx: Context, seed: int, stream: int, weights: Annotated[NDArray, dict(writable=False)], k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
+
+def ties_argmin(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def ties_argmax(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+def ties_argsort(x: Annotated[NDArray, dict(writable=False)], descending: bool = False) -> object: ...
+
+def ties_top_k(x: Annotated[NDArray, dict(writable=False)], k: int, largest: bool = True) -> object: ...
+
+class ColumnExtrema:
+    """Result of column_extrema (NaN ignored, -0 below +0)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def min(self) -> object:
+        """cols float64"""
+
+    @property
+    def max(self) -> object:
+        """cols float64"""
+
+    @property
+    def max_abs(self) -> object:
+        """cols float64"""
+
+    @property
+    def n_valid(self) -> object:
+        """cols float64: entries that are not NaN"""
+
+    def __repr__(self) -> str: ...
+
+def column_extrema(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> ColumnExtrema: ...
+
+def column_select(ctx: Context, X: Annotated[NDArray, dict(writable=False)], ranks: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)]) -> object: ...
+
+def column_affine_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], out: NDArray, sub: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, div: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, mul: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, add: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, clip: tuple[float, float] | None = None) -> int: ...
+
+def normalizer_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], norm: str, out: NDArray) -> None: ...
 
 def reduce_sum(ctx: Context, x: Annotated[NDArray, dict(writable=False)], double_acc: bool = False) -> float:
     """
@@ -195,86 +1013,3 @@ def fixed_point_scale_for(ctx: Context, values: Annotated[NDArray, dict(writable
 def fixed_histogram(ctx: Context, values: Annotated[NDArray, dict(writable=False)], bins: Annotated[NDArray, dict(writable=False)], n_bins: int, exponent: int) -> object: ...
 
 def gemm(ctx: Context, A: Annotated[NDArray, dict(writable=False)], B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> None: ...
-
-def math_apply(ctx: Context, name: str, x: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def math_pow(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def math_rows(ctx: Context, name: str, X: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
-
-def rng_philox(seed: int, stream: int, block: int, lane: int = 0) -> tuple: ...
-
-def rng_uniform(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
-
-def rng_normal(ctx: Context, seed: int, stream: int, offset: int, n: int, dtype: object = 'float64') -> object: ...
-
-def rng_integers(ctx: Context, seed: int, stream: int, offset: int, n: int, high: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_permutation(ctx: Context, seed: int, stream: int, n: int) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_choice(ctx: Context, seed: int, stream: int, n: int, k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def rng_weighted_choice(ctx: Context, seed: int, stream: int, weights: Annotated[NDArray, dict(writable=False)], k: int, replace: bool) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
-
-def ties_argmin(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def ties_argmax(x: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def ties_argsort(x: Annotated[NDArray, dict(writable=False)], descending: bool = False) -> object: ...
-
-def ties_top_k(x: Annotated[NDArray, dict(writable=False)], k: int, largest: bool = True) -> object: ...
-
-class DeviceMatrix:
-    @property
-    def shape(self) -> tuple: ...
-
-    def __dlpack__(self, **kwargs) -> object:
-        """
-        A DLPack capsule over the matrix (keywords of the protocol are accepted; the memory is never copied).
-        """
-
-    def __dlpack_device__(self) -> tuple: ...
-
-def linalg_matmul(ctx: Context, A: Annotated[NDArray, dict(writable=False)], transpose_a: bool, B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> str: ...
-
-def linalg_prepare_rows(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None, transpose: bool, out: NDArray) -> None: ...
-
-def linalg_gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], sample_weight: Annotated[NDArray, dict(writable=False)] | None, offset: Annotated[NDArray, dict(writable=False)] | None) -> tuple: ...
-
-def linalg_sym_eigh(ctx: Context, A: Annotated[NDArray, dict(writable=False)], w: NDArray, V: NDArray) -> None: ...
-
-def linalg_to_device(ctx: Context, X: Annotated[NDArray, dict(writable=False)]) -> object: ...
-
-def linalg_device_empty(ctx: Context, rows: int, cols: int, dtype: str) -> object: ...
-
-def gbdt_feature_subset(params: dict, border_offsets: Sequence[int], tree: int) -> Annotated[NDArray[numpy.uint8], dict(shape=(None,))]: ...
-
-def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: dict, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0) -> tuple: ...
-
-def gbdt_metric(metric: str, loss: str, raw: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None) -> float: ...
-
-def gbdt_predict(ctx: Context, model: dict, X: Annotated[NDArray, dict(writable=False)], n_trees: int, kind: str, out: NDArray) -> None: ...
-
-def gbdt_predict_stage(ctx: Context, model: dict, X: Annotated[NDArray, dict(writable=False)], tree_begin: int, tree_end: int, acc: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')]) -> None: ...
-
-def gbdt_link(loss: str, acc: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], kind: str, sklearn_shape: bool = False, float64: bool = False) -> object: ...
-
-def gbdt_validate(model: dict) -> None: ...
-
-def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> tuple: ...
-
-def gram(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, w: Annotated[NDArray, dict(writable=False)] | None = None, offset: Annotated[NDArray, dict(writable=False)] | None = None) -> tuple: ...
-
-def gram_moments(ctx: Context, X: Annotated[NDArray, dict(writable=False)], Y: Annotated[NDArray, dict(writable=False)] | None = None, center: bool = True) -> tuple: ...
-
-def solve_normal_equations(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, alpha: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], tol: float, gram_eps: float, method: str, max_iter: int = 0) -> tuple: ...
-
-def symmetric_eigh(A: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], vectors: bool = False) -> tuple: ...
-
-def linear_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray, dict(writable=False)], intercept: Annotated[NDArray, dict(writable=False)], out: NDArray) -> int: ...
-
-def logistic_lbfgs(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, W: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu')], n_classes: int, fit_intercept: bool, sum_weights: float, l2: float, l1: float, max_iter: int, gtol: float, gtol_converged: float = 0.0) -> tuple: ...
-
-def logistic_proba(ctx: Context, scores: Annotated[NDArray, dict(writable=False)], log: bool, out: NDArray) -> None: ...
-
-def enet_cd_gram(G: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], d: int, target: int, l1: float, l2: float, max_iter: int, tol: float, positive: bool, random: bool, seed: int, w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu')]) -> tuple: ...
