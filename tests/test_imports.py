@@ -31,10 +31,6 @@ PYTHON_PATH = str(ROOT.parent)
 # Circles through imports inside functions, being taken apart elsewhere; each
 # entry is one strongly connected set of modules.
 KNOWN_CIRCLES = {
-    "accel-config-proxy-thresholds": {
-        "modules": {"twinlearn.accel._config", "twinlearn.accel._proxy", "twinlearn.accel._thresholds"},
-        "reason": "accel's settings, proxy and thresholds import each other inside functions",
-    },
     "accel-estimators-registry": {
         "modules": {"twinlearn.accel._estimators", "twinlearn.accel._registry"},
         "reason": "the accel registry imports its entries inside a function and the entries import the registry",

@@ -28,7 +28,7 @@ COMMON_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 #: Placeholder size threshold (rows) below which scikit-learn runs. It is not
 #: a measurement. The measured defaults come from
 #: ``python -m twinlearn.accel --measure-thresholds --device cuda`` (see
-#: ``_thresholds.py``): run on the target GPU, it times scikit-learn against
+#: ``_calibrate.py``): run on the target GPU, it times scikit-learn against
 #: the accelerated estimator at doubling row counts and writes
 #: ``thresholds.json`` beside this module with the machine, date and commit;
 #: an estimator measured there on a GPU takes its default from that file, and
