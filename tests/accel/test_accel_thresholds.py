@@ -10,10 +10,10 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 
 import twinlearn.accel as accel
-from twinlearn.accel import _calibrate, _registry, _thresholds
+from twinlearn.accel import _calibrate, _entry, _registry, _thresholds
 from accel_helpers import accel_state, run_python  # noqa: F401 (fixture)
 
-PLACEHOLDER = (_registry.DEFAULT_MIN_ROWS, 1)
+PLACEHOLDER = (_entry.DEFAULT_MIN_ROWS, 1)
 
 
 # -- the rule ---------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_support_matrix_shows_measured_and_placeholder(results_file):
     assert "| 16384, 1 | measured (NVIDIA H200, 2030-01-02, 32 columns) |" in rows["`sklearn.preprocessing.StandardScaler`"]
     assert ("| scikit-learn at every size | measured (NVIDIA H200, 2030-01-02): twinlearn never faster "
             "up to 4096 rows") in rows["`sklearn.preprocessing.MinMaxScaler`"]
-    assert f"| {_registry.DEFAULT_MIN_ROWS}, 1 | placeholder, not measured |" in rows["`sklearn.cluster.KMeans`"]
+    assert f"| {_entry.DEFAULT_MIN_ROWS}, 1 | placeholder, not measured |" in rows["`sklearn.cluster.KMeans`"]
 
 
 def test_packaged_file_holds_only_gpu_measurements():

@@ -41,7 +41,7 @@ from sklearn.utils._available_if import _AvailableIfDescriptor, available_if
 from sklearn.utils._set_output import _SetOutputMixin, _wrap_data_with_container
 
 from .. import _array
-from . import _config, _inputs, _profile, _registry
+from . import _config, _entry, _inputs, _profile, _registry
 from ._config import logger
 
 _MISSING = object()
@@ -157,7 +157,7 @@ def _mirror(est, rs, tl, device, params):
     lazy = {}
     if rs.entry.derive is not None:
         for a, v in rs.entry.derive(tl, params).items():
-            if isinstance(v, _registry.Lazy):
+            if isinstance(v, _entry.Lazy):
                 d.pop(a, None)  # a value of an earlier fit must not shadow the new one
                 lazy[a] = v.make
                 continue

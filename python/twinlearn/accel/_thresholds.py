@@ -8,7 +8,7 @@ The accelerator's defaults (:func:`default_threshold`) take an estimator's
 threshold from that file when the file holds a measurement of it made on a
 GPU; measurements made on the CPU backend are kept for reading but never
 become defaults, and without a measurement the registry's placeholder
-(``_registry.DEFAULT_MIN_ROWS``) stays. A measurement in which twinlearn
+(``_entry.DEFAULT_MIN_ROWS``) stays. A measurement in which twinlearn
 was never faster keeps the estimator on scikit-learn by default
 (``min_rows`` :data:`NEVER`).
 
@@ -39,7 +39,7 @@ import sys
 import threading
 from pathlib import Path
 
-from . import _registry
+from . import _entry
 
 logger = logging.getLogger("twinlearn.accel")
 
@@ -224,7 +224,7 @@ def describe(entry) -> str:
     """Where the default threshold of `entry` comes from, for the support matrix."""
     rec = measured(entry.name)
     if rec is None:
-        if entry.min_rows == _registry.DEFAULT_MIN_ROWS:
+        if entry.min_rows == _entry.DEFAULT_MIN_ROWS:
             return "placeholder, not measured"
         return "set in the registry, not measured"
     where = f"{rec.get('device_name') or rec['device']}, {rec.get('date', 'undated')}"
