@@ -40,7 +40,7 @@ import sklearn
 from sklearn.utils._available_if import _AvailableIfDescriptor, available_if
 from sklearn.utils._set_output import _SetOutputMixin, _wrap_data_with_container
 
-from .. import _array
+from .. import _io
 from . import _config, _entry, _inputs, _profile, _registry
 from ._config import logger
 
@@ -150,8 +150,8 @@ def _mirror(est, rs, tl, device, params):
         if v is _MISSING:
             d.pop(a, None)
             continue
-        if not isinstance(v, (np.ndarray, np.generic, int, float, str, type(None))) and _array.is_device_array(v):
-            v = _array.to_numpy(v)
+        if not isinstance(v, (np.ndarray, np.generic, int, float, str, type(None))) and _io.is_device_array(v):
+            v = _io.to_numpy(v)
         d[a] = v
         mirrored[a] = v
     lazy = {}
