@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from twinlearn.accel._registry import ANY, Entry, one_of, where
+from twinlearn.accel._entry import ANY, Entry, one_of, where
 
 
 class RestrictedScaler(StandardScaler):

@@ -10,8 +10,8 @@ import pytest
 import sklearn
 
 import twinlearn.accel as accel
-from twinlearn.accel import _estimators, _registry
-from twinlearn.accel._registry import ANY, Entry, one_of, where
+from twinlearn.accel import _entry, _estimators, _registry
+from twinlearn.accel._entry import ANY, Entry, one_of, where
 from accel_helpers import REPO, accel_state, toy  # noqa: F401 (fixtures)
 
 
@@ -116,7 +116,7 @@ def test_unlisted_parameters_are_served_at_their_default_only():
 
 
 def test_default_thresholds_are_marked_as_placeholders():
-    src = inspect.getsource(_registry)
+    src = inspect.getsource(_entry)
     assert re.search(r"DEFAULT_MIN_ROWS = 10_000", src)
     assert "python -m twinlearn.accel --measure-thresholds --device cuda" in src
     # Every estimator without a GPU measurement is marked as a placeholder.

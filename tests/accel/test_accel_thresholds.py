@@ -10,10 +10,10 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 
 import twinlearn.accel as accel
-from twinlearn.accel import _registry, _thresholds
+from twinlearn.accel import _calibrate, _entry, _registry, _thresholds
 from accel_helpers import accel_state, run_python  # noqa: F401 (fixture)
 
-PLACEHOLDER = (_registry.DEFAULT_MIN_ROWS, 1)
+PLACEHOLDER = (_entry.DEFAULT_MIN_ROWS, 1)
 
 
 # -- the rule ---------------------------------------------------------------------------
@@ -46,16 +46,16 @@ WINS_THEN_LOSES_AT_END = [(256, 1.0, 0.5), (512, 2.0, 1.0), (1024, 3.0, 4.0)]
     (list(reversed(LATE)), 1024),  # order of the input does not matter
 ])
 def test_crossover(times, expected):
-    assert _thresholds.crossover(times) == expected
+    assert _calibrate.crossover(times) == expected
 
 
 def test_crossover_differs_from_first_win_on_fixture():
     # Separating arm: the fixtures tell "faster at that size and every larger
     # one" apart from "first size where faster".
     assert _first_win(WINS_THEN_LOSES) == 512
-    assert _thresholds.crossover(WINS_THEN_LOSES) == 2048
+    assert _calibrate.crossover(WINS_THEN_LOSES) == 2048
     assert _first_win(WINS_THEN_LOSES_AT_END) == 256
-    assert _thresholds.crossover(WINS_THEN_LOSES_AT_END) is None
+    assert _calibrate.crossover(WINS_THEN_LOSES_AT_END) is None
 
 
 # -- the tool on the CPU backend -----------------------------------------------------
@@ -71,19 +71,19 @@ def _check_file(data, names, device, max_rows):
         assert rec["device"] == device and rec["cols_measured"] == m["cols"][0]
         assert [w["cols"] for w in rec["wider"]] == m["cols"][1:]
         for w in rec["wider"]:  # each wider width: the rule applied to its own times
-            assert w["min_rows"] == _thresholds.crossover(
+            assert w["min_rows"] == _calibrate.crossover(
                 [(t["rows"], t["sklearn_s"], t["twinlearn_s"]) for t in w["times"]])
         assert rec["dtype"] in ("float32", "float64")
-        assert rec["method"] in _thresholds.MAIN_METHODS
+        assert rec["method"] in _calibrate.MAIN_METHODS
         rows = [t["rows"] for t in rec["times"]]
-        assert rows[0] == _thresholds.START_ROWS and rows[-1] <= max_rows
+        assert rows[0] == _calibrate.START_ROWS and rows[-1] <= max_rows
         assert all(b == 2 * a for a, b in zip(rows, rows[1:]))
         assert rec["max_rows_measured"] == rows[-1]
         for t in rec["times"]:
             assert 0 < t["sklearn_fit_s"] <= t["sklearn_s"] and 0 < t["twinlearn_fit_s"] <= t["twinlearn_s"]
             assert t["sklearn_runs"] >= 1 and t["twinlearn_runs"] >= 1
         # The recorded threshold is the rule applied to the recorded times.
-        assert rec["min_rows"] == _thresholds.crossover(
+        assert rec["min_rows"] == _calibrate.crossover(
             [(t["rows"], t["sklearn_s"], t["twinlearn_s"]) for t in rec["times"]])
 
 
@@ -115,7 +115,7 @@ def test_tool_merges_and_restores_settings(tmp_path):
                                "estimators": {"PCA": _record(4096, device="cpu")}}))
     accel.set_threshold("KMeans", 123, 4)
     lines = []
-    data = _thresholds.measure_thresholds(device="cpu", only=["MaxAbsScaler"], max_rows=512,
+    data = _calibrate.measure_thresholds(device="cpu", only=["MaxAbsScaler"], max_rows=512,
                                           budget_s=20, out=out, log=lines.append)
     assert set(data["estimators"]) == {"PCA", "MaxAbsScaler"}  # kept what was there
     assert json.loads(out.read_text()) == data
@@ -130,7 +130,7 @@ def test_tool_merges_and_restores_settings(tmp_path):
 @pytest.mark.gpu
 def test_tool_runs_on_gpu_and_its_file_sets_defaults(tmp_path):
     out = tmp_path / "thresholds-gpu.json"
-    data = _thresholds.measure_thresholds(device="cuda", only=["StandardScaler", "KMeans"], max_rows=2048,
+    data = _calibrate.measure_thresholds(device="cuda", only=["StandardScaler", "KMeans"], max_rows=2048,
                                           budget_s=60, out=out, log=lambda msg: None)
     _check_file(data, ["StandardScaler", "KMeans"], "cuda:0", 2048)
     assert not data["machine"]["device_name"].startswith("CPU")
@@ -150,15 +150,15 @@ def test_tool_without_gpu_says_so(tmp_path):
     if _backend.cuda_available():
         pytest.skip("a GPU is usable here")
     with pytest.raises(ValueError, match="no usable GPU"):
-        _thresholds.measure_thresholds(device="cuda", only=["StandardScaler"], out=tmp_path / "t.json")
+        _calibrate.measure_thresholds(device="cuda", only=["StandardScaler"], out=tmp_path / "t.json")
     assert not (tmp_path / "t.json").exists()
 
 
 def test_tool_refuses_cpu_measurement_as_packaged_defaults(tmp_path):
     with pytest.raises(ValueError, match="needs an output file"):
-        _thresholds.measure_thresholds(device="cpu", only=["StandardScaler"])
+        _calibrate.measure_thresholds(device="cpu", only=["StandardScaler"])
     with pytest.raises(ValueError, match="may not overwrite the packaged"):
-        _thresholds.measure_thresholds(device="cpu", only=["StandardScaler"], out=_thresholds.PATH)
+        _calibrate.measure_thresholds(device="cpu", only=["StandardScaler"], out=_thresholds.PATH)
     res = run_python(args=["-m", "twinlearn.accel", "--measure-thresholds", "--device", "cpu",
                            "--only", "StandardScaler"])
     assert res.returncode == 2 and "needs an output file" in res.stderr
@@ -296,7 +296,7 @@ def test_support_matrix_shows_measured_and_placeholder(results_file):
     assert "| 16384, 1 | measured (NVIDIA H200, 2030-01-02, 32 columns) |" in rows["`sklearn.preprocessing.StandardScaler`"]
     assert ("| scikit-learn at every size | measured (NVIDIA H200, 2030-01-02): twinlearn never faster "
             "up to 4096 rows") in rows["`sklearn.preprocessing.MinMaxScaler`"]
-    assert f"| {_registry.DEFAULT_MIN_ROWS}, 1 | placeholder, not measured |" in rows["`sklearn.cluster.KMeans`"]
+    assert f"| {_entry.DEFAULT_MIN_ROWS}, 1 | placeholder, not measured |" in rows["`sklearn.cluster.KMeans`"]
 
 
 def test_packaged_file_holds_only_gpu_measurements():
@@ -307,5 +307,5 @@ def test_packaged_file_holds_only_gpu_measurements():
         assert _thresholds.is_gpu(rec), name
         for k in ("device_name", "date", "twinlearn_commit", "sklearn_version", "cols_measured"):
             assert rec.get(k), (name, k)
-        assert rec["min_rows"] == _thresholds.crossover(
+        assert rec["min_rows"] == _calibrate.crossover(
             [(t["rows"], t["sklearn_s"], t["twinlearn_s"]) for t in rec["times"]]), name

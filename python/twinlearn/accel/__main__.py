@@ -83,15 +83,15 @@ def _parse(argv):
 def _measure_thresholds(argv, device) -> int:
     import argparse
 
-    from . import _thresholds
+    from . import _calibrate, _thresholds
 
     p = argparse.ArgumentParser(prog="python -m twinlearn.accel --measure-thresholds")
     p.add_argument("--device", default=device or "cuda")
     p.add_argument("--only", default=None, help="comma-separated class names")
     p.add_argument("--cols", default=",".join(map(str, _thresholds.DEFAULT_COLS)),
                    help="comma-separated widths of the synthetic data")
-    p.add_argument("--max-rows", type=int, default=_thresholds.DEFAULT_MAX_ROWS)
-    p.add_argument("--budget-seconds", type=float, default=_thresholds.DEFAULT_BUDGET_S)
+    p.add_argument("--max-rows", type=int, default=_calibrate.DEFAULT_MAX_ROWS)
+    p.add_argument("--budget-seconds", type=float, default=_calibrate.DEFAULT_BUDGET_S)
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
     only = [n.strip() for n in a.only.split(",") if n.strip()] if a.only else None
@@ -102,8 +102,8 @@ def _measure_thresholds(argv, device) -> int:
               f"got {a.cols!r}", file=sys.stderr)
         return 2
     try:
-        _thresholds.measure_thresholds(device=a.device, only=only, cols=cols, max_rows=a.max_rows,
-                                       budget_s=a.budget_seconds, out=a.out)
+        _calibrate.measure_thresholds(device=a.device, only=only, cols=cols, max_rows=a.max_rows,
+                                      budget_s=a.budget_seconds, out=a.out)
     except ValueError as exc:
         print(f"python -m twinlearn.accel --measure-thresholds: {exc}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ import logging
 import sys
 import threading
 
-from .. import _array, _backend
+from .. import _backend, _io
 from .._config import check_device
 from . import _registry, _thresholds
 
@@ -55,7 +55,7 @@ def target_device(X, on_device: bool):
     if dev == "cpu":
         return "cpu", None
     if on_device and dev == "auto":
-        return _array.device_of(X), None
+        return _io.device_of(X), None
     if not _backend.cuda_available():
         return None, (
             f"no usable GPU ({_backend.cuda_unavailable_reason()}); "

@@ -1,4 +1,4 @@
-"""The accelerated estimators: one declarative entry each (see ``_registry.Entry``).
+"""The accelerated estimators: one declarative entry each (see ``_entry.Entry``).
 
 Only estimators twinlearn implements are declared; an entry whose twinlearn
 class is missing from this build is skipped. A new estimator is one more
@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ._registry import ANY, DEFAULT_MIN_ROWS, Entry, Lazy, one_of, where
+from ._entry import ANY, DEFAULT_MIN_ROWS, Entry, Lazy, one_of, where
 
 # -- helpers of the entries below ---------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .. import _array
+from .. import _io
 
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
@@ -83,7 +83,7 @@ def inspect_X(X, allow_nan: bool):
             if reason is not None:
                 return None, 0, 0, False, reason
         return X, n, d, False, None
-    if _array.is_device_array(X):
+    if _io.is_device_array(X):
         shape = tuple(X.shape)
         if len(shape) != 2:
             return None, 0, 0, False, f"X has {len(shape)} dimension(s), not 2"

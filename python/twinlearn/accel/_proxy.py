@@ -40,8 +40,8 @@ import sklearn
 from sklearn.utils._available_if import _AvailableIfDescriptor, available_if
 from sklearn.utils._set_output import _SetOutputMixin, _wrap_data_with_container
 
-from .. import _array
-from . import _config, _inputs, _profile, _registry
+from .. import _io
+from . import _config, _entry, _inputs, _profile, _registry
 from ._config import logger
 
 _MISSING = object()
@@ -150,14 +150,14 @@ def _mirror(est, rs, tl, device, params):
         if v is _MISSING:
             d.pop(a, None)
             continue
-        if not isinstance(v, (np.ndarray, np.generic, int, float, str, type(None))) and _array.is_device_array(v):
-            v = _array.to_numpy(v)
+        if not isinstance(v, (np.ndarray, np.generic, int, float, str, type(None))) and _io.is_device_array(v):
+            v = _io.to_numpy(v)
         d[a] = v
         mirrored[a] = v
     lazy = {}
     if rs.entry.derive is not None:
         for a, v in rs.entry.derive(tl, params).items():
-            if isinstance(v, _registry.Lazy):
+            if isinstance(v, _entry.Lazy):
                 d.pop(a, None)  # a value of an earlier fit must not shadow the new one
                 lazy[a] = v.make
                 continue
