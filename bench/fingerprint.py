@@ -102,14 +102,10 @@ def _feed(h, value):
         h.update(type(value).__name__.encode())
 
 
-def _to_numpy(a):
-    from twinlearn import _array
-
-    return _array.to_numpy(a) if _array.is_device_array(a) else a
-
-
 def fingerprint(est, X_test):
     """(hash of fitted attributes, {method: hash of its output on X_test})."""
+    from twinlearn._io import to_host
+
     h = hashlib.sha256()
     for name in sorted(vars(est)):
         if name.endswith("_") and not name.startswith("_"):
@@ -123,12 +119,12 @@ def fingerprint(est, X_test):
             except (AttributeError, NotImplementedError, ValueError):
                 continue
             ho = hashlib.sha256()
-            _feed(ho, np.asarray(_to_numpy(out)))
+            _feed(ho, np.asarray(to_host(out)))
             outs[m] = ho.hexdigest()[:16]
     if hasattr(est, "kneighbors"):
         d, i = est.kneighbors(X_test)
         ho = hashlib.sha256()
-        _feed(ho, [np.asarray(_to_numpy(d)), np.asarray(_to_numpy(i))])
+        _feed(ho, [np.asarray(to_host(d)), np.asarray(to_host(i))])
         outs["kneighbors"] = ho.hexdigest()[:16]
     return h.hexdigest()[:16], outs
 

@@ -95,22 +95,22 @@ def test_device_alloc_probe_without_cuda():
 def test_device_nonfinite_shortcut_and_overflowing_sums(lib):
     """A finite sum proves there is no NaN or infinity; a sum that overflows
     on finite values must not be taken for an infinity (the exact look)."""
-    from twinlearn import _array
+    from twinlearn import _io
 
     mod = pytest.importorskip(lib)
     to_dev = (lambda a: mod.as_tensor(a, device="cuda:0")) if lib == "torch" else mod.asarray
     X = np.random.default_rng(0).random((1000, 7)).astype(np.float32)
-    assert _array.device_nonfinite(to_dev(X)) == (False, False)
-    assert not _array.device_any(to_dev(X), "nan")
+    assert _io.device_nonfinite(to_dev(X)) == (False, False)
+    assert not _io.device_any(to_dev(X), "nan")
     big = np.full((64, 3), 3e38, dtype=np.float32)  # finite, sum overflows float32
-    assert _array.device_nonfinite(to_dev(big)) == (False, False)
-    assert not _array.device_any(to_dev(big), "inf")
+    assert _io.device_nonfinite(to_dev(big)) == (False, False)
+    assert not _io.device_any(to_dev(big), "inf")
     for value, expect in ((np.nan, (True, False)), (np.inf, (False, True)), (-np.inf, (False, True))):
         Y = X.copy()
         Y[500, 3] = value
-        assert _array.device_nonfinite(to_dev(Y)) == expect
-        assert _array.device_any(to_dev(Y), "nan") == expect[0]
-        assert _array.device_any(to_dev(Y), "inf") == expect[1]
+        assert _io.device_nonfinite(to_dev(Y)) == expect
+        assert _io.device_any(to_dev(Y), "nan") == expect[0]
+        assert _io.device_any(to_dev(Y), "inf") == expect[1]
     Y = X.copy()
     Y[1, 1], Y[2, 2] = np.inf, -np.inf  # the sum is NaN, the data holds no NaN
-    assert _array.device_nonfinite(to_dev(Y)) == (False, True)
+    assert _io.device_nonfinite(to_dev(Y)) == (False, True)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from . import _array
-
 #: Widest range of integral labels that is counted (a bincount of this many slots).
 MAX_COUNTED_RANGE = 1 << 20
 
@@ -73,11 +71,3 @@ def encode_classes(y):
     enc = integral_classes(y)
     return enc if enc is not None else checked_unique(y)
 
-
-def labels_like(X, y):
-    """Predictions y (NumPy) in X's array type when X is a device array and y
-    is numeric: CuPy in, CuPy out; tensors in, tensors out. String or object
-    labels stay NumPy (device arrays hold numbers only)."""
-    if _array.is_device_array(X) and y.dtype.kind in "biuf":
-        return _array.from_numpy_like(X, y)
-    return y

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import twinlearn
-from device_arrays import host, to_device
+from twinlearn.testing import host, to_device
 
 pytestmark = pytest.mark.gpu
 
