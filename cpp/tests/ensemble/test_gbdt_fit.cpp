@@ -222,7 +222,7 @@ TEST(GbdtFit, FirstTreeIsTheRowByRowSearch) {
 }
 
 // The CPU backend computes the losses' gradients in one of two builds of the
-// same code, chosen by the CPU (core of gbdt_cpu.cpp: std::fma as one
+// same code, chosen by the CPU (gbdt_cpu_gradients.cpp: std::fma as one
 // instruction where the CPU has FMA, else a library call); both must give
 // the same bits, for every loss whose gradients call exp or fma.
 TEST(GbdtFit, BitsDoNotDependOnTheFmaBuild) {

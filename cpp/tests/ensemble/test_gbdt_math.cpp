@@ -172,7 +172,7 @@ TEST(GbdtBorders, QuantilesRespectBorderCountAndTies) {
   EXPECT_GT(m.borders[0], 0.0);  // the zero run (with -0) stays in one bin
 }
 
-// The sample is sorted by a radix sort on the values' bits (gbdt_cpu.cpp);
+// The sample is sorted by a radix sort on the values' bits (gbdt_cpu_borders.cpp);
 // the borders must be those of the plain sorted sample: negative and
 // positive values, -0 and +0, subnormals, huge values and many ties.
 // Float data are sorted by their float keys, doubles by their double keys:
