@@ -66,7 +66,7 @@ enum class GbdtNanMode : int { Forbidden = 0, Min = 1, Max = 2, Learned = 3 };
 //   Bayesian:  weight (-log u) ^ bagging_temperature, u uniform in (0, 1];
 //              temperature 0 gives 1 everywhere, 1 exponential weights.
 // The draws are pure functions of (seed, stream, position); see
-// gbdt_common.hpp (RowSampler) and docs/NUMERICS.md.
+// gbdt_sampling.hpp (RowSampler) and docs/NUMERICS.md.
 enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
 
 // The metric an eval set is scored with each round (early stopping, the best
