@@ -21,6 +21,7 @@
 
 #include "twinlearn/core/array.hpp"
 #include "twinlearn/core/context.hpp"
+#include "twinlearn/core/math_bits.hpp"
 #include "twinlearn/core/numerics.hpp"
 
 namespace tl {
@@ -58,16 +59,7 @@ FixedScale fixed_point_scale_for(const Context& ctx, MatrixView<const T> values)
 namespace fixed_detail {
 
 // 2^e as a double, exact for -1022 <= e <= 1023.
-TL_HD double pow2(int e) {
-  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(bits));
-#else
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-#endif
-}
+TL_HD double pow2(int e) { return num::double_from_bits(static_cast<std::uint64_t>(e + 1023) << 52); }
 
 // x * 2^k as two products by powers of two (|k| <= 2044). Exact whenever the
 // result is a normal number; results below the normal range round to 0 when

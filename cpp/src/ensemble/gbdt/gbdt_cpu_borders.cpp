@@ -85,7 +85,7 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
   B.nan_max = nan_mode == GbdtNanMode::Max;
   // Slots past a feature's borders hold +inf, so bin_matrix can search them
   // as they are (gbdt::bin_of_padded).
-  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, gbdt::double_of(0x7ff0000000000000ULL));
+  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, num::double_from_bits(0x7ff0000000000000ULL));
   B.count.assign(static_cast<std::size_t>(F), 0);
   const std::vector<std::int64_t> nan = count_nan(ctx, X, nan_mode);
   const std::int64_t S = std::min<std::int64_t>(n, gbdt::kBorderSample);
@@ -111,9 +111,9 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
                                  has_nan && nan_low ? out + 1 : out);
     if (has_nan) {
       if (nan_low)
-        out[0] = -gbdt::double_of(0x7ff0000000000000ULL);
+        out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
       else
-        out[c] = gbdt::double_of(0x7ff0000000000000ULL);
+        out[c] = num::double_from_bits(0x7ff0000000000000ULL);
       ++c;
     }
     B.count[f] = c;

@@ -96,7 +96,7 @@ __attribute__((target("avx2,fma"))) inline __m256d exp4(__m256d x) {
   const __m128i e1 = _mm_blendv_epi8(_mm_blendv_epi8(k, _mm_set1_epi32(1023), hi), _mm_set1_epi32(-1000), lo);
   const __m128i e2 = _mm_sub_epi32(k, e1);
   __m256d v = _mm256_mul_pd(_mm256_mul_pd(p, pow2_4(e1)), pow2_4(e2));
-  v = _mm256_blendv_pd(v, _mm256_set1_pd(gbdt::double_of(0x7ff0000000000000ULL)),
+  v = _mm256_blendv_pd(v, _mm256_set1_pd(num::double_from_bits(0x7ff0000000000000ULL)),
                        _mm256_cmp_pd(x, _mm256_set1_pd(709.782712893384), _CMP_GT_OQ));
   v = _mm256_blendv_pd(v, _mm256_setzero_pd(), _mm256_cmp_pd(x, _mm256_set1_pd(-745.1332191019412), _CMP_LT_OQ));
   return _mm256_blendv_pd(v, _mm256_set1_pd(num::quiet_nan(0.0)), _mm256_cmp_pd(x, x, _CMP_UNORD_Q));

@@ -42,7 +42,7 @@ void CpuTrainer<T>::leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double
     }
   }
   if (Dh_ > D_) {  // min_data_in_leaf: candidates leaving a child too few rows score -infinity
-    const double ninf = -gbdt::double_of(0x7ff0000000000000ULL);
+    const double ninf = -num::double_from_bits(0x7ff0000000000000ULL);
     std::int64_t Ct = 0;
     for (int b = 0; b <= nb; ++b) Ct += cur_[hidx(leaf, f, b, D_)];
     const std::int64_t Cn = cur_[hidx(leaf, f, 0, D_)];
@@ -53,7 +53,7 @@ void CpuTrainer<T>::leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double
       if (tr && !gbdt::counts_allow(CL - Cn, Ct, p_.min_data_in_leaf)) tr[b] = ninf;
     }
   }
-  if (tr) tr[0] = -gbdt::double_of(0x7ff0000000000000ULL);
+  if (tr) tr[0] = -num::double_from_bits(0x7ff0000000000000ULL);
 }
 
 // Score of every candidate (f, border b): sum over leaves (in leaf order)

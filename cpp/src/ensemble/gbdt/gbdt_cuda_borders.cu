@@ -84,9 +84,9 @@ __global__ void __launch_bounds__(kBorderThreads)
   int c = gbdt::select_borders(v, m, bpos, running, maxb, has_nan && nan_min ? out + 1 : out);
   if (has_nan) {
     if (nan_min)
-      out[0] = -gbdt::double_of(0x7ff0000000000000ULL);
+      out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
     else
-      out[c] = gbdt::double_of(0x7ff0000000000000ULL);
+      out[c] = num::double_from_bits(0x7ff0000000000000ULL);
     ++c;
   }
   count_out[f] = c;

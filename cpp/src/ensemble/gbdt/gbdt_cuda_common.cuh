@@ -67,7 +67,7 @@ struct DeviceBorders {
 // The inverse quantization scale 2^-e of values whose largest |v| has the
 // bits maxbits (gbdt::quant_exponent).
 __host__ __device__ __forceinline__ double inv_scale_of(ull maxbits) {
-  return gbdt::pow2(-gbdt::quant_exponent(gbdt::double_of(maxbits)));
+  return gbdt::pow2(-gbdt::quant_exponent(num::double_from_bits(maxbits)));
 }
 
 // Per-feature NaN counts of the device matrix X; raises on infinities, and on

@@ -22,7 +22,7 @@ __global__ void gradient_kernel(GbdtLoss loss, int D, double param, std::int64_t
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     gbdt::row_gradients(loss, D, approx + i * D, y[i], gbdt::row_weight(rs, w, i), param, g + i * D, h + i * D);
     for (int k = 0; k < D; ++k) {
-      const ull a = gbdt::bits_of(gbdt::abs_bits(g[i * D + k])), b = gbdt::bits_of(gbdt::abs_bits(h[i * D + k]));
+      const ull a = num::to_bits(gbdt::abs_bits(g[i * D + k])), b = num::to_bits(gbdt::abs_bits(h[i * D + k]));
       mg = a > mg ? a : mg;
       mh = b > mh ? b : mh;
     }
@@ -52,8 +52,8 @@ static_assert(gbdt::kQuantBits < 31, "fixed-point gradients fit int32");
 __global__ void quantize_kernel(std::int64_t n, int D, int Dh, const double* __restrict__ g,
                                 const double* __restrict__ h, const ull* __restrict__ maxbits, gbdt::RowSampler rs,
                                 const double* __restrict__ w, int2* __restrict__ q) {
-  const double sg = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[0])));
-  const double sh = gbdt::pow2(gbdt::quant_exponent(gbdt::double_of(maxbits[1])));
+  const double sg = gbdt::pow2(gbdt::quant_exponent(num::double_from_bits(maxbits[0])));
+  const double sh = gbdt::pow2(gbdt::quant_exponent(num::double_from_bits(maxbits[1])));
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (Dh == D) {  // no count channel: the entries in order, without a division

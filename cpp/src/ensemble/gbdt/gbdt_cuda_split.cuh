@@ -70,7 +70,7 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
     __syncthreads();
   }
   if (b < nb) {
-    const double ninf = -gbdt::double_of(0x7ff0000000000000ULL);
+    const double ninf = -num::double_from_bits(0x7ff0000000000000ULL);
     if (!allow) t = ninf;
     if (!allow_r) tr = ninf;
     const bool right = learn && gbdt::nan_right_wins(t, tr);

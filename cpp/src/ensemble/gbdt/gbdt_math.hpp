@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "twinlearn/core/math_bits.hpp"
 #include "twinlearn/core/numerics.hpp"
 
 namespace tl::gbdt {
@@ -33,26 +34,8 @@ static_assert(kMaxRows * (std::int64_t(1) << kQuantBits) < (std::int64_t(1) << 6
 // ---------------------------------------------------------------------------
 // Bits and conversions
 // ---------------------------------------------------------------------------
-TL_HD std::uint64_t bits_of(double x) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<std::uint64_t>(__double_as_longlong(x));
-#else
-  std::uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-TL_HD double double_of(std::uint64_t u) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
 // 2^e for -1022 <= e <= 1023 (normal range), exactly.
-TL_HD double pow2(int e) { return double_of(static_cast<std::uint64_t>(e + 1023) << 52); }
+TL_HD double pow2(int e) { return num::double_from_bits(static_cast<std::uint64_t>(e + 1023) << 52); }
 
 // int64 -> double, round to nearest even, on both backends.
 TL_HD double i64_to_double(std::int64_t q) {
@@ -64,7 +47,7 @@ TL_HD double i64_to_double(std::int64_t q) {
 }
 
 // |x| by clearing the sign bit (exact; NaN stays NaN).
-TL_HD double abs_bits(double x) { return double_of(bits_of(x) & ~(std::uint64_t(1) << 63)); }
+TL_HD double abs_bits(double x) { return num::double_from_bits(num::to_bits(x) & ~(std::uint64_t(1) << 63)); }
 
 // Round to the nearest integer, halves away from zero, for |x| < 2^52:
 // one IEEE addition then truncation toward zero (the C conversion on both
@@ -82,7 +65,7 @@ TL_HD std::int64_t round_to_i64(double x) {
 // that 2^e and 2^-e are normal doubles. m = 0 (all values zero) gives e = 0.
 TL_HD int quant_exponent(double m) {
   if (!(m > 0.0)) return 0;
-  const std::uint64_t b = bits_of(m);
+  const std::uint64_t b = num::to_bits(m);
   const int ex = static_cast<int>((b >> 52) & 0x7ff);
   const std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
   // Smallest E with m <= 2^E.
@@ -121,7 +104,7 @@ TL_HD double dequantize(std::int64_t q, double inv_scale) { return num::mul(i64_
 // explicit fma, then scaled by 2^k through the exponent bits. Error about 1 ulp.
 TL_HD double exp(double x) {
   if (num::is_nan(x)) return num::quiet_nan(x);
-  if (x > 709.782712893384) return double_of(0x7ff0000000000000ULL);  // +inf
+  if (x > 709.782712893384) return num::double_from_bits(0x7ff0000000000000ULL);  // +inf
   if (x < -745.1332191019412) return 0.0;
   const double kInvLn2 = 1.4426950408889634;
   const double kLn2Hi = 6.93147180369123816490e-01;  // low 21 mantissa bits zero: k * kLn2Hi exact
@@ -153,16 +136,16 @@ TL_HD double exp(double x) {
 // log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf.
 TL_HD double log(double x) {
   if (num::is_nan(x) || x < 0.0) return num::quiet_nan(x);
-  if (x == 0.0) return double_of(0xfff0000000000000ULL);
+  if (x == 0.0) return num::double_from_bits(0xfff0000000000000ULL);
   if (num::is_inf(x)) return x;
   int k = 0;
   if (x < pow2(-1022)) {  // subnormal: scale into the normal range
     x = num::mul(x, pow2(60));
     k = -60;
   }
-  std::uint64_t b = bits_of(x);
+  std::uint64_t b = num::to_bits(x);
   k += static_cast<int>((b >> 52) & 0x7ff) - 1023;
-  double m = double_of((b & ((std::uint64_t(1) << 52) - 1)) | (std::uint64_t(1023) << 52));  // [1, 2)
+  double m = num::double_from_bits((b & ((std::uint64_t(1) << 52) - 1)) | (std::uint64_t(1023) << 52));  // [1, 2)
   if (m > 1.4142135623730951) {
     m = num::mul(m, 0.5);
     k += 1;

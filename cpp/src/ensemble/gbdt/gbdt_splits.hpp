@@ -34,7 +34,7 @@ TL_HD double split_gain(double GL, double HL, double GR, double HR, double G, do
 TL_HD double constrained_gain(double GL, double HL, double GR, double HR, double G, double H, double lambda,
                               double min_child_weight) {
   if (min_child_weight > 0.0 && ((HL > 0.0 && HL < min_child_weight) || (HR > 0.0 && HR < min_child_weight)))
-    return -double_of(0x7ff0000000000000ULL);
+    return -num::double_from_bits(0x7ff0000000000000ULL);
   return split_gain(GL, HL, GR, HR, G, H, lambda);
 }
 
@@ -61,13 +61,13 @@ inline int hist_channels(const GbdtParams& p, int n_outputs) { return n_outputs 
 
 // Whether the split constraints can stop a tree above max_depth.
 inline bool has_split_constraints(const GbdtParams& p) {
-  return p.min_child_weight > 0.0 || p.min_split_gain > -double_of(0x7ff0000000000000ULL);
+  return p.min_child_weight > 0.0 || p.min_split_gain > -num::double_from_bits(0x7ff0000000000000ULL);
 }
 
 // Whether a level whose best candidate scored `score` splits (only asked
 // when has_split_constraints): above min_split_gain, and not -infinity.
 TL_HD bool level_splits(double score, double min_split_gain) {
-  return score > min_split_gain && score > -double_of(0x7ff0000000000000ULL);
+  return score > min_split_gain && score > -num::double_from_bits(0x7ff0000000000000ULL);
 }
 
 // Whether a Depthwise node whose best candidate scored `score` splits: a
@@ -207,7 +207,7 @@ TL_HD bool bin_right(int bin, std::int32_t code) {
 // Whether feature f's padded borders (count c) start with the NaN bin's
 // border -infinity: the feature had NaN under nan_mode Min or Learned.
 TL_HD bool has_nan_bin(const double* padded_f, int count) {
-  return count > 0 && padded_f[0] == -double_of(0x7ff0000000000000ULL);
+  return count > 0 && padded_f[0] == -num::double_from_bits(0x7ff0000000000000ULL);
 }
 
 // Whether NaN goes right at split s: its split_nan_right entry under nan_mode
