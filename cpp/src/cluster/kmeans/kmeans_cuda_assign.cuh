@@ -198,10 +198,10 @@ const typename CudaEngine<T>::LaunchShape& CudaEngine<T>::canon_shape(std::int64
   const std::int64_t d = this->d;
   LaunchShape& L = canon_launch_;
   if (L.k != k) {
-    int per_sm_bytes = 0, reserved = 0, sms = 0, per_sm = 0;
+    int per_sm_bytes = 0, reserved = 0, per_sm = 0;
     TL_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev_));
     TL_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev_));
-    TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+    const int sms = sm_count(dev_);
     const char* kernel = std::getenv("TWINLEARN_KMEANS_CANON_KERNEL");
     const char* cap = std::getenv("TWINLEARN_KMEANS_CANON_CHUNK");
     const std::string choice = kernel != nullptr ? kernel : "";
@@ -275,9 +275,9 @@ void CudaEngine<T>::launch_mma(std::int64_t r0, std::int64_t len, const float* X
   auto kern = cert ? assign_mma_kernel<MT, KS, NB, WARPS, true> : assign_mma_kernel<MT, KS, NB, WARPS, false>;
   LaunchShape& L = cert ? cert_launch_ : mma_launch_;
   if (L.k != k) {
-    int optin = 0, sms = 0, per_sm = 0;
+    int optin = 0, per_sm = 0;
     TL_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev_));
-    TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
+    const int sms = sm_count(dev_);
     std::int64_t cap = std::numeric_limits<int>::max();  // TWINLEARN_KMEANS_MMA_CHUNK: fewer centers at a time (tests)
     if (const char* env = std::getenv("TWINLEARN_KMEANS_MMA_CHUNK")) cap = std::strtoll(env, nullptr, 10);
     L.chunk = S::chunk_for(k, optin, cap);

@@ -15,13 +15,12 @@
 
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_mma.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {
-
-unsigned blocks_for(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
 
 // X - mean (in T), one thread per element; out may be X (in place).
 template <class T>

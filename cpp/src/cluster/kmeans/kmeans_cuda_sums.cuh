@@ -299,10 +299,9 @@ const double* CudaEngine<T>::fast_sums(std::int64_t k) {
     if (smem > 48 * 1024)
       TL_CUDA_CHECK(cudaFuncSetAttribute(fast_sums_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(smem)));
-    int per_sm = 0, sms = 0;
+    int per_sm = 0;
     TL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sums_kernel<T>, threads, smem));
-    TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_));
-    sum_blocks_ = std::max(per_sm, 1) * sms;
+    sum_blocks_ = std::max(per_sm, 1) * sm_count(dev_);
   }
   const std::int64_t spans = (n + kFastSumSpan - 1) / kFastSumSpan;
   const unsigned nb = static_cast<unsigned>(std::min<std::int64_t>(spans, sum_blocks_));

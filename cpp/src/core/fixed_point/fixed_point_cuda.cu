@@ -4,6 +4,7 @@
 // threads land changes no bit.
 #include <algorithm>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/fixed_point/fixed_point_common.hpp"
 #include "core/reduce/stage.cuh"

@@ -14,11 +14,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/gram/gram_canon.cuh"
 #include "core/gram/gram_common.hpp"
 #include "core/gram/gram_fast.cuh"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail {
 
@@ -37,7 +37,7 @@ bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> Xv, MatrixVi
   const T* Y = t > 0 ? ys.view.data : nullptr;
   const std::int64_t batch_rows = fast_batch_rows(n, ldz);
   const unsigned grid =
-      static_cast<unsigned>(std::min<std::int64_t>((batch_rows + kMomentsSlots - 1) / kMomentsSlots, 4 * sm_count()));
+      static_cast<unsigned>(std::min<std::int64_t>(blocks_for(batch_rows, kMomentsSlots), 4 * sm_count()));
   const std::int64_t na = moments_size(ldz, t);
   const std::size_t smem = sizeof(double) * static_cast<std::size_t>(na);
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
@@ -62,7 +62,7 @@ bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> Xv, MatrixVi
                                                      Z.data(), P.data(), add);
     product.add(blas.get(), Z.data(), rows, r0 == 0, C.data());
   }
-  moments_total_kernel<<<static_cast<unsigned>((na + 255) / 256), 256, 0, stream>>>(P.data(), na,
+  moments_total_kernel<<<blocks_for(na, 256), 256, 0, stream>>>(P.data(), na,
                                                                                      static_cast<int>(grid), R.data());
   TL_CUDA_CHECK_LAUNCH("moments_total_kernel");
   std::vector<double> host(static_cast<std::size_t>(ldz * ldz)), m(static_cast<std::size_t>(na));
@@ -134,7 +134,7 @@ NumericMode gram_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<cons
                                                                                kGramChunk, c0, P.data());
       TL_CUDA_CHECK_LAUNCH("gram_cross_kernel");
     }
-    gram_tree_kernel<<<static_cast<unsigned>((DD + 255) / 256), 256, 0, stream>>>(P.data(), D, nc,
+    gram_tree_kernel<<<blocks_for(DD, 256), 256, 0, stream>>>(P.data(), D, nc,
                                                                                     R.data() + b * DD);
     TL_CUDA_CHECK_LAUNCH("gram_tree_kernel");
   }

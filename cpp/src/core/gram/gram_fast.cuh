@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cuda/blas.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/gram/gram_common.hpp"
 #include "core/gram/gram_load.cuh"
@@ -146,7 +147,7 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const FastProduct product(ldz);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
-    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows + 3) / 4, 65536));
+    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(rows, 4), 65536));
     centre_rows_kernel<T><<<grid, 256, 0, stream>>>(X, d, Y, t, w, off, r0, rows, ldz, vec, Z.data());
     TL_CUDA_CHECK_LAUNCH("centre_rows_kernel");
     product.add(blas.get(), Z.data(), rows, r0 == 0, C.data());

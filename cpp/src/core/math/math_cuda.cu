@@ -1,3 +1,4 @@
+#include "core/cuda/launch.cuh"
 #include "core/math/device_io.cuh"
 #include "core/math/math_impl.hpp"
 

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/cuda/launch.cuh"
 #include "core/math/device_io.cuh"
 #include "core/random/random_impl.hpp"
 

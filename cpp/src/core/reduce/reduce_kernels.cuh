@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/reduce/reduce_common.hpp"
 #include "core/reduce/stage.cuh"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/cuda/blas.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/reduce/stage.cuh"
 #include "linalg/matmul/matmul_impl.hpp"

@@ -137,7 +137,7 @@ void knn_search_cuda(const Context& ctx, MatrixView<const T> index, MatrixView<c
     DeviceBuffer<T> qu(static_cast<std::size_t>(u * d), dev), qnu(static_cast<std::size_t>(u), dev);
     TL_CUDA_CHECK(cudaMemcpyAsync(idx.data(), undecided.data(), sizeof(std::int64_t) * u, cudaMemcpyHostToDevice,
                                   stream));
-    gather_rows_kernel<T><<<static_cast<unsigned>((u * d + 255) / 256), 256, 0, stream>>>(
+    gather_rows_kernel<T><<<blocks_for(u * d, 256), 256, 0, stream>>>(
         qs.rows.view.data, qs.norm_ptr(), d, idx.data(), u, qu.data(), qnu.data());
     TL_CUDA_CHECK_LAUNCH("gather_rows_kernel");
     std::vector<T> du(static_cast<std::size_t>(u * k));

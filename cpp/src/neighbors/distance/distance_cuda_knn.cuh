@@ -196,14 +196,14 @@ __global__ void merge_lists_kernel(const T* __restrict__ lv, const std::int64_t*
 // the indices to the host outputs of the block.
 template <class T>
 void start_lists(T* lv, std::int64_t* li, std::int64_t total, cudaStream_t stream) {
-  fill_lists_kernel<T><<<static_cast<unsigned>((total + 255) / 256), 256, 0, stream>>>(lv, li, total);
+  fill_lists_kernel<T><<<blocks_for(total, 256), 256, 0, stream>>>(lv, li, total);
   TL_CUDA_CHECK_LAUNCH("fill_lists_kernel");
 }
 template <class T>
 void finish_lists(const T* lv, const std::int64_t* li, std::int64_t rows, std::int64_t nsplit, std::int64_t k,
                   const Metric& metric, T* dv, std::int64_t* iv, T* dist_out, std::int64_t* ind_out,
                   cudaStream_t stream) {
-  merge_lists_kernel<T><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+  merge_lists_kernel<T><<<blocks_for(rows, 128), 128, 0, stream>>>(
       lv, li, rows, static_cast<int>(nsplit), k, metric.kind, static_cast<T>(metric.p), dv, iv);
   TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
   TL_CUDA_CHECK(cudaMemcpyAsync(dist_out, dv, sizeof(T) * rows * k, cudaMemcpyDeviceToHost, stream));

@@ -327,7 +327,7 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
     for (std::int64_t q0 = 0; q0 < m; q0 += QB) {
       const std::int64_t rows = std::min(QB, m - q0);
       start_lists(lv.data(), li.data(), rows * kl, stream);
-      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>((rows * 32 + 255) / 256, 4096));
+      const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(rows * 32, 256), 4096));
       for (std::int64_t j0 = 0; j0 < n; j0 += NB) {
         const std::int64_t nb = std::min(NB, n - j0);
         const std::int64_t ldd = (nb + 3) / 4 * 4;  // <= ldmax
@@ -349,10 +349,10 @@ bool knn_search_fast(const Context& ctx, const Side<T>& qs, const Side<T>& ys, s
       }
       // The filter's values as they are (the squared-distance ranking
       // values), then the canonical k nearest of the certified queries.
-      merge_lists_kernel<float><<<static_cast<unsigned>((rows + 127) / 128), 128, 0, stream>>>(
+      merge_lists_kernel<float><<<blocks_for(rows, 128), 128, 0, stream>>>(
           lv.data(), li.data(), rows, 1, kl, filter.kind, 0.0f, fv.data(), fi.data());
       TL_CUDA_CHECK_LAUNCH("merge_lists_kernel");
-      knn_certify_kernel<T><<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, stream>>>(
+      knn_certify_kernel<T><<<blocks_for(rows * 32, 256), 256, 0, stream>>>(
           fv.data(), fi.data(), rows, static_cast<int>(kl), k, qs.rows.view.data + q0 * d, qs.norm_ptr() + q0,
           ys.rows.view.data, ys.norm_ptr(), yn_max.data(), d, metric.kind, static_cast<float>(metric.p), dv.data(),
           iv.data(), q0, und.data(), und_count.data());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/cuda/launch.cuh"
 #include "neighbors/distance/distance_impl.hpp"
 #include "neighbors/distance/distance_tile.cuh"
 
@@ -16,12 +17,6 @@ namespace {
 using dist::Family;
 using tile::Cfg;
 using tile::Smem;
-
-int sm_count(int dev) {
-  int sms = 0;
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms > 0 ? sms : 1;
-}
 
 // ---------------------------------------------------------------------------
 // Pairwise distances
