@@ -17,7 +17,7 @@
 #include "cluster/kmeans/kmeans_mma.cuh"
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
-#include "neighbors/distance/distance_tile.cuh"
+#include "core/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "core/column_extrema/column_extrema_impl.hpp"
-#include "core/column_stats/chunk_rows.cuh"
+#include "core/cuda/chunk_rows.cuh"
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 

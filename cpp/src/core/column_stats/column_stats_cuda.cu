@@ -1,9 +1,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/column_stats/chunk_rows.cuh"
 #include "core/column_stats/column_stats_impl.hpp"
 #include "core/cuda/block_tree.cuh"
+#include "core/cuda/chunk_rows.cuh"
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "twinlearn/core/tree.hpp"

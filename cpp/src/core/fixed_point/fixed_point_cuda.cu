@@ -6,8 +6,8 @@
 
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/stage.cuh"
 #include "core/fixed_point/fixed_point_common.hpp"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail {
 namespace {

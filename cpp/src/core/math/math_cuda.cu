@@ -1,5 +1,5 @@
+#include "core/cuda/device_io.cuh"
 #include "core/cuda/launch.cuh"
-#include "core/math/device_io.cuh"
 #include "core/math/math_impl.hpp"
 
 namespace tl::detail {

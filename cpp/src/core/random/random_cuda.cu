@@ -2,8 +2,8 @@
 
 #include <vector>
 
+#include "core/cuda/device_io.cuh"
 #include "core/cuda/launch.cuh"
-#include "core/math/device_io.cuh"
 #include "core/random/random_impl.hpp"
 
 namespace tl::detail {

@@ -12,8 +12,8 @@
 
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/stage.cuh"
 #include "core/reduce/reduce_common.hpp"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail::reduce_gpu {
 

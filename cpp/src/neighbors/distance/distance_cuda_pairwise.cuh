@@ -8,8 +8,8 @@
 #include <type_traits>
 
 #include "core/cuda/launch.cuh"
+#include "core/distance/distance_tile.cuh"
 #include "neighbors/distance/distance_impl.hpp"
-#include "neighbors/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {

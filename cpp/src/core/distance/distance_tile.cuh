@@ -35,7 +35,7 @@
 
 #include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
-#include "neighbors/distance/distance_common.hpp"
+#include "core/distance/distance_common.hpp"
 
 namespace tl::detail::tile {
 
