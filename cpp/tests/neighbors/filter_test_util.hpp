@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "neighbors/distance/distance_common.hpp"
+#include "core/distance/distance_common.hpp"
 
 namespace tltest {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "../test_util.hpp"
+#include "core/distance/distance_common.hpp"
+#include "core/distance/distance_cpu.hpp"
 #include "filter_test_util.hpp"
-#include "neighbors/distance/distance_common.hpp"
-#include "neighbors/distance/distance_cpu.hpp"
 #include "twinlearn/neighbors/distance.hpp"
 
 namespace {

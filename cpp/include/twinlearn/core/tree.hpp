@@ -2,6 +2,8 @@
 // rule 1). Level by level, element i of the next level is merge(e[2i], e[2i+1]),
 // or e[2i] alone when 2i+1 is past the end. The shape depends on the number
 // of partials only, never on thread or block counts.
+// One CUDA block computes the same tree level by level with block_tree
+// (cpp/src/core/cuda/block_tree.cuh).
 #pragma once
 #include <cstdint>
 

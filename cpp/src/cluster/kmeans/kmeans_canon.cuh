@@ -29,7 +29,7 @@
 #include <cstdint>
 
 #include "cluster/kmeans/kmeans_wmma.cuh"
-#include "neighbors/distance/distance_tile.cuh"
+#include "core/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {

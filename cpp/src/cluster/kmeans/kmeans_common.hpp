@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "neighbors/distance/distance_common.hpp"
+#include "core/distance/distance_common.hpp"
 #include "twinlearn/cluster/kmeans.hpp"
 #include "twinlearn/core/error.hpp"
 #include "twinlearn/core/rng.hpp"

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cluster/kmeans/kmeans_common.hpp"
-#include "neighbors/distance/distance_cpu.hpp"
+#include "core/distance/distance_cpu.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 namespace tl::detail {

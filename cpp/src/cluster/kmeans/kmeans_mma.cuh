@@ -26,7 +26,7 @@
 #include "cluster/kmeans/kmeans_common.hpp"
 #include "cluster/kmeans/kmeans_wmma.cuh"
 #include "core/cuda/tf32_round.cuh"
-#include "neighbors/distance/distance_tile.cuh"
+#include "core/distance/distance_tile.cuh"
 
 namespace tl::detail {
 namespace {

@@ -1,7 +1,8 @@
 #include <algorithm>
 
 #include "core/column_extrema/column_extrema_impl.hpp"
-#include "core/column_stats/chunk_rows.cuh"
+#include "core/cuda/chunk_rows.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 
 namespace tl::detail {
@@ -58,7 +59,7 @@ void column_extrema_cuda(const Context& ctx, MatrixView<const T> X, ColExtrema* 
   DeviceBuffer<ColExtrema> res(static_cast<std::size_t>(cols), dev);
   const int block = 256;
   const std::int64_t nthreads = nchunks * cols;
-  extrema_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
+  extrema_partials_kernel<T><<<blocks_for(nthreads, block), block, 0, stream>>>(
       xs.view.data, rows, cols, nchunks, partials.data());
   TL_CUDA_CHECK_LAUNCH("extrema_partials_kernel");
   extrema_merge_kernel<<<static_cast<unsigned>(cols), kMergeThreads, 0, stream>>>(partials.data(), nchunks, res.data());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/column_select/column_select_impl.hpp"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 
 namespace tl::detail {
@@ -83,7 +84,7 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
   if (rows == 0) {
     // Every rank is -1 (validated): NaN everywhere.
     const int block = 256;
-    gather_ranks_kernel<T><<<static_cast<unsigned>((k * cols + block - 1) / block), block, 0, stream>>>(
+    gather_ranks_kernel<T><<<blocks_for(k * cols, block), block, 0, stream>>>(
         nullptr, rows, cols, 0, cols, k, d_ranks.data(), d_out.data());
     TL_CUDA_CHECK_LAUNCH("gather_ranks_kernel");
   } else {
@@ -113,7 +114,7 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
                                                        int(sizeof(K) * 8), stream));
         }
       } else {
-        segment_offsets_kernel<<<static_cast<unsigned>((cb + 1 + 255) / 256), 256, 0, stream>>>(offsets.data(), cb,
+        segment_offsets_kernel<<<blocks_for(cb + 1, 256), 256, 0, stream>>>(offsets.data(), cb,
                                                                                                 rows);
         TL_CUDA_CHECK_LAUNCH("segment_offsets_kernel");
         std::size_t bytes = 0;
@@ -126,7 +127,7 @@ void column_select_cuda(const Context& ctx, MatrixView<const T> X, const std::in
             offsets.data(), offsets.data() + 1, 0, int(sizeof(K) * 8), stream));
       }
       const int block = 256;
-      gather_ranks_kernel<T><<<static_cast<unsigned>((k * cb + block - 1) / block), block, 0, stream>>>(
+      gather_ranks_kernel<T><<<blocks_for(k * cb, block), block, 0, stream>>>(
           keys_out.data(), rows, cols, c0, cb, k, d_ranks.data(), d_out.data());
       TL_CUDA_CHECK_LAUNCH("gather_ranks_kernel");
     }

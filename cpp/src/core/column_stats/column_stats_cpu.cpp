@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "core/column_stats/column_stats_impl.hpp"
+#include "core/cpu/float_bits.hpp"
 #include "core/reduce/cpu_clones.hpp"
-#include "core/reduce/float_bits.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"
 
@@ -28,7 +28,7 @@ inline double keep_where(double v, std::uint64_t mask) { return Bits::from(Bits:
 // only when both terms are, so they never hold -0.0, and s + (+0.0) == s
 // bit for bit for every other s, NaN and infinities included. The entries
 // are classified and the terms masked by bit operations
-// (core/reduce/float_bits.hpp), so the loop vectorizes.
+// (core/cpu/float_bits.hpp), so the loop vectorizes.
 template <class T>
 TL_CPU_CLONES void chunk_sums_unit_stride(const T* __restrict x, std::int64_t ld, std::int64_t rows,
                                           std::int64_t cols, const T* __restrict w, double* __restrict k,

@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/column_stats/chunk_rows.cuh"
 #include "core/column_stats/column_stats_impl.hpp"
+#include "core/cuda/block_tree.cuh"
+#include "core/cuda/chunk_rows.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "twinlearn/core/tree.hpp"
 
@@ -31,25 +33,13 @@ __global__ void chunk_partials_kernel(const T* __restrict__ X, const T* __restri
 }
 
 // One block per column: the canonical pairwise tree, level by level, with the
-// block's threads computing one level's merges in parallel (ping-pong buffers).
+// block's threads computing one level's merges in parallel (block_tree).
 __global__ void tree_merge_kernel(ColStat* __restrict__ a, ColStat* __restrict__ b, std::int64_t nchunks,
                                   ColStat* __restrict__ out) {
   const std::int64_t j = blockIdx.x;
-  ColStat* src = a + j * nchunks;
-  ColStat* dst = b + j * nchunks;
-  std::int64_t n = nchunks;
-  while (n > 1) {
-    const std::int64_t half = n / 2;
-    for (std::int64_t i = threadIdx.x; i < half; i += blockDim.x)
-      dst[i] = colstats_detail::merge(src[2 * i], src[2 * i + 1]);
-    if ((n & 1) && threadIdx.x == 0) dst[half] = src[n - 1];
-    __syncthreads();
-    n = half + (n & 1);
-    ColStat* tmp = src;
-    src = dst;
-    dst = tmp;
-  }
-  if (threadIdx.x == 0) out[j] = src[0];
+  const ColStat* r = block_tree(a + j * nchunks, b + j * nchunks, nchunks,
+                                [](const ColStat& x, const ColStat& y) { return colstats_detail::merge(x, y); });
+  if (threadIdx.x == 0) out[j] = r[0];
 }
 
 }  // namespace
@@ -74,7 +64,7 @@ void column_stats_cuda(const Context& ctx, MatrixView<const T> X, VectorView<con
   DeviceBuffer<ColStat> res(static_cast<std::size_t>(cols), dev);
   const std::int64_t nthreads = nchunks * cols;
   const int block = 256;
-  chunk_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
+  chunk_partials_kernel<T><<<blocks_for(nthreads, block), block, 0, stream>>>(
       xs.view.data, wptr, rows, cols, nchunks, pa.data());
   TL_CUDA_CHECK_LAUNCH("chunk_partials_kernel");
   const int tblock = static_cast<int>(std::min<std::int64_t>(256, std::max<std::int64_t>(32, nchunks / 2)));

@@ -14,6 +14,7 @@
 
 #include "core/cuda/blas.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "core/cuda/tf32_round.cuh"
 #include "twinlearn/core/numerics.hpp"
@@ -139,7 +140,7 @@ class DotsPipeline {
 void split_tf32(const float* A, std::int64_t rows, std::int64_t d, bool lo_middle, float* out,
                        cudaStream_t stream) {
   if (rows * d == 0) return;
-  split_tf32_kernel<<<static_cast<unsigned>((rows * d + 255) / 256), 256, 0, stream>>>(A, rows, d, lo_middle, out);
+  split_tf32_kernel<<<blocks_for(rows * d, 256), 256, 0, stream>>>(A, rows, d, lo_middle, out);
   TL_CUDA_CHECK_LAUNCH("split_tf32_kernel");
 }
 

@@ -4,9 +4,10 @@
 // threads land changes no bit.
 #include <algorithm>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/stage.cuh"
 #include "core/fixed_point/fixed_point_common.hpp"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail {
 namespace {

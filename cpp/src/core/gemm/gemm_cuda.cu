@@ -4,8 +4,8 @@
 
 #include "core/cuda/blas.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/stage.cuh"
 #include "core/gemm/gemm_common.hpp"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail {
 namespace {

@@ -1,4 +1,5 @@
-#include "core/math/device_io.cuh"
+#include "core/cuda/device_io.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/math/math_impl.hpp"
 
 namespace tl::detail {

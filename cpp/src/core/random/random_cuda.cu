@@ -2,7 +2,8 @@
 
 #include <vector>
 
-#include "core/math/device_io.cuh"
+#include "core/cuda/device_io.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/random/random_impl.hpp"
 
 namespace tl::detail {

@@ -10,9 +10,10 @@
 #include <cstring>
 #include <utility>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
+#include "core/cuda/stage.cuh"
 #include "core/reduce/reduce_common.hpp"
-#include "core/reduce/stage.cuh"
 
 namespace tl::detail::reduce_gpu {
 

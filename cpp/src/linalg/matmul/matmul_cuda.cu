@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "core/cuda/blas.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
-#include "core/reduce/stage.cuh"
+#include "core/cuda/stage.cuh"
 #include "linalg/matmul/matmul_impl.hpp"
 #include "twinlearn/core/gemm.hpp"
 

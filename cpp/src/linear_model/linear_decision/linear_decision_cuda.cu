@@ -1,6 +1,7 @@
 // CUDA backend of tl::linear_decision.
 #include <algorithm>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "linear_model/linear_decision/linear_decision_common.hpp"
 
@@ -94,7 +95,7 @@ std::int64_t linear_decision_cuda(const Context& ctx, MatrixView<const T> X, con
     obuf = DeviceBuffer<T>(static_cast<std::size_t>(n * t), dev);
     optr = obuf.data();
   }
-  dim3 grid(static_cast<unsigned>((n + kRows - 1) / kRows), static_cast<unsigned>((t + kTargets - 1) / kTargets));
+  dim3 grid(blocks_for(n, kRows), blocks_for(t, kTargets));
   linear_decision_kernel<T><<<grid, kRows, 0, stream>>>(xs.view.data, n, d, cbuf.data(),
                                                         intercept ? ibuf.data() : nullptr, t, optr, bad.data());
   TL_CUDA_CHECK_LAUNCH("linear_decision_kernel");

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cuda/block_tree.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "linear_model/logistic/logistic_impl.hpp"
 #include "twinlearn/core/tree.hpp"
@@ -93,25 +95,15 @@ __global__ void __launch_bounds__(kRows) logistic_eval_kernel(const T* __restric
 
 // The canonical tree over the chunk partials, one block per entry (the P
 // gradient entries and the loss): level by level, the block's threads
-// compute one level's sums in parallel, ping-ponging between a and b.
+// compute one level's sums in parallel, ping-ponging between a and b
+// (block_tree).
 __global__ void logistic_tree_kernel(double* __restrict__ a, double* __restrict__ b, std::int64_t nchunks,
                                      const State* st, double* __restrict__ sums) {
   if (st->done) return;
   const std::int64_t e = blockIdx.x;
-  double* src = a + e * nchunks;
-  double* dst = b + e * nchunks;
-  std::int64_t n = nchunks;
-  while (n > 1) {
-    const std::int64_t half = n / 2;
-    for (std::int64_t i = threadIdx.x; i < half; i += blockDim.x) dst[i] = num::add(src[2 * i], src[2 * i + 1]);
-    if ((n & 1) && threadIdx.x == 0) dst[half] = src[n - 1];
-    __syncthreads();
-    n = half + (n & 1);
-    double* t = src;
-    src = dst;
-    dst = t;
-  }
-  if (threadIdx.x == 0) sums[e] = src[0];
+  const double* r =
+      block_tree(a + e * nchunks, b + e * nchunks, nchunks, [](double x, double y) { return num::add(x, y); });
+  if (threadIdx.x == 0) sums[e] = r[0];
 }
 
 // Block-wide vector operations for the controller: every thread calls every
@@ -317,7 +309,7 @@ void logistic_proba_cuda(const Context& ctx, MatrixView<const T> scores, bool lo
     obuf = DeviceBuffer<T>(static_cast<std::size_t>(n * ncls), dev);
     optr = obuf.data();
   }
-  logistic_proba_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(ss.view.data, n, scores.cols,
+  logistic_proba_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(ss.view.data, n, scores.cols,
                                                                                        ncls, log, optr);
   TL_CUDA_CHECK_LAUNCH("logistic_proba_kernel");
   if (!out.device.is_cuda())

@@ -1,6 +1,8 @@
 #include <algorithm>
 
+#include "core/cuda/block_tree.cuh"
 #include "core/cuda/lane_reduce.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "naive_bayes/gaussian_nb/gaussian_nb_common.hpp"
 
@@ -37,31 +39,20 @@ __global__ void class_partials_kernel(const T* __restrict__ X, const T* __restri
 
 // One block per (class, column) = blockIdx.x = c * cols + j: the canonical
 // pairwise tree over that class's chunk partials, level by level, the
-// block's threads computing one level's merges in parallel (ping-pong).
+// block's threads computing one level's merges in parallel (block_tree).
 __global__ void class_tree_kernel(ColStat* __restrict__ a, ColStat* __restrict__ b,
                                   const std::int64_t* __restrict__ chunk_base, std::int64_t cols, std::int64_t nchunks,
                                   ColStat* __restrict__ out) {
   const std::int64_t e = blockIdx.x;
   const std::int64_t c = e / cols, j = e % cols;
-  std::int64_t n = chunk_base[c + 1] - chunk_base[c];
+  const std::int64_t n = chunk_base[c + 1] - chunk_base[c];
   if (n == 0) {
     if (threadIdx.x == 0) out[e] = ColStat{};
     return;
   }
-  ColStat* src = a + j * nchunks + chunk_base[c];
-  ColStat* dst = b + j * nchunks + chunk_base[c];
-  while (n > 1) {
-    const std::int64_t half = n / 2;
-    for (std::int64_t i = threadIdx.x; i < half; i += blockDim.x)
-      dst[i] = colstats_detail::merge(src[2 * i], src[2 * i + 1]);
-    if ((n & 1) && threadIdx.x == 0) dst[half] = src[n - 1];
-    __syncthreads();
-    n = half + (n & 1);
-    ColStat* tmp = src;
-    src = dst;
-    dst = tmp;
-  }
-  if (threadIdx.x == 0) out[e] = src[0];
+  const ColStat* r = block_tree(a + j * nchunks + chunk_base[c], b + j * nchunks + chunk_base[c], n,
+                                [](const ColStat& x, const ColStat& y) { return colstats_detail::merge(x, y); });
+  if (threadIdx.x == 0) out[e] = r[0];
 }
 
 // One warp per (sample, class) pair, grid-stride over the pairs (pair
@@ -116,7 +107,7 @@ void class_column_stats_cuda(const Context& ctx, MatrixView<const T> X, VectorVi
   DeviceBuffer<ColStat> res(static_cast<std::size_t>(n_classes * cols), dev);
   const int block = 256;
   const std::int64_t nthreads = nchunks * cols;
-  class_partials_kernel<T><<<static_cast<unsigned>((nthreads + block - 1) / block), block, 0, stream>>>(
+  class_partials_kernel<T><<<blocks_for(nthreads, block), block, 0, stream>>>(
       xs.view.data, wptr, perm.data(), class_start.data(), chunk_base.data(), chunk_class.data(), cols, nchunks,
       pa.data());
   TL_CUDA_CHECK_LAUNCH("class_partials_kernel");
@@ -153,8 +144,7 @@ void gaussian_nb_jll_cuda(const Context& ctx, MatrixView<const T> X, const doubl
   TL_CUDA_CHECK(cudaMemcpyAsync(d_joint, joint, sizeof(double) * n_classes, cudaMemcpyHostToDevice, stream));
   TL_CUDA_CHECK(cudaMemcpyAsync(d_nconst, nconst, sizeof(double) * n_classes, cudaMemcpyHostToDevice, stream));
   DeviceBuffer<double> d_out(static_cast<std::size_t>(rows * n_classes), dev);
-  int sms = 0;
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = sm_count(dev);
   const int block = 256;  // 8 warps
   const std::int64_t want = (rows * n_classes + block / kLanes - 1) / (block / kLanes);
   const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, static_cast<std::int64_t>(sms) * 32));

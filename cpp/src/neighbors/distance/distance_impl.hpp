@@ -1,9 +1,16 @@
 // Backend entry points of pairwise distances and nearest neighbours
 // (validated inputs only).
 #pragma once
-#include "neighbors/distance/distance_cpu.hpp"
+#include "core/distance/distance_cpu.hpp"
 
 namespace tl::detail {
+
+template <class T>
+void pairwise_distances_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
+                            MatrixView<T> out);
+template <class T>
+void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
+                    std::int64_t k, T* dist, std::int64_t* ind);
 
 template <class T>
 void pairwise_distances_cuda(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,

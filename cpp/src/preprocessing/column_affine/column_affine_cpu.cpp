@@ -1,7 +1,7 @@
 #include <vector>
 
+#include "core/cpu/float_bits.hpp"
 #include "core/reduce/cpu_clones.hpp"
-#include "core/reduce/float_bits.hpp"
 #include "preprocessing/column_affine/column_affine_common.hpp"
 #include "twinlearn/core/parallel.hpp"
 
@@ -10,7 +10,7 @@ namespace {
 
 // Which steps a call has, as template flags: the loop over a row then has no
 // per-element branch and the compiler vectorizes it (the infinity count and
-// the canonical NaN by the bits: core/reduce/float_bits.hpp). The arithmetic is
+// the canonical NaN by the bits: core/cpu/float_bits.hpp). The arithmetic is
 // affine_apply's, step by step (each in double, rounded to T in between).
 template <bool Sub, bool Div, bool Mul, bool Add, bool Clip>
 struct Steps {};

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "preprocessing/column_affine/column_affine_common.hpp"
 
@@ -84,8 +85,7 @@ std::int64_t column_affine_apply_cuda(const Context& ctx, MatrixView<const T> X,
     devp[s] = params.data() + s * cols;
   }
   const AffineParams p{devp[0], devp[1], devp[2], devp[3], steps.clip, steps.clip_lo, steps.clip_hi};
-  int sms = 0;
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = sm_count(dev);
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   const bool vec = cols % V == 0 && reinterpret_cast<std::uintptr_t>(xs.view.data) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(ys.data) % 16 == 0;

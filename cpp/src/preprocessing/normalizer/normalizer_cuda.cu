@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "core/cuda/lane_reduce.cuh"
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
 #include "preprocessing/normalizer/normalizer_common.hpp"
 
@@ -44,8 +45,7 @@ void normalizer_apply_cuda(const Context& ctx, MatrixView<const T> X, RowNorm no
     staged_out = DeviceBuffer<T>(static_cast<std::size_t>(n), dev);
     y = staged_out.data();
   }
-  int sms = 0;
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = sm_count(dev);
   const int block = 256;  // 8 warps
   const std::int64_t want = (rows + block / kLanes - 1) / (block / kLanes);
   const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(want, static_cast<std::int64_t>(sms) * 32));

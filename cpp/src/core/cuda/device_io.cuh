@@ -55,11 +55,4 @@ class DeviceOut {
   T* ptr_ = nullptr;
 };
 
-// Grid for n one-thread-per-item tasks with a grid-stride loop: the grid is
-// capped, and results never depend on it.
-inline unsigned grid_for(std::int64_t n, int block) {
-  const std::int64_t g = (n + block - 1) / block;
-  return static_cast<unsigned>(g < 65535 ? (g < 1 ? 1 : g) : 65535);
-}
-
 }  // namespace tl::detail

@@ -14,9 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "neighbors/distance/distance_common.hpp"
+#include "core/distance/distance_common.hpp"
 #include "twinlearn/core/array.hpp"
 #include "twinlearn/core/context.hpp"
+#include "twinlearn/core/error.hpp"
 
 namespace tl::detail {
 
@@ -93,15 +94,16 @@ RankKey<T> rank_keys(const T* v, std::int64_t n, RankKey<T>* key);
 template <class T>
 std::int64_t first_key(const RankKey<T>* key, std::int64_t n, RankKey<T> k);
 
+// The CPU backend's check of a host matrix whose rows it reads as contiguous
+// runs (unit column stride); name is the argument in the message.
+template <class T>
+void check_host_rows(MatrixView<const T> m, const char* name) {
+  TL_REQUIRE(m.on_host(), ValueError, name, ": the CPU backend needs host arrays");
+  TL_REQUIRE(m.col_stride == 1 || m.cols <= 1, ValueError, name, ": rows must have unit stride");
+}
+
 // Squared norms of the rows of X (host), n entries.
 template <class T>
 void row_sqnorms_cpu(const Context& ctx, MatrixView<const T> X, T* out);
-
-template <class T>
-void pairwise_distances_cpu(const Context& ctx, MatrixView<const T> X, MatrixView<const T> Y, Metric metric,
-                            MatrixView<T> out);
-template <class T>
-void knn_search_cpu(const Context& ctx, MatrixView<const T> index, MatrixView<const T> queries, Metric metric,
-                    std::int64_t k, T* dist, std::int64_t* ind);
 
 }  // namespace tl::detail

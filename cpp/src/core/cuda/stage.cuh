@@ -40,12 +40,4 @@ StagedInput<T> stage_input(const Context& ctx, MatrixView<const T> m, const char
   return s;
 }
 
-// Number of multiprocessors of the current device (sizes grid-stride grids).
-inline int sm_count() {
-  int dev = 0, n = 0;
-  TL_CUDA_CHECK(cudaGetDevice(&dev));
-  TL_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  return n > 0 ? n : 1;
-}
-
 }  // namespace tl::detail

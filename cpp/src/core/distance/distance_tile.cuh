@@ -33,8 +33,9 @@
 
 #include <cstdint>
 
+#include "core/cuda/launch.cuh"
 #include "core/cuda/memory.cuh"
-#include "neighbors/distance/distance_common.hpp"
+#include "core/distance/distance_common.hpp"
 
 namespace tl::detail::tile {
 
@@ -216,7 +217,7 @@ __global__ void row_sqnorms_kernel(const T* __restrict__ A, std::int64_t rows, s
 template <class T>
 void row_sqnorms(const T* A, std::int64_t rows, std::int64_t d, T* out, cudaStream_t stream) {
   if (rows == 0) return;
-  row_sqnorms_kernel<T><<<static_cast<unsigned>((rows + 255) / 256), 256, 0, stream>>>(A, rows, d, out);
+  row_sqnorms_kernel<T><<<blocks_for(rows, 256), 256, 0, stream>>>(A, rows, d, out);
   TL_CUDA_CHECK_LAUNCH("row_sqnorms_kernel");
 }
 
