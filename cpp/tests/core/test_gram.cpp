@@ -63,7 +63,7 @@ TEST(Gram, MatchesCanonicalReferenceBitwise) {
 }
 
 // Every build of the micro-kernel (portable, AVX2 6 x 8, AVX-512 12 x 8;
-// TWINLEARN_CPU_ISA caps the choice, core/reduce/cpu_clones.hpp) computes
+// TWINLEARN_CPU_ISA caps the choice, core/cpu/cpu_clones.hpp) computes
 // the canonical order, over widths that end inside and on every kernel's
 // block edges and over several of a chunk's cache-sized sub-blocks. On a CPU
 // without AVX-512 the "avx512" pass runs the AVX2 kernel again.

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "core/column_extrema/column_extrema_impl.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/math.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/ties.hpp"

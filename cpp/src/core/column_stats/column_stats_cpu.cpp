@@ -4,7 +4,7 @@
 
 #include "core/column_stats/column_stats_impl.hpp"
 #include "core/cpu/float_bits.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"
 

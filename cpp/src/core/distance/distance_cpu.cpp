@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/cpu/float_bits.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 namespace tl::detail {

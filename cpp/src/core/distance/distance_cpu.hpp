@@ -43,7 +43,7 @@ template <class T>
 using BlockKernel = void (*)(const T* x, std::int64_t ldx, std::int64_t nr, const T* panel, std::int64_t width,
                              std::int64_t d, T p, T* acc);
 // The block kernel of a metric family for this CPU (its build chosen by
-// cpu_isa(), core/reduce/cpu_clones.hpp): taken once per call, outside the
+// cpu_isa(), core/cpu/cpu_clones.hpp): taken once per call, outside the
 // loops over blocks.
 template <class T>
 BlockKernel<T> block_kernel(dist::Family fam);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/gemm/gemm_common.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/gram/gram_common.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/parallel.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
@@ -100,7 +100,7 @@ __attribute__((target("avx512f"))) void micro_avx512(std::int64_t rows, const do
 #endif
 
 // The blocking of a D x D product, the same for every chunk of a call: the
-// micro-kernel for this CPU (core/reduce/cpu_clones.hpp; all give the same
+// micro-kernel for this CPU (core/cpu/cpu_clones.hpp; all give the same
 // bits), the panel's padded width and sub-block rows, and the blocks (j, k)
 // of the upper triangle.
 struct Blocking {

@@ -6,7 +6,7 @@
 #endif
 #include <vector>
 
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "ensemble/gbdt/gbdt_cpu.hpp"
 #include "ensemble/gbdt/gbdt_cpu_trainer.hpp"
 

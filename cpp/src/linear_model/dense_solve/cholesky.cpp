@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "twinlearn/core/numerics.hpp"
 #include "twinlearn/linear_model/dense_solve.hpp"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "linear_model/logistic/logistic_impl.hpp"
 #include "twinlearn/core/parallel.hpp"
 #include "twinlearn/core/tree.hpp"

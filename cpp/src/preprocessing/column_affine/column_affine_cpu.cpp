@@ -1,7 +1,7 @@
 #include <vector>
 
 #include "core/cpu/float_bits.hpp"
-#include "core/reduce/cpu_clones.hpp"
+#include "core/cpu/cpu_clones.hpp"
 #include "preprocessing/column_affine/column_affine_common.hpp"
 #include "twinlearn/core/parallel.hpp"
 
