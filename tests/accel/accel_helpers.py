@@ -28,6 +28,7 @@ PYTHON_DIR = REPO / "python"
 def accel_state():
     old_device = _config.get_device()
     old_overrides = dict(_config._overrides)
+    old_global = _config.global_threshold()
     accel.set_device("cpu")
     accel.set_threshold("*", 0, 0)
     yield
@@ -39,6 +40,7 @@ def accel_state():
     _config.set_device(old_device)
     _config._overrides.clear()
     _config._overrides.update(old_overrides)
+    _config.set_threshold(old_global)
 
 
 @pytest.fixture

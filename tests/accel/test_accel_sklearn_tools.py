@@ -52,7 +52,7 @@ def test_cross_val_score_and_cross_validate():
 
 
 def test_cross_validation_in_worker_processes_is_correct():
-    # Worker processes receive pickles, which are plain scikit-learn estimators.
+    # Worker processes fit the accelerated estimators (test_accel_workers.py says where).
     X, _, y = data()
     plain = make_pipeline(StandardScaler(), Ridge())
     acc = twinlearn.accelerate(plain)

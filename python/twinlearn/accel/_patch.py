@@ -33,7 +33,8 @@ import inspect
 import sys
 import threading
 
-from . import _proxy, _registry
+from .._config import check_device
+from . import _config, _proxy, _registry
 
 _lock = threading.RLock()
 _installed = False
@@ -260,3 +261,44 @@ def enabled():
             _depth -= 1
             if _depth == 0 and not _installed:
                 _deactivate()
+
+
+_KEEP = object()
+
+
+@contextlib.contextmanager
+def accelerate_context(device=None, threshold=_KEEP, verbose=None):
+    """Accelerate scikit-learn inside the block, with these settings; the
+    previous ones (and the unaccelerated classes) are back after it.
+
+    As :func:`enabled`, with, for the block only: `device` as
+    :func:`twinlearn.accel.set_device`, `threshold` as
+    ``twinlearn.accel.set_threshold(n)`` (None: the measured defaults) and
+    `verbose` as :func:`twinlearn.accel.set_verbose`; those left out stay as
+    they are. The settings are process-wide, as those functions' are.
+
+    >>> import numpy as np, twinlearn.accel
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> with twinlearn.accel.accelerate_context(device="cpu", threshold=0):
+    ...     scaler = StandardScaler().fit(np.ones((4, 2)))
+    >>> twinlearn.accel.fitted_on(scaler)
+    'twinlearn:cpu'
+    """
+    if device is not None:
+        device = check_device(device, "twinlearn.accel.accelerate_context: device")
+    if threshold is not _KEEP and threshold is not None:
+        _config._check_count(threshold, "threshold")
+    old = (_config.get_device(), _config.global_threshold(), _config.get_verbose())
+    try:
+        if device is not None:
+            _config.set_device(device)
+        if threshold is not _KEEP:
+            _config.set_threshold(threshold)
+        if verbose is not None:
+            _config.set_verbose(verbose)
+        with enabled():
+            yield
+    finally:
+        _config.set_device(old[0])
+        _config.set_threshold(old[1])
+        _config.set_verbose(old[2])

@@ -4,6 +4,10 @@ Off by default (no clock is read). ``python -m twinlearn.accel --profile``
 turns it on and prints :func:`format_profile` at exit. Fallbacks are counted
 by kind of reason (``sparse``, ``threshold``, ``param``...) so a run can say
 why scikit-learn served a call.
+
+Whether profiling or not, routed calls are tallied (twinlearn or the kind
+of fallback, no clock) so that a run which accelerated nothing can say so
+and why (:func:`idle_summary`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,19 @@ enabled = False
 _times: dict[tuple[str, str, str], list] = {}
 # (estimator, method, reason kind) -> fallbacks
 _reasons: Counter = Counter()
+
+# The tally, always on: calls run on twinlearn, fallbacks per reason kind
+# (with the first such call's "Estimator.method: reason"), and accelerated
+# estimators sent to other processes (whose calls are counted there).
+ran = 0
+shipped = 0
+_fell_back: Counter = Counter()
+_first_reason: dict[str, str] = {}
+
+# What a user can do about the most common kinds of fallback.
+_HINTS = {
+    "threshold": "twinlearn.accel.set_threshold(0) sends every size to twinlearn",
+}
 
 
 def set_profiling(on: bool = True) -> None:
@@ -56,6 +73,39 @@ def get_profile() -> dict:
             for (e, m, r), n in sorted(_reasons.items())
         ]
     return {"calls": calls, "fallbacks": falls}
+
+
+def note_fallback(estimator: str, method: str, kind: str, reason: str) -> None:
+    _fell_back[kind] += 1
+    if kind not in _first_reason:
+        _first_reason[kind] = f"{estimator}.{method}: {reason}"
+
+
+def idle_summary() -> str | None:
+    """One line saying that nothing ran on twinlearn in this process, and the
+    main reason; None when something did, or when no call was made here but
+    accelerated estimators were sent to other processes (this one cannot
+    tell what ran there)."""
+    if ran:
+        return None
+    calls = sum(_fell_back.values())
+    if calls == 0:
+        if shipped:
+            return None
+        return ("nothing ran on twinlearn: no estimator it accelerates was called "
+                "(twinlearn.accel.supported_estimators() lists them)")
+    kind, n = _fell_back.most_common(1)[0]
+    reason = _first_reason[kind]
+    hint = _HINTS.get(kind)
+    if hint is not None and "set_threshold" not in reason:
+        reason = f"{reason}; {hint}"
+    elsewhere = " (accelerated estimators sent to worker processes are not counted here)" if shipped else ""
+    return (f"nothing ran on twinlearn: {_calls(calls)} of accelerated estimators ran on scikit-learn"
+            f"{elsewhere}; main reason ({_calls(n)}): {reason}")
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
 
 
 def format_profile() -> str:

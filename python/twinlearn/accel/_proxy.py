@@ -20,7 +20,8 @@ Otherwise the scikit-learn method runs, and the reason goes to the
 ``twinlearn.accel`` logger. After a twinlearn fit the fitted attributes are
 copied onto the object as NumPy values, so scikit-learn's own methods work
 on it too (they serve every call twinlearn does not). Pickling produces the
-plain scikit-learn class, loadable where twinlearn is not installed.
+plain scikit-learn class, loadable where twinlearn is not installed (sending
+to a worker process is the exception, see ``_workers``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ _PRIMITIVES = (bool, int, float, str, type(None), np.generic)
 _INFO = logging.INFO
 _lock = threading.RLock()
 _local = threading.local()
+# Called with each accelerated class once it exists (_workers registers it
+# with the picklers of worker processes).
+class_hooks: list = []
 
 
 class _Record:
@@ -197,6 +201,7 @@ def _materialize(est) -> None:
 
 
 def _run_sklearn(est, base_fn, rs_name, method, is_fit, kind, reason, args, kwargs):
+    _profile.note_fallback(rs_name, method, kind, reason)
     if logger.isEnabledFor(_INFO):
         logger.info("%s.%s: scikit-learn: %s", rs_name, method, reason)
     if is_fit:
@@ -337,6 +342,7 @@ def _make_method(rs, name, holder):
             out = convert(name, out)
         if wrap_output:
             out = _wrap_data_with_container("transform", out, X, self)
+        _profile.ran += 1
         if _profile.enabled:
             _profile.record(est_name, name, f"twinlearn:{device}", time.perf_counter() - t0)
         if logger.isEnabledFor(_INFO):
@@ -456,6 +462,8 @@ def accelerated_class(rs):
             cls._sklearn_auto_wrap_output_keys = set(plain._sklearn_auto_wrap_output_keys)
         holder[0] = cls
         rs.accel_cls = cls
+        for hook in class_hooks:
+            hook(cls)
         return cls
 
 
