@@ -399,6 +399,23 @@ def test_string_X(spec):
         _fit_raw(spec, np.full(X.shape, "a"), y)
 
 
+@specs("test_numbers_as_text_X")
+@pytest.mark.parametrize("dtype", [str, object])
+def test_numbers_as_text_X(spec, dtype):
+    """Numbers written as text (a string array, or str objects) are refused
+    at fit and at predict with scikit-learn's message, never parsed.
+    scikit-learn's check_array refuses a string array so (its default
+    dtype='numeric'); those of its estimators that ask for float dtypes
+    parse numeric strings, and all of them parse str objects."""
+    X, y = spec.data()
+    text = X.astype(str).astype(dtype)
+    with pytest.raises(ValueError, match="not compatible with arrays of bytes/strings"):
+        _fit_raw(spec, text, y)
+    est = _fit_raw(spec, X, y)
+    with pytest.raises(ValueError, match="not compatible with arrays of bytes/strings"):
+        _predictor(est)(text)
+
+
 @specs("test_odd_sizes")
 @pytest.mark.parametrize("n,d", [(n, 3) for n in fixtures.ODD_SIZES] + [(7, 40)], ids=lambda v: str(v))
 def test_odd_sizes(spec, n, d):

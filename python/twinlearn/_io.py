@@ -17,6 +17,9 @@ result is when it comes back:
   the error is scikit-learn's own text (:func:`sklearn_nonfinite_message`).
   A backend pass that counts them anyway (column statistics) may report them
   instead of a separate pass (:func:`raise_nonfinite`).
+- **Text.** Strings (a string dtype, or str / bytes objects, in an array
+  or a DataFrame column) are refused with scikit-learn's message, never
+  parsed into numbers (:func:`refuse_text`).
 - **Shapes.** Empty data, 1-D X, and a different number of features at
   predict time get scikit-learn's messages (``n_features_in_`` bookkeeping:
   scikit-learn's ``validate_data`` for host data, :func:`check_n_features`
@@ -282,6 +285,70 @@ def raise_nonfinite(name, n_rows, count, n_inf, dtype=np.float64):
         raise ValueError(sklearn_nonfinite_message(name, np.inf, dtype))
 
 
+# -- text where numbers are expected ---------------------------------------------
+def text_message() -> str:
+    """scikit-learn's error for text given where numbers are expected (what
+    its check_array says of an array of strings), in the installed
+    scikit-learn's words."""
+    try:
+        _sk_check_array(np.array([["a"]]))
+    except ValueError as e:
+        return str(e)
+    return ("dtype='numeric' is not compatible with arrays of bytes/strings."
+            "Convert your data to numeric values explicitly instead.")
+
+
+def _holds_text(values) -> bool:
+    """True when NumPy array `values` holds text: a string or bytes dtype, or
+    objects among which a str or bytes."""
+    k = values.dtype.kind
+    if k in "US":
+        return True
+    return k == "O" and any(isinstance(v, (str, bytes)) for v in values.ravel())
+
+
+def _column_text_message(X, j, input_name):
+    name = X.columns[j]
+    col = X.iloc[:, j]
+    if getattr(col.dtype, "name", "") == "category":
+        hint = (f"its categories are strings (e.g. {col.cat.categories[0]!r}); "
+                f"{input_name}[{name!r}].cat.codes gives them as numeric codes")
+    else:
+        first = next(v for v in np.asarray(col).ravel() if isinstance(v, (str, bytes)))
+        hint = f"it holds strings (e.g. {first!r})"
+    return f"{text_message()} Column {name!r} of {input_name}: {hint}."
+
+
+def refuse_text(X, input_name="X"):
+    """scikit-learn's error when host data X holds text (strings or bytes,
+    also as objects, numeric-looking or not) where numbers are expected,
+    naming the column of a DataFrame. Text is never turned into numbers
+    silently: scikit-learn's estimators that check for numbers refuse a
+    string array outright, and a string that does not parse fails anyway."""
+    if isinstance(X, np.ndarray):
+        if _holds_text(X):
+            raise ValueError(text_message())
+        return
+    if X is None or kind(X) != "other":
+        return
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns") and hasattr(X, "iloc"):
+        for j, dt in enumerate(dtypes):
+            if getattr(dt, "kind", "O") not in "OSU":
+                continue
+            col = X.iloc[:, j]
+            values = col.cat.categories if getattr(dt, "name", "") == "category" else col
+            if _holds_text(np.asarray(values)):
+                raise ValueError(_column_text_message(X, j, input_name))
+        return
+    try:
+        values = np.asarray(X)
+    except (ValueError, TypeError):
+        return  # scikit-learn's check reports what is wrong with it
+    if _holds_text(values):
+        raise ValueError(text_message())
+
+
 # -- device matrices -------------------------------------------------------------
 def as_device_matrix(x, name="X", ensure_2d=True):
     """A C-contiguous float32/float64 device array from a device array, zero-copy when it already is one."""
@@ -387,6 +454,7 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
             est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
             find_inf=find_inf and find_nonfinite, find_nan=find_nonfinite,
         )
+    refuse_text(X)
     if not find_nonfinite:
         finite = False
     elif not find_inf:
@@ -418,6 +486,7 @@ def check_array(X, device, name="X", dtype=None):
         if dtype is not None and str(X.dtype) != np.dtype(dtype).name:
             X = X.astype(np.dtype(dtype).name)
         return X
+    refuse_text(X, name)
     return _sk_check_array(X, accept_sparse=False, dtype=dtype if dtype is not None else list(FLOAT_DTYPES),
                            order="C", input_name=name)
 
@@ -566,6 +635,8 @@ def matrix_operand(x, name, dtype, device, *, allow_transposed=True):
             return x.T, True
         return cupy.ascontiguousarray(x), False
     x = np.asarray(to_numpy(x))
+    if _holds_text(x):
+        raise ValueError(text_message())
     if x.dtype.kind == "c":
         raise ValueError(f"Complex data not supported in {name}")
     if x.ndim != 2:
@@ -630,6 +701,7 @@ def check_X_y(est, X, y, device, *, labels=False, multi_output=True, find_nonfin
     one per row of X."""
     X = place(X, device)
     if not is_device_array(X):
+        refuse_text(X)
         X, y = validate_data(est, X, to_host(y), dtype=FLOAT_DTYPES, y_numeric=not labels,
                              multi_output=multi_output, order="C")
         return X, (y if labels else np.ascontiguousarray(y, dtype=X.dtype))

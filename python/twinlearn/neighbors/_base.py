@@ -149,6 +149,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def _check_precomputed(self, X, *, reset):
         """A precomputed distance matrix as a float64 NumPy array: square for
         a fit, one column per indexed sample for a query; no negative entries."""
+        _io.refuse_text(X)
         X = validate_data(self, X if reset else _io.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=reset)
         if reset and X.shape[0] != X.shape[1]:
             raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x{X.shape[1]} matrix.")
@@ -449,6 +450,7 @@ class _SupervisedNeighbors(_NeighborsBase):
         if _io.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
         else:
+            _io.refuse_text(X)
             X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
                                  dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
         if y.shape[0] != X.shape[0]:
