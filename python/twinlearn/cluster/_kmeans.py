@@ -196,7 +196,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         if n < self.n_clusters:
             raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
         dtype = _io.np_float_dtype(X)
-        return X, device, dtype, _io.host_weights(sample_weight, n, dtype)
+        return X, device, dtype, _io.host_weights(sample_weight, n, dtype, ensure_non_negative=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -359,7 +359,7 @@ def kmeans_plusplus(X, n_clusters, *, sample_weight=None, x_squared_norms=None, 
         raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
     if n_local_trials is not None and n_local_trials < 1:
         raise ValueError(f"n_local_trials is set to {n_local_trials} but should be an integer value greater than zero.")
-    sw = _io.host_weights(sample_weight, X.shape[0], _io.np_float_dtype(X))
+    sw = _io.host_weights(sample_weight, X.shape[0], _io.np_float_dtype(X), ensure_non_negative=True)
     mod, ctx = runner._tl_context(dev, X)
     r = mod.kmeans_plusplus(ctx, X, sw, int(n_clusters), _seed(random_state), int(n_local_trials or 0))
     return np.asarray(r.centers), np.asarray(r.indices)
@@ -541,7 +541,7 @@ class MiniBatchKMeans(MiniBatchSteps, KMeans):
         X = _io.check_finite_X(self, X, device, reset=not has_centers)
         n = X.shape[0]
         dtype = _io.np_float_dtype(X)
-        sw = _io.host_weights(sample_weight, n, dtype)
+        sw = _io.host_weights(sample_weight, n, dtype, ensure_non_negative=True)
         mod, ctx = self._tl_context(device, X)
         if not has_centers:
             if n < self.n_clusters:
