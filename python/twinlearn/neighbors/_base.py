@@ -270,6 +270,15 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         indptr = np.arange(0, n_q * k + 1, k)
         return sp.csr_matrix((data, ind.ravel(), indptr), shape=(n_q, self.n_samples_fit_))
 
+    def _query_radius(self, radius):
+        """The radius of a query: the argument, else the estimator's parameter
+        (the k-neighbours estimators have none, so there it must be given)."""
+        if radius is None:
+            radius = getattr(self, "radius", None)
+        if radius is None:
+            raise TypeError(f"{type(self).__name__} has no radius parameter: pass radius= to the query")
+        return radius
+
     def radius_neighbors(self, X=None, radius=None, return_distance=True, sort_results=False):
         """Find the neighbors within a given radius (distance <= radius).
 
@@ -284,8 +293,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         if sort_results and not return_distance:
             raise ValueError("return_distance must be True if sort_results is True.")
-        if radius is None:
-            radius = self.radius
+        radius = self._query_radius(radius)
         query_is_train = X is None
         if query_is_train:
             X, device = self._fitted_queries()
@@ -324,8 +332,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def radius_neighbors_graph(self, X=None, radius=None, mode="connectivity", sort_results=False):
         """The radius-neighbours graph as a CSR matrix of shape (n_queries, n_samples_fit)."""
         check_is_fitted(self)
-        if radius is None:
-            radius = self.radius
+        radius = self._query_radius(radius)
         if mode == "connectivity":
             ind = self.radius_neighbors(X, radius, return_distance=False)
             data = None
