@@ -1,5 +1,8 @@
 """The input/output layer every estimator and function goes through.
 
+(Over 700 lines: one layer, read as one: every rule below is a check each
+estimator meets, and keeping them in one file keeps them from drifting apart.)
+
 One place for what an array must be before it reaches a backend, and what a
 result is when it comes back:
 
@@ -20,6 +23,10 @@ result is when it comes back:
 - **Text.** Strings (a string dtype, or str / bytes objects, in an array
   or a DataFrame column) are refused with scikit-learn's message, never
   parsed into numbers (:func:`refuse_text`).
+- **Overflow.** Finite input whose results overflow (statistics,
+  distances, Gram matrices) gets a ValueError saying the input is too large
+  and what magnitude is supported, never a silent infinity
+  (:func:`check_no_overflow`, :func:`overflow_error`).
 - **Shapes.** Empty data, 1-D X, and a different number of features at
   predict time get scikit-learn's messages (``n_features_in_`` bookkeeping:
   scikit-learn's ``validate_data`` for host data, :func:`check_n_features`
@@ -347,6 +354,47 @@ def refuse_text(X, input_name="X"):
         return  # scikit-learn's check reports what is wrong with it
     if _holds_text(values):
         raise ValueError(text_message())
+
+
+# -- overflow ----------------------------------------------------------------------
+def largest_magnitude(dtype, power=1, terms=1) -> float:
+    """About the largest magnitude of `dtype` values that a result growing
+    as their `power`-th power, summed over `terms` of them (differences of
+    two values included), keeps finite: (max / terms) ** (1 / power) / 2."""
+    return (float(np.finfo(dtype).max) / max(int(terms), 1)) ** (1.0 / power) / 2.0
+
+
+def overflow_error(owner, what, dtype, *, input_name="X", power=1, terms=1):
+    """The ValueError for a result of finite input that overflowed: `what`
+    (e.g. 'its squared distances overflow') names the result, `dtype` the
+    one it is computed in, `power` and `terms` how it grows with the values
+    (:func:`largest_magnitude`)."""
+    limit = largest_magnitude(dtype, power, terms)
+    return ValueError(
+        f"Input {input_name} holds values too large for {owner} to compute with: {what} "
+        f"{np.dtype(dtype).name}. Magnitudes up to about {limit:.2g} are supported; scale {input_name} down."
+    )
+
+
+def any_nonfinite(a, find_nan=True) -> bool:
+    """True when host or device array `a` holds an infinity, or NaN with
+    `find_nan` (a device array is searched on its own library)."""
+    if is_device_array(a):
+        has_nan, has_inf = device_nonfinite(a)
+        return has_inf or (find_nan and has_nan)
+    a = np.asarray(a)
+    return not bool(np.isfinite(a).all()) if find_nan else bool(np.isinf(a).any())
+
+
+def check_no_overflow(owner, what, *results, dtype, input_name="X", power=1, terms=1, find_nan=True):
+    """:func:`overflow_error` when any of `results` (host or device arrays
+    computed from finite input: fitted statistics, distances) is not finite;
+    with ``find_nan=False`` only infinities count (for results where NaN has
+    another cause, such as a variance of one sample). A result is read once,
+    where it lives; None is skipped."""
+    for r in results:
+        if r is not None and any_nonfinite(r, find_nan):
+            raise overflow_error(owner, what, dtype, input_name=input_name, power=power, terms=terms)
 
 
 # -- device matrices -------------------------------------------------------------

@@ -54,6 +54,22 @@ def probabilistic(y):
     return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
 
 
+#: The largest target magnitude of a regression: the predictions are float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_target_magnitude(est, y):
+    """A clear error for regression targets beyond float32's range: the
+    model is fitted in float64 but predicts in float32, where such values
+    overflow to infinity."""
+    largest = float(np.max(np.abs(y), initial=0.0))
+    if largest > FLOAT32_MAX:
+        raise ValueError(
+            f"Input y holds values too large for {type(est).__name__}: its largest magnitude {largest:.4g} is "
+            f"above {FLOAT32_MAX:.8g}, the largest float32, the dtype of the predictions. Scale y down."
+        )
+
+
 def encode_target(est, y, loss_name, classes_codes=None):
     """(labels as float64 codes for the core, number of classes); sets
     classes_ and n_classes_ for classification. classes_codes: y's (classes,
@@ -68,6 +84,7 @@ def encode_target(est, y, loss_name, classes_codes=None):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
+        check_target_magnitude(est, y)
         return y, 1
     classes, codes = classes_codes if classes_codes is not None else _labels.checked_unique(y)
     if len(classes) < 2:

@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
 )
 
 from .. import identity
-from .._io import check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
+from .._io import check_no_overflow, check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 
@@ -217,6 +217,8 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
                 self.theta_[i, :] = mu
                 self.var_[i, :] = var
             self.class_count_[i] += n_new
+        check_no_overflow("GaussianNB", "the class means or variances overflow", self.theta_, self.var_,
+                          self.epsilon_, dtype=dt, power=2, terms=X.shape[0])
         self.var_[:, :] += self.epsilon_
         if self.priors is None:
             self.class_prior_ = self.class_count_ / np.sum(self.class_count_)

@@ -25,7 +25,7 @@ from .. import _io, _native as native, identity
 from .._config import n_threads_context
 from .._labels import integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
-from ..metrics._pairwise import METRICS, metric_struct, resolve_metric
+from ..metrics._pairwise import METRICS, check_distances_finite, metric_struct, resolve_metric
 
 _EFFECTIVE = {"l2": "euclidean", "cityblock": "manhattan", "l1": "manhattan"}
 
@@ -189,7 +189,9 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 # Past 1024 neighbours the selection runs on the CPU backend (same bits).
                 index, X = _io.to_numpy(index), _io.to_numpy(X)
             r = mod.knn_search(ctx, index, X, metric_struct(mod, name, p, direct=False), int(k))
-        return np.asarray(r.distances), np.asarray(r.indices).view(np.intp)
+        dist = np.asarray(r.distances)
+        check_distances_finite(type(self).__name__, dist, X, name, p)  # the neighbours were ranked by them
+        return dist, np.asarray(r.indices).view(np.intp)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the K-neighbors of a point.
