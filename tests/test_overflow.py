@@ -211,3 +211,15 @@ def test_gradient_boosting_predictions_overflowing_float32():
         est.predict(X)
     with pytest.raises(ValueError, match="predictions of GradientBoostingRegressor overflow float32"):
         list(est.staged_predict(X))
+
+
+@pytest.mark.parametrize("make", [tl.LinearRegression, tl.Ridge, tl.Lasso, tl.ElasticNet])
+def test_linear_models_overflow_is_a_value_error(make):
+    """1e300: the Gram matrix (or coordinate descent) overflows: a
+    ValueError saying the data overflows, not LAPACK's error. scikit-learn's
+    LinearRegression at 1e300 gives non-finite or arbitrary coefficients
+    with warnings."""
+    rng = np.random.default_rng(0)
+    X = rng.random((20, 3)) * 1e300
+    with pytest.raises(ValueError, match="overflow|large values"):
+        make(device="cpu").fit(X, rng.random(20))
