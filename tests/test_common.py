@@ -8,6 +8,7 @@ A known bug is a strict xfail whose reason names it (``known_bugs`` in the
 registry).
 """
 
+import inspect
 import pickle
 import warnings
 
@@ -397,6 +398,79 @@ def test_string_X(spec):
     X, y = spec.data()
     with pytest.raises(ValueError, match="could not convert|dtype|string"):
         _fit_raw(spec, np.full(X.shape, "a"), y)
+
+
+_SCALAR_X = "Expected 2D array, got scalar array instead"
+#: Queries of the neighbours estimators where X=None means the fitted points (as in scikit-learn).
+_NONE_IS_THE_FITTED_POINTS = {"kneighbors", "kneighbors_graph", "predict", "predict_proba", "score"}
+
+
+def _methods_taking_X(est):
+    for name in dir(est):
+        method = getattr(est, name, None)
+        if name.startswith("_") or not inspect.ismethod(method):
+            continue
+        params = list(inspect.signature(method).parameters)
+        if params and params[0] == "X":
+            yield name, method, params
+
+
+@specs("test_X_none")
+def test_X_none(spec):
+    """X=None at fit and at every method taking X: scikit-learn's ValueError
+    ('Expected 2D array, got scalar array instead', what scikit-learn's
+    estimators say), never an internal error. The neighbours estimators'
+    queries take None for the fitted points, as scikit-learn's do; the
+    k-neighbours estimators' radius queries (which scikit-learn lacks) then
+    need a radius."""
+    X, y = spec.data()
+    with pytest.raises(ValueError, match=_SCALAR_X):
+        _fit_raw(spec, None, y)
+    for name, _, params in _methods_taking_X(_fit_raw(spec, X, y)):
+        est = _fit_raw(spec, X, y)  # a failed fit or partial_fit leaves an estimator unfit for the next call
+        method = getattr(est, name)
+        args = (None, y) if len(params) > 1 and params[1] == "y" else (None,)
+        if hasattr(est, "kneighbors") and name in _NONE_IS_THE_FITTED_POINTS:
+            method(*args)
+        elif name.startswith("radius_neighbors") and getattr(est, "radius", None) is None:
+            with pytest.raises(TypeError, match="has no radius parameter: pass radius="):
+                method(*args)
+            method(None, radius=1.0)
+        elif hasattr(est, "kneighbors") and name.startswith("radius_neighbors"):
+            method(*args)
+        else:
+            with pytest.raises(ValueError, match=_SCALAR_X):
+                out = method(*args)
+                if inspect.isgenerator(out):
+                    next(out)
+
+
+@specs("test_y_none")
+def test_y_none(spec):
+    """y=None at a supervised fit: scikit-learn's message."""
+    X, y = spec.data()
+    if y is None:
+        pytest.skip("unsupervised")
+    with pytest.raises(ValueError, match=f"This {spec.cls.__name__} estimator requires y to be passed, "
+                                         "but the target y is None"):
+        spec.make(device="cpu").fit(X, None)
+
+
+@specs("test_numbers_as_text_X")
+@pytest.mark.parametrize("dtype", [str, object])
+def test_numbers_as_text_X(spec, dtype):
+    """Numbers written as text (a string array, or str objects) are refused
+    at fit and at predict with scikit-learn's message, never parsed.
+    scikit-learn's check_array refuses a string array so (its default
+    dtype='numeric'); those of its estimators that ask for float dtypes
+    parse numeric strings, and all of them parse str objects."""
+    X, y = spec.data()
+    text = X.astype(str).astype(dtype)
+    with pytest.raises(ValueError, match="not compatible with arrays of bytes/strings"):
+        _fit_raw(spec, text, y)
+    est = _fit_raw(spec, X, y)
+    with pytest.raises(ValueError, match="not compatible with arrays of bytes/strings"):
+        _predictor(est)(text)
 
 
 @specs("test_odd_sizes")

@@ -1,5 +1,8 @@
 """The input/output layer every estimator and function goes through.
 
+(Over 700 lines: one layer, read as one: every rule below is a check each
+estimator meets, and keeping them in one file keeps them from drifting apart.)
+
 One place for what an array must be before it reaches a backend, and what a
 result is when it comes back:
 
@@ -17,6 +20,13 @@ result is when it comes back:
   the error is scikit-learn's own text (:func:`sklearn_nonfinite_message`).
   A backend pass that counts them anyway (column statistics) may report them
   instead of a separate pass (:func:`raise_nonfinite`).
+- **Text.** Strings (a string dtype, or str / bytes objects, in an array
+  or a DataFrame column) are refused with scikit-learn's message, never
+  parsed into numbers (:func:`refuse_text`).
+- **Overflow.** Finite input whose results overflow (statistics,
+  distances, Gram matrices) gets a ValueError saying the input is too large
+  and what magnitude is supported, never a silent infinity
+  (:func:`check_no_overflow`, :func:`overflow_error`).
 - **Shapes.** Empty data, 1-D X, and a different number of features at
   predict time get scikit-learn's messages (``n_features_in_`` bookkeeping:
   scikit-learn's ``validate_data`` for host data, :func:`check_n_features`
@@ -282,6 +292,111 @@ def raise_nonfinite(name, n_rows, count, n_inf, dtype=np.float64):
         raise ValueError(sklearn_nonfinite_message(name, np.inf, dtype))
 
 
+# -- text where numbers are expected ---------------------------------------------
+def text_message() -> str:
+    """scikit-learn's error for text given where numbers are expected (what
+    its check_array says of an array of strings), in the installed
+    scikit-learn's words."""
+    try:
+        _sk_check_array(np.array([["a"]]))
+    except ValueError as e:
+        return str(e)
+    return ("dtype='numeric' is not compatible with arrays of bytes/strings."
+            "Convert your data to numeric values explicitly instead.")
+
+
+def _holds_text(values) -> bool:
+    """True when NumPy array `values` holds text: a string or bytes dtype, or
+    objects among which a str or bytes."""
+    k = values.dtype.kind
+    if k in "US":
+        return True
+    return k == "O" and any(isinstance(v, (str, bytes)) for v in values.ravel())
+
+
+def _column_text_message(X, j, input_name):
+    name = X.columns[j]
+    col = X.iloc[:, j]
+    if getattr(col.dtype, "name", "") == "category":
+        hint = (f"its categories are strings (e.g. {col.cat.categories[0]!r}); "
+                f"{input_name}[{name!r}].cat.codes gives them as numeric codes")
+    else:
+        first = next(v for v in np.asarray(col).ravel() if isinstance(v, (str, bytes)))
+        hint = f"it holds strings (e.g. {first!r})"
+    return f"{text_message()} Column {name!r} of {input_name}: {hint}."
+
+
+def refuse_text(X, input_name="X"):
+    """scikit-learn's error when host data X holds text (strings or bytes,
+    also as objects, numeric-looking or not) where numbers are expected,
+    naming the column of a DataFrame. Text is never turned into numbers
+    silently: scikit-learn's estimators that check for numbers refuse a
+    string array outright, and a string that does not parse fails anyway."""
+    if isinstance(X, np.ndarray):
+        if _holds_text(X):
+            raise ValueError(text_message())
+        return
+    if X is None or kind(X) != "other":
+        return
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns") and hasattr(X, "iloc"):
+        for j, dt in enumerate(dtypes):
+            if getattr(dt, "kind", "O") not in "OSU":
+                continue
+            col = X.iloc[:, j]
+            values = col.cat.categories if getattr(dt, "name", "") == "category" else col
+            if _holds_text(np.asarray(values)):
+                raise ValueError(_column_text_message(X, j, input_name))
+        return
+    try:
+        values = np.asarray(X)
+    except (ValueError, TypeError):
+        return  # scikit-learn's check reports what is wrong with it
+    if _holds_text(values):
+        raise ValueError(text_message())
+
+
+# -- overflow ----------------------------------------------------------------------
+def largest_magnitude(dtype, power=1, terms=1) -> float:
+    """About the largest magnitude of `dtype` values that a result growing
+    as their `power`-th power, summed over `terms` of them (differences of
+    two values included), keeps finite: (max / terms) ** (1 / power) / 2."""
+    return (float(np.finfo(dtype).max) / max(int(terms), 1)) ** (1.0 / power) / 2.0
+
+
+def overflow_error(owner, what, dtype, *, input_name="X", power=1, terms=1):
+    """The ValueError for a result of finite input that overflowed: `what`
+    (e.g. 'its squared distances overflow') names the result, `dtype` the
+    one it is computed in, `power` and `terms` how it grows with the values
+    (:func:`largest_magnitude`)."""
+    limit = largest_magnitude(dtype, power, terms)
+    return ValueError(
+        f"Input {input_name} holds values too large for {owner} to compute with: {what} "
+        f"{np.dtype(dtype).name}. Magnitudes up to about {limit:.2g} are supported; scale {input_name} down."
+    )
+
+
+def any_nonfinite(a, find_nan=True) -> bool:
+    """True when host or device array `a` holds an infinity, or NaN with
+    `find_nan` (a device array is searched on its own library)."""
+    if is_device_array(a):
+        has_nan, has_inf = device_nonfinite(a)
+        return has_inf or (find_nan and has_nan)
+    a = np.asarray(a)
+    return not bool(np.isfinite(a).all()) if find_nan else bool(np.isinf(a).any())
+
+
+def check_no_overflow(owner, what, *results, dtype, input_name="X", power=1, terms=1, find_nan=True):
+    """:func:`overflow_error` when any of `results` (host or device arrays
+    computed from finite input: fitted statistics, distances) is not finite;
+    with ``find_nan=False`` only infinities count (for results where NaN has
+    another cause, such as a variance of one sample). A result is read once,
+    where it lives; None is skipped."""
+    for r in results:
+        if r is not None and any_nonfinite(r, find_nan):
+            raise overflow_error(owner, what, dtype, input_name=input_name, power=power, terms=terms)
+
+
 # -- device matrices -------------------------------------------------------------
 def as_device_matrix(x, name="X", ensure_2d=True):
     """A C-contiguous float32/float64 device array from a device array, zero-copy when it already is one."""
@@ -387,6 +502,7 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
             est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
             find_inf=find_inf and find_nonfinite, find_nan=find_nonfinite,
         )
+    refuse_text(X)
     if not find_nonfinite:
         finite = False
     elif not find_inf:
@@ -418,6 +534,7 @@ def check_array(X, device, name="X", dtype=None):
         if dtype is not None and str(X.dtype) != np.dtype(dtype).name:
             X = X.astype(np.dtype(dtype).name)
         return X
+    refuse_text(X, name)
     return _sk_check_array(X, accept_sparse=False, dtype=dtype if dtype is not None else list(FLOAT_DTYPES),
                            order="C", input_name=name)
 
@@ -566,6 +683,8 @@ def matrix_operand(x, name, dtype, device, *, allow_transposed=True):
             return x.T, True
         return cupy.ascontiguousarray(x), False
     x = np.asarray(to_numpy(x))
+    if _holds_text(x):
+        raise ValueError(text_message())
     if x.dtype.kind == "c":
         raise ValueError(f"Complex data not supported in {name}")
     if x.ndim != 2:
@@ -630,6 +749,7 @@ def check_X_y(est, X, y, device, *, labels=False, multi_output=True, find_nonfin
     one per row of X."""
     X = place(X, device)
     if not is_device_array(X):
+        refuse_text(X)
         X, y = validate_data(est, X, to_host(y), dtype=FLOAT_DTYPES, y_numeric=not labels,
                              multi_output=multi_output, order="C")
         return X, (y if labels else np.ascontiguousarray(y, dtype=X.dtype))

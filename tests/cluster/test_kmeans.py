@@ -429,6 +429,24 @@ def test_bad_input(device, X, kw, match):
         KMeans(**{"device": device, **kw}).fit(X)
 
 
+@pytest.mark.parametrize("call", [
+    lambda X, sw, dev: KMeans(2, random_state=0, device=dev).fit(X, sample_weight=sw),
+    lambda X, sw, dev: KMeans(2, init="random", random_state=0, device=dev).fit(X, sample_weight=sw),
+    lambda X, sw, dev: twinlearn.MiniBatchKMeans(2, random_state=0, device=dev).fit(X, sample_weight=sw),
+    lambda X, sw, dev: twinlearn.MiniBatchKMeans(2, random_state=0, device=dev).partial_fit(X, sample_weight=sw),
+    lambda X, sw, dev: kmeans_plusplus(X, 2, sample_weight=sw, random_state=0, device=dev),
+], ids=["KMeans", "KMeans-random", "MiniBatchKMeans", "MiniBatchKMeans.partial_fit", "kmeans_plusplus"])
+def test_negative_sample_weight_is_refused(device, call):
+    """scikit-learn's _check_sample_weight(..., ensure_non_negative=True)
+    message. scikit-learn's KMeans refuses them too, by accident of its
+    k-means++ draw ('probabilities are not non-negative')."""
+    X = blobs(n=60, d=3)
+    sw = np.ones(len(X))
+    sw[7] = -0.5
+    with pytest.raises(ValueError, match="^Negative values in data passed to `sample_weight`"):
+        call(X, sw, device)
+
+
 def test_wrong_feature_count_at_predict(device):
     km = KMeans(2, random_state=0, device=device).fit(blobs(n=100, d=3))
     with pytest.raises(ValueError, match="X has 2 features"):

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from twinlearn import GradientBoosting
+from twinlearn import GradientBoosting, GradientBoostingRegressor
 from twinlearn.ensemble._categorical import TS_STREAM, CategoricalEncoder
 from gb_helpers import bits
 
@@ -155,6 +155,28 @@ def test_bad_cat_features_raise(cat_features, message):
     X, y = categorical_data(n=200)
     with pytest.raises(ValueError, match=message):
         GradientBoosting(n_estimators=2, cat_features=cat_features, device="cpu").fit(X, y)
+
+
+@pytest.mark.parametrize("cls, param", [(GradientBoosting, "cat_features"),
+                                         (GradientBoostingRegressor, "categorical_features")])
+def test_pandas_category_of_strings_is_named(cls, param):
+    """A pandas category column whose categories are strings: the error
+    names the column and its numeric codes, at fit and at predict (the
+    categorical path takes numeric category codes). scikit-learn's
+    HistGradientBoosting encodes such a column itself
+    (categorical_features='from_dtype'); without that it fails with
+    'could not convert string to float', naming no column."""
+    pd = pytest.importorskip("pandas")
+    X, y = categorical_data(n=200)
+    df = pd.DataFrame(X, columns=["num", "city", "flag"])
+    est = cls(n_estimators=2, device="cpu", **{param: ["flag"]})
+    est.fit(df, y)
+    named = df.assign(flag=pd.Categorical(np.where(df["flag"] > 0, "yes", "no")))
+    message = r"Column 'flag' of X: its categories are strings .*X\['flag'\]\.cat\.codes"
+    with pytest.raises(ValueError, match=message):
+        cls(n_estimators=2, device="cpu", **{param: ["flag"]}).fit(named, y)
+    with pytest.raises(ValueError, match=message):
+        est.predict(named)
 
 
 def test_infinite_category_raises():

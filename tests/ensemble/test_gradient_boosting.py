@@ -451,3 +451,36 @@ def test_class_weight_multiplies_the_sample_weights():
         X, y).leaf_values_)
     with pytest.raises(ValueError, match="class_weight"):
         GradientBoostingClassifier(class_weight="other", **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GradientBoosting(loss="RMSE", nan_mode="Min"),
+    lambda: GradientBoosting(loss="RMSE", nan_mode="Max"),
+    lambda: GradientBoosting(loss="Logloss", nan_mode="Learned", grow_policy="Depthwise"),
+    lambda: GradientBoosting(loss="MultiClass", nan_mode="Learned", grow_policy="Lossguide"),
+    lambda: GradientBoostingRegressor(),
+    lambda: GradientBoostingClassifier(),
+], ids=["Min", "Max", "Learned-Depthwise", "Learned-Lossguide", "Regressor", "Classifier"])
+def test_all_nan_column_is_a_column_never_split_on(make):
+    """An all-NaN column is accepted and never split on: the predictions are
+    those of the model fitted without it, whatever the column holds at
+    predict; all-NaN X fits the base score. (scikit-learn 1.9's
+    HistGradientBoosting fails on such a column inside its binning: 'window
+    shape cannot be larger than input array shape'.)"""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y = X[:, 0] + 0.3 * rng.standard_normal(300)
+    est = make().set_params(n_estimators=8, random_state=0, device="cpu")
+    if est._is_classifier() or getattr(est, "loss", None) in ("Logloss", "MultiClass"):
+        y = np.digitize(y, [0.0] if getattr(est, "loss", None) != "MultiClass" else [-0.5, 0.5])
+    Xn = X.copy()
+    Xn[:, 1] = np.nan
+    with_nan = est.fit(Xn, y)
+    without = make().set_params(n_estimators=8, random_state=0, device="cpu").fit(X[:, [0, 2]], y)
+    expected = bits(without.predict(X[:, [0, 2]]))
+    assert bits(with_nan.predict(Xn)) == expected
+    assert bits(with_nan.predict(X)) == expected
+    assert not np.any(with_nan.split_feature_[with_nan.split_gain_ > 0] == 1)
+    all_nan = make().set_params(n_estimators=3, random_state=0, device="cpu").fit(np.full_like(X, np.nan), y)
+    out = np.asarray(all_nan.predict(np.full_like(X, np.nan)))
+    assert len(np.unique(out)) == 1

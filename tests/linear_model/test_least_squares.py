@@ -130,6 +130,26 @@ def test_non_finite_input_is_refused(device, bad, Est):
         est.predict(Xb)
 
 
+@pytest.mark.parametrize("classifier", [False, True])
+def test_ridge_n_iter_is_none_as_scikit_learns_direct_solvers(classifier):
+    """scikit-learn's Ridge and RidgeClassifier give n_iter_ None for the
+    solvers that run no iterations ('auto', 'svd', 'cholesky', and
+    'sparse_cg', 'lbfgs' on dense data too), an array of counts for 'lsqr',
+    'sag' and 'saga'. Every solver name here is the direct solve (the module
+    documentation), which runs no iterations: n_iter_ is None for all."""
+    X, y = regression(n=200, d=4, seed=3)
+    if classifier:
+        y = (y > np.median(y)).astype(int)
+    ours_cls = twinlearn.RidgeClassifier if classifier else Ridge
+    ref_cls = sk.RidgeClassifier if classifier else sk.Ridge
+    for solver, positive in [("auto", False), ("svd", False), ("cholesky", False), ("sparse_cg", False),
+                             ("lbfgs", True)]:
+        assert ref_cls(solver=solver, positive=positive).fit(X, y).n_iter_ is None
+        assert ours_cls(solver=solver, positive=positive, device="cpu").fit(X, y).n_iter_ is None
+    for solver in ("lsqr", "sag", "saga"):
+        assert ours_cls(solver=solver, device="cpu").fit(X, y).n_iter_ is None
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("targets", [None, 2])
 def test_ridge_matches_scikit_learn(device, dtype, targets):

@@ -229,7 +229,7 @@ def test_model_fitted_anywhere_predicts_on_cpu(device):
         (np.array([1.0, 2.0, 3.0]), ValueError, "2D array"),
         (sp.csr_matrix(np.eye(3)), TypeError, "[Ss]parse"),
         (np.array([[1 + 1j, 2.0]]), ValueError, "[Cc]omplex"),
-        (np.array([["a", "b"]], dtype=object), ValueError, "convert"),
+        (np.array([["a", "b"]], dtype=object), ValueError, "not compatible with arrays of bytes/strings"),
     ],
 )
 def test_bad_input(device, X, exc, match):

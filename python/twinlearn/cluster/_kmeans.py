@@ -185,6 +185,12 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         w, mean, m2, _, _ = np.asarray(mod.column_stats(ctx, X, None))
         return np.ascontiguousarray(mean), float(np.mean(m2 / w))
 
+    def _check_overflow(self, X, *results):
+        """The overflow error when centers, inertia or distances computed from
+        the finite X are not finite (squared distances summed over features)."""
+        _io.check_no_overflow(type(self).__name__, "its centers or squared distances overflow", *results,
+                              dtype=_io.np_float_dtype(X), power=2, terms=X.shape[1])
+
     # -- fit ---------------------------------------------------------------------
     def _fit_input(self, X, sample_weight):
         """(X, device, dtype, host sample weights) of a fit, its parameters and
@@ -196,7 +202,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         if n < self.n_clusters:
             raise ValueError(f"n_samples={n} should be >= n_clusters={self.n_clusters}.")
         dtype = _io.np_float_dtype(X)
-        return X, device, dtype, _io.host_weights(sample_weight, n, dtype)
+        return X, device, dtype, _io.host_weights(sample_weight, n, dtype, ensure_non_negative=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -242,6 +248,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             print(f"{type(self).__name__}: best of {n_init} run(s) is run {best}: inertia {inertia}, "
                   f"{n_iter} iteration(s)")
         labels = np.asarray(labels)
+        self._check_overflow(X, np.asarray(centers), np.asarray(inertia))
         if distinct < self.n_clusters:
             warnings.warn(
                 f"Number of distinct clusters ({distinct}) found smaller than n_clusters ({self.n_clusters}). "
@@ -267,14 +274,16 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         X = _io.check_finite_X(self, X, device, reset=False)
         return X, device
 
-    def _labels_inertia(self, X, sample_weight, want_inertia):
+    def _labels_inertia(self, X, sample_weight):
         orig = X
         X, device = self._check_test_data(X)
         dtype = _io.np_float_dtype(X)
         sw = _io.host_weights(sample_weight, X.shape[0], dtype)
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=dtype)
         mod, ctx = self._tl_context(device, X)
-        r = mod.kmeans_predict(ctx, X, sw, centers, want_inertia)
+        # The inertia comes with the labels' distances: when it overflows, so did they.
+        r = mod.kmeans_predict(ctx, X, sw, centers, True)
+        self._check_overflow(X, np.asarray(r.inertia))
         return _io.mirror(orig, np.asarray(r.labels)), r.inertia
 
     def predict(self, X):
@@ -288,7 +297,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         -------
         labels : ndarray of shape (n_samples,), int32
         """
-        return self._labels_inertia(X, None, False)[0]
+        return self._labels_inertia(X, None)[0]
 
     def fit_predict(self, X, y=None, sample_weight=None):
         """Compute cluster centers and predict the cluster index of each sample (= ``fit(X).labels_``)."""
@@ -301,13 +310,14 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         -------
         score : float
         """
-        return -float(self._labels_inertia(X, sample_weight, True)[1])
+        return -float(self._labels_inertia(X, sample_weight)[1])
 
     def _transform(self, X, device):
         centers = np.ascontiguousarray(self.cluster_centers_, dtype=_io.np_float_dtype(X))
         mod, ctx = self._tl_context(device, X)
         out = _io.empty_like_kind(X, (X.shape[0], centers.shape[0]), X.dtype)
         mod.pairwise_distances(ctx, X, centers, metric_struct(mod, "euclidean", 2.0, direct=True), out)
+        self._check_overflow(X, out)
         return out
 
     def transform(self, X):
@@ -359,7 +369,7 @@ def kmeans_plusplus(X, n_clusters, *, sample_weight=None, x_squared_norms=None, 
         raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
     if n_local_trials is not None and n_local_trials < 1:
         raise ValueError(f"n_local_trials is set to {n_local_trials} but should be an integer value greater than zero.")
-    sw = _io.host_weights(sample_weight, X.shape[0], _io.np_float_dtype(X))
+    sw = _io.host_weights(sample_weight, X.shape[0], _io.np_float_dtype(X), ensure_non_negative=True)
     mod, ctx = runner._tl_context(dev, X)
     r = mod.kmeans_plusplus(ctx, X, sw, int(n_clusters), _seed(random_state), int(n_local_trials or 0))
     return np.asarray(r.centers), np.asarray(r.indices)
@@ -516,6 +526,7 @@ class MiniBatchKMeans(MiniBatchSteps, KMeans):
         else:
             self.inertia_ = float(self._ewa_inertia * (np.sum(sw) if sw is not None else n)) \
                 if self._ewa_inertia is not None else 0.0
+        self._check_overflow(X, self.cluster_centers_, np.asarray(self.inertia_))
         identity.record("MiniBatchKMeans.cluster_centers_", self.cluster_centers_)
         self._tl_record_fit(device, "identical")
         return self
@@ -541,7 +552,7 @@ class MiniBatchKMeans(MiniBatchSteps, KMeans):
         X = _io.check_finite_X(self, X, device, reset=not has_centers)
         n = X.shape[0]
         dtype = _io.np_float_dtype(X)
-        sw = _io.host_weights(sample_weight, n, dtype)
+        sw = _io.host_weights(sample_weight, n, dtype, ensure_non_negative=True)
         mod, ctx = self._tl_context(device, X)
         if not has_centers:
             if n < self.n_clusters:
@@ -569,6 +580,7 @@ class MiniBatchKMeans(MiniBatchSteps, KMeans):
             r = mod.kmeans_predict(ctx, X, sw, self.cluster_centers_, True)
             self.labels_ = np.asarray(r.labels)
             self.inertia_ = float(r.inertia)
+        self._check_overflow(X, self.cluster_centers_, np.asarray(getattr(self, "inertia_", 0.0)))
         self._tl_record_fit(device, "identical")
         return self
 

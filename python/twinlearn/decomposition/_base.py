@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.extmath import fast_logdet
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, to_host
+from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, refuse_text, to_host
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
@@ -202,6 +202,7 @@ class BasePCA(BaseProjection):
         """score_samples as NumPy (computed on the host)."""
         check_is_fitted(self)
         # Host arrays go to validate_data as given, so a DataFrame's column names are checked.
+        refuse_text(to_host(X))
         X = validate_data(self, to_host(X), dtype=FLOAT_DTYPES, reset=False)
         Xr = X - self.mean_
         n_features = X.shape[1]

@@ -180,7 +180,7 @@ class IncrementalPCA(BasePCA):
             correction = np.sqrt((seen / n_total) * n) * (self.mean_ - mean_b)
             G = G + SV.T @ SV + np.outer(correction, correction)
             rows = SV.shape[0] + n + 1
-        lam, V = _solvers.eigh_desc(0.5 * (G + G.T))
+        lam, V = _solvers.eigh_desc(0.5 * (G + G.T), owner=backend.tag)
         r = min(rows, d)
         lam = np.where(lam[:r] < 0.0, 0.0, lam[:r])
         Vt = V[:, :r].T.copy()
@@ -203,6 +203,9 @@ class IncrementalPCA(BasePCA):
                 self.noise_variance_ = dtype(explained_variance[k:].mean()) if r > k else dtype(np.nan)
         else:
             self.noise_variance_ = dtype(0.0)
+        backend.check_overflow(X, "its singular values or variances overflow", self.components_,
+                               self.explained_variance_, self.singular_values_,
+                               find_nan=False)
         backend.record("components_", self.components_)
         # Across batches the weakest mode delivered counts.
         fast = getattr(self, "_tl_fast", False) and not first

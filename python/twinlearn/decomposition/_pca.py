@@ -223,6 +223,9 @@ class PCA(BasePCA):
         self.mean_ = mean
         self.n_samples_ = n
         self._cast(dtype)
+        backend.check_overflow(X, "its singular values or variances overflow", self.components_,
+                               self.explained_variance_, self.singular_values_,
+                               find_nan=False)
         backend.record("components_", self.components_)
         backend.record("explained_variance_", self.explained_variance_)
         self._tl_record_fit(device, backend.delivered)
@@ -289,7 +292,15 @@ class PCA(BasePCA):
         backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the host."""
         Xc = np.asarray(backend.host(backend.center(X, mean)), dtype=np.float64)
         backend.record("centered", Xc)
-        _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+        backend.check_overflow(X, "its mean or centred values overflow", Xc)
+        try:
+            _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+        except linalg.LinAlgError:
+            # LAPACK fails to converge when the squares of finite values overflow.
+            with np.errstate(over="ignore"):
+                squares = np.square(np.max(np.abs(Xc))) * len(Xc)
+            backend.check_overflow(X, "its squared values overflow", squares)
+            raise
         return S, Vt
 
     def _covariance_eigh(self, backend, X, mean, k=None, G=None):
@@ -359,8 +370,8 @@ class PCA(BasePCA):
             side, G, A = "right", backend.gram(X, offset=mean), X
         else:
             A = backend.center(X, mean)
-            side, G = "left", np.asarray(backend.host(backend.matmul(A, False, A, True, like=np.empty(0))),
-                                         dtype=np.float64)
+            side, G = "left", backend.check_overflow(X, "its Gram matrix overflows", np.asarray(
+                backend.host(backend.matmul(A, False, A, True, like=np.empty(0))), dtype=np.float64))
         if G is not None:
             backend.record("gram", G)
         Vt, S = _solvers.randomized_right(

@@ -21,7 +21,8 @@ from scipy import linalg
 from sklearn.utils import check_random_state
 
 from .. import _backend, identity
-from .._io import empty_like_kind, is_device_array, np_float_dtype, raise_nonfinite, to_numpy
+from .._io import (check_no_overflow, empty_like_kind, is_device_array, np_float_dtype, overflow_error,
+                   raise_nonfinite, to_numpy)
 from ..linalg._linalg import gram_matrix
 
 #: Philox stream of the random projections (docs/NUMERICS.md, rule 5).
@@ -119,7 +120,15 @@ class Backend:
         w, mean, m2, n, ninf = np.asarray(r.stats)
         raise_nonfinite(self.tag, X.shape[0], n, ninf, np_float_dtype(X))
         self._note(r.delivered)
-        return n, mean, m2, np.asarray(r.gram)
+        return n, mean, m2, self.check_overflow(X, "its Gram matrix overflows", np.asarray(r.gram))
+
+    def check_overflow(self, X, what, *results, find_nan=True):
+        """results (the first returned), unless one is not finite (only
+        infinities count without `find_nan`): the overflow error for the
+        finite X (products of pairs of its values, summed over its rows)."""
+        check_no_overflow(self.tag, what, *results, dtype=np_float_dtype(X), power=2, terms=X.shape[0],
+                          find_nan=find_nan)
+        return results[0]
 
     def gram(self, X, offset=None):
         """(X - offset)ᵀ (X - offset), float64 NumPy (entries computed in X's dtype)."""
@@ -127,7 +136,7 @@ class Backend:
             offset = np.ascontiguousarray(offset, dtype=np_float_dtype(X))
         G, mode = gram_matrix(self.mod, self.ctx, X, None, offset)
         self._note(mode)
-        return G
+        return self.check_overflow(X, "its Gram matrix overflows", G)
 
     @property
     def eigh_on_device(self) -> bool:
@@ -141,7 +150,7 @@ class Backend:
         same on both backends."""
         d = C.shape[0]
         if not (self.eigh_on_device and d > 1):
-            return eigh_desc(C, k)
+            return eigh_desc(C, k, self.tag)
         w, V = np.empty(d), np.empty((d, d))
         self.mod.linalg_sym_eigh(self.ctx, np.ascontiguousarray(C, dtype=np.float64), w, V)
         self._note("fast")
@@ -256,17 +265,27 @@ def _subset_k(k, d):
     return k if k is not None and 0 < k and 4 * k <= d else None
 
 
-def eigh_desc(C, k=None):
+def eigh_desc(C, k=None, owner="the eigendecomposition"):
     """Eigenvalues (descending) and eigenvectors (columns) of the symmetric C,
     float64. With k, only the k largest (LAPACK's syevr on a subset) when that
-    saves work; otherwise all of them."""
+    saves work; otherwise all of them. A C that is not finite because
+    products of finite data overflowed (LAPACK fails to converge on it) gets
+    the overflow error naming `owner`."""
     d = C.shape[0]
-    with _blas_threads(d):
-        k = _subset_k(k, d)
-        if k is not None:
-            w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
-        else:
-            w, V = np.linalg.eigh(C)
+    check_no_overflow(owner, "the products of its values overflow", C, dtype=np.float64, power=2, find_nan=False)
+    try:
+        with _blas_threads(d):
+            k = _subset_k(k, d)
+            if k is not None:
+                w, V = linalg.eigh(C, subset_by_index=[d - k, d - 1], check_finite=False)
+            else:
+                w, V = np.linalg.eigh(C)
+    except (np.linalg.LinAlgError, linalg.LinAlgError) as e:
+        # NaN from overflowed products (inf - inf) keeps LAPACK from converging;
+        # NaN of other causes (the covariance of one sample, 0 / 0) passes through.
+        if np.isfinite(C).all():
+            raise
+        raise overflow_error(owner, "the products of its values overflow", np.float64, power=2) from e
     return w[::-1].copy(), V[:, ::-1].copy()
 
 
@@ -305,7 +324,7 @@ def _keep_threshold(lam, dtype):
     return max(lam[0], 0.0) * np.finfo(dtype).eps * max(len(lam), 8) * 4
 
 
-def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype):
+def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype, owner="the randomized SVD"):
     """Randomized SVD of A from its Gram matrix on the range side.
 
     G (s x s, float64) is AᵀA (the rows' side, s = n_features) or AAᵀ
@@ -333,7 +352,7 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype):
         H = G @ Q
         M = Q.T @ H
         M = 0.5 * (M + M.T)
-        lam, W = eigh_desc(M)
+        lam, W = eigh_desc(M, owner=owner)
         keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
         T = W[:, keep] / np.sqrt(lam[keep])
         B = (H @ T).T
@@ -357,7 +376,8 @@ def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, s
     # mean direction dwarfs the rest, lost 7 of 32 components.) AAᵀ is a
     # product in A's dtype.
     noise_dtype = np.float64 if side == "right" else dtype
-    Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, noise_dtype)
+    Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, noise_dtype,
+                                               backend.tag)
     k = min(n_components, len(sv))
     if side == "right":
         return Vt_s[:k], sv[:k]
@@ -377,7 +397,7 @@ def _orthonormalize_tall(backend, Y, dtype, passes=1):
     dropped; `passes` repetitions (2 = orthonormal to working precision)."""
     for _ in range(passes):
         M = backend.gram(Y)
-        lam, W = eigh_desc(0.5 * (M + M.T))
+        lam, W = eigh_desc(0.5 * (M + M.T), owner=backend.tag)
         keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
         if not keep.any():
             return None

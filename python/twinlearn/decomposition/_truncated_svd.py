@@ -188,6 +188,11 @@ class TruncatedSVD(BaseProjection):
             self.explained_variance_ = exp_var.astype(dtype)
             self.explained_variance_ratio_ = (exp_var / full_var).astype(dtype)
         self.singular_values_ = np.asarray(S, dtype=dtype)
+        with np.errstate(over="ignore"):
+            squares = np.square(np.asarray(S, dtype=np.float64)) / n  # the variances are below them
+        backend.check_overflow(X, "its singular values or variances overflow", self.components_,
+                               self.explained_variance_, self.singular_values_, squares,
+                               find_nan=False)
         self._tl_record_fit(device, backend.delivered)
         return as_caller_type(orig, X_new, backend) if transform else None
 

@@ -42,6 +42,7 @@ def check_input(est, X, device, *, reset, y=NO_Y):
         return X, y
     if predicting:
         return _io.check_X(est, X, "cpu", reset=reset, for_fit=True, allow_nan=est._allow_nan()), None
+    _io.refuse_text(X)
     return validate_data(est, X, y, accept_sparse=False, dtype=_io.FLOAT_DTYPES,
                          ensure_all_finite="allow-nan" if est._allow_nan() else True, reset=reset, order="C",
                          y_numeric=not est._is_classifier())
@@ -51,6 +52,22 @@ def probabilistic(y):
     """True for CrossEntropy targets given as probabilities (floats in [0, 1], not all 0 or 1)."""
     y = np.asarray(y)
     return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
+
+
+#: The largest target magnitude of a regression: the predictions are float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_target_magnitude(est, y):
+    """A clear error for regression targets beyond float32's range: the
+    model is fitted in float64 but predicts in float32, where such values
+    overflow to infinity."""
+    largest = float(np.max(np.abs(y), initial=0.0))
+    if largest > FLOAT32_MAX:
+        raise ValueError(
+            f"Input y holds values too large for {type(est).__name__}: its largest magnitude {largest:.4g} is "
+            f"above {FLOAT32_MAX:.8g}, the largest float32, the dtype of the predictions. Scale y down."
+        )
 
 
 def encode_target(est, y, loss_name, classes_codes=None):
@@ -67,6 +84,7 @@ def encode_target(est, y, loss_name, classes_codes=None):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
+        check_target_magnitude(est, y)
         return y, 1
     classes, codes = classes_codes if classes_codes is not None else _labels.checked_unique(y)
     if len(classes) < 2:

@@ -30,8 +30,22 @@ def predict_core(est, X, kind, n_trees=None):
     out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
     mod, ctx = est._tl_context(device, X)
     mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None else int(n_trees), kind, out)
+    check_predictions(est, out)
     identity.record(f"{type(est).__name__}.predict_{kind}", out)
     return _io.mirror(orig, out)
+
+
+def check_predictions(est, out):
+    """out, unless a prediction overflowed: the float32 output (host or
+    device) holds an infinity, which finite margins of a model whose targets
+    fit float32 do not reach."""
+    inf = _io.device_any(out, "inf") if _io.is_device_array(out) else bool(np.isinf(out).any())
+    if inf:
+        raise ValueError(
+            f"The predictions of {type(est).__name__} overflow float32, the dtype they are computed in "
+            f"(largest value {np.finfo(np.float32).max:.8g}): the model's values are too large for it."
+        )
+    return out
 
 
 def staged_core(est, X, kind, sklearn_shape=False):
@@ -50,7 +64,7 @@ def staged_core(est, X, kind, sklearn_shape=False):
     f64 = est.__dict__.get("_tl_float64_output", False)
     for t in range(len(est.tree_depth_)):
         mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
-        yield mod.gbdt_link(est._loss_name, acc, kind, sklearn_shape, f64)
+        yield check_predictions(est, mod.gbdt_link(est._loss_name, acc, kind, sklearn_shape, f64))
 
 
 def value_kind(est):

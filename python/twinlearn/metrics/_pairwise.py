@@ -59,6 +59,15 @@ def metric_struct(mod, name, p, *, direct):
     return native.params(mod.MetricParams, metric=name, p=float(p), direct=bool(direct))
 
 
+def check_distances_finite(owner, D, X, name, p):
+    """The overflow error when distances D between finite rows of X's width
+    are not finite (they grow as the p-th power of the values for
+    Minkowski, the square for the dot-product metrics, summed over features)."""
+    power = 1.0 if name in ("manhattan", "cityblock", "l1", "chebyshev") else (p if name == "minkowski" else 2.0)
+    _io.check_no_overflow(owner, "its distances overflow", D, dtype=_io.np_float_dtype(X), power=power,
+                          terms=X.shape[1])
+
+
 def _prepare(X, Y, device, numeric_mode):
     runner = _Runner(device, numeric_mode)
     runner._tl_validate_params()
@@ -118,6 +127,7 @@ def pairwise_distances(X, Y=None, metric="euclidean", *, n_jobs=None, device=Non
         mod.pairwise_distances(ctx, Xc, Yc, metric_struct(mod, name, p, direct=True), out)
     if Y is None and name in _ZERO_DIAGONAL:
         _zero_diagonal(out)
+    check_distances_finite("pairwise_distances", out, Xc, name, p)
     return _io.mirror(X, out)
 
 
@@ -133,7 +143,7 @@ def _zero_diagonal(out):
         cupy.fill_diagonal(out, 0)
 
 
-def _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode):
+def _argmin_min(owner, X, Y, axis, metric, metric_kwargs, device, numeric_mode):
     if axis not in (0, 1):
         raise ValueError(f"axis must be 0 or 1; got {axis}")
     if axis == 0:
@@ -142,7 +152,9 @@ def _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode):
     name, p = resolve_metric(metric, metric_kwargs.pop("p", None), metric_kwargs)
     mod, ctx, Xc, Yc = _prepare(X, Y, device, numeric_mode)
     r = mod.knn_search(ctx, Yc, Xc, metric_struct(mod, name, p, direct=False), 1)
-    return np.asarray(r.indices)[:, 0].astype(np.intp), np.asarray(r.distances)[:, 0]
+    dist = np.asarray(r.distances)[:, 0]
+    check_distances_finite(owner, dist, Xc, name, p)  # the argmins came from them
+    return np.asarray(r.indices)[:, 0].astype(np.intp), dist
 
 
 def pairwise_distances_argmin_min(X, Y, *, axis=1, metric="euclidean", metric_kwargs=None, device=None,
@@ -164,7 +176,7 @@ def pairwise_distances_argmin_min(X, Y, *, axis=1, metric="euclidean", metric_kw
     >>> pairwise_distances_argmin_min(X, Y, device="cpu")
     (array([1, 0]), array([1.        , 1.41421356]))
     """
-    return _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode)
+    return _argmin_min("pairwise_distances_argmin_min", X, Y, axis, metric, metric_kwargs, device, numeric_mode)
 
 
 def pairwise_distances_argmin(X, Y, *, axis=1, metric="euclidean", metric_kwargs=None, device=None,
@@ -175,4 +187,4 @@ def pairwise_distances_argmin(X, Y, *, axis=1, metric="euclidean", metric_kwargs
     -------
     argmin : ndarray of shape (n_samples_X,)
     """
-    return _argmin_min(X, Y, axis, metric, metric_kwargs, device, numeric_mode)[0]
+    return _argmin_min("pairwise_distances_argmin", X, Y, axis, metric, metric_kwargs, device, numeric_mode)[0]

@@ -17,12 +17,14 @@ from sklearn.utils.validation import (
 )
 
 from .. import identity
-from .._io import check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
+from .._io import check_no_overflow, check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 
-def _labels_1d(y):
+def _labels_1d(est, y):
     """y as a 1-D NumPy array, with scikit-learn's checks and warnings."""
+    if y is None:
+        raise ValueError(f"This {type(est).__name__} estimator requires y to be passed, but the target y is None.")
     y = column_or_1d(to_host(y), warn=True)
     if y.dtype.kind == "f":
         _assert_all_finite(y, input_name="y")
@@ -116,7 +118,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         -------
         self : object
         """
-        y = _labels_1d(y)
+        y = _labels_1d(self, y)
         return self._partial_fit(X, y, np.unique(y), _refit=True, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -144,7 +146,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         first_call = _check_partial_fit_first_call(self, classes)
         device = self._tl_device(X)
         X = check_X(self, X, device, reset=first_call, for_fit=True, allow_nan=False)
-        y = _labels_1d(y)
+        y = _labels_1d(self, y)
         check_consistent_length(X, y)
         dt = np_float_dtype(X)
         sw = check_sample_weight(sample_weight, X)
@@ -215,6 +217,8 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
                 self.theta_[i, :] = mu
                 self.var_[i, :] = var
             self.class_count_[i] += n_new
+        check_no_overflow("GaussianNB", "the class means or variances overflow", self.theta_, self.var_,
+                          self.epsilon_, dtype=dt, power=2, terms=X.shape[0])
         self.var_[:, :] += self.epsilon_
         if self.priors is None:
             self.class_prior_ = self.class_count_ / np.sum(self.class_count_)

@@ -25,7 +25,7 @@ from .. import _io, _native as native, identity
 from .._config import n_threads_context
 from .._labels import integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
-from ..metrics._pairwise import METRICS, metric_struct, resolve_metric
+from ..metrics._pairwise import METRICS, check_distances_finite, metric_struct, resolve_metric
 
 _EFFECTIVE = {"l2": "euclidean", "cityblock": "manhattan", "l1": "manhattan"}
 
@@ -149,6 +149,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def _check_precomputed(self, X, *, reset):
         """A precomputed distance matrix as a float64 NumPy array: square for
         a fit, one column per indexed sample for a query; no negative entries."""
+        _io.refuse_text(X)
         X = validate_data(self, X if reset else _io.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=reset)
         if reset and X.shape[0] != X.shape[1]:
             raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x{X.shape[1]} matrix.")
@@ -188,7 +189,9 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 # Past 1024 neighbours the selection runs on the CPU backend (same bits).
                 index, X = _io.to_numpy(index), _io.to_numpy(X)
             r = mod.knn_search(ctx, index, X, metric_struct(mod, name, p, direct=False), int(k))
-        return np.asarray(r.distances), np.asarray(r.indices).view(np.intp)
+        dist = np.asarray(r.distances)
+        check_distances_finite(type(self).__name__, dist, X, name, p)  # the neighbours were ranked by them
+        return dist, np.asarray(r.indices).view(np.intp)
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """Find the K-neighbors of a point.
@@ -269,6 +272,15 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         indptr = np.arange(0, n_q * k + 1, k)
         return sp.csr_matrix((data, ind.ravel(), indptr), shape=(n_q, self.n_samples_fit_))
 
+    def _query_radius(self, radius):
+        """The radius of a query: the argument, else the estimator's parameter
+        (the k-neighbours estimators have none, so there it must be given)."""
+        if radius is None:
+            radius = getattr(self, "radius", None)
+        if radius is None:
+            raise TypeError(f"{type(self).__name__} has no radius parameter: pass radius= to the query")
+        return radius
+
     def radius_neighbors(self, X=None, radius=None, return_distance=True, sort_results=False):
         """Find the neighbors within a given radius (distance <= radius).
 
@@ -283,8 +295,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         if sort_results and not return_distance:
             raise ValueError("return_distance must be True if sort_results is True.")
-        if radius is None:
-            radius = self.radius
+        radius = self._query_radius(radius)
         query_is_train = X is None
         if query_is_train:
             X, device = self._fitted_queries()
@@ -323,8 +334,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def radius_neighbors_graph(self, X=None, radius=None, mode="connectivity", sort_results=False):
         """The radius-neighbours graph as a CSR matrix of shape (n_queries, n_samples_fit)."""
         check_is_fitted(self)
-        if radius is None:
-            radius = self.radius
+        radius = self._query_radius(radius)
         if mode == "connectivity":
             ind = self.radius_neighbors(X, radius, return_distance=False)
             data = None
@@ -449,6 +459,7 @@ class _SupervisedNeighbors(_NeighborsBase):
         if _io.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
         else:
+            _io.refuse_text(X)
             X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
                                  dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
         if y.shape[0] != X.shape[0]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
 from .. import identity
-from .._io import INF_MESSAGE, check_sample_weight, check_X, np_float_dtype, transform_elementwise
+from .._io import INF_MESSAGE, check_no_overflow, check_sample_weight, check_X, np_float_dtype, transform_elementwise
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 
 
@@ -164,6 +164,9 @@ class StandardScaler(TwinlearnEstimatorMixin, _ScalerTagsMixin, OneToOneFeatureM
             prev_seen = np.broadcast_to(np.asarray(self.n_samples_seen_), w_b.shape)
             w, mean, m2 = _merge_stats(self._tl_w, self._tl_mean, self._tl_m2, w_b, mean_b, m2_b)
             seen = prev_seen.astype(count_b.dtype) + count_b
+        # Finite X whose mean or squared deviations overflow: an error, not inf.
+        check_no_overflow("StandardScaler", "its mean or variance overflows", mean[w > 0], m2[w > 0],
+                          dtype=np.float64, power=2, terms=int(np.max(seen, initial=1)))
         self._tl_w, self._tl_mean, self._tl_m2 = w, mean, m2
 
         with np.errstate(invalid="ignore", divide="ignore"):

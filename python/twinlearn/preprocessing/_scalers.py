@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .. import identity
-from .._io import INF_MESSAGE, check_X, np_float_dtype, transform_elementwise, zeros_to_one
+from .._io import INF_MESSAGE, check_no_overflow, check_X, np_float_dtype, transform_elementwise, zeros_to_one
 from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ._data import _ScalerTagsMixin
 
@@ -187,7 +187,10 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
             data_max = _maximum(self.data_max_.astype(dt), data_max.astype(dt))
         dt = data_min.dtype
         lo, hi = np.asarray(feature_range[0], dtype=dt), np.asarray(feature_range[1], dtype=dt)
-        data_range = data_max - data_min
+        with np.errstate(over="ignore"):
+            data_range = data_max - data_min
+        check_no_overflow("MinMaxScaler", "the range (max - min) of a column overflows",
+                          data_range[~np.isnan(data_range)], dtype=dt)
         self.scale_ = (hi - lo) / zeros_to_one(data_range)
         self.min_ = lo - data_min * self.scale_
         self.data_min_ = data_min
