@@ -66,7 +66,7 @@ TL_HD ColStat finish(const ChunkAcc& a) {
     const double q = div(a.s1, a.s0);
     c.mean = add(a.k, q);
     const double m2 = sub(a.s2, mul(a.s1, q));
-    c.m2 = m2 > 0.0 ? m2 : 0.0;
+    c.m2 = (m2 > 0.0 || m2 != m2) ? m2 : 0.0;  // rounding below 0 clamps; an overflowed sum (NaN) stays NaN
   }
   return c;
 }

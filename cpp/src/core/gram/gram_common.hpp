@@ -120,7 +120,7 @@ inline bool centre_moments(std::int64_t n, std::int64_t d, std::int64_t t, std::
     st.n_inf = 0;
     st.mean = x0[c] + s[c] / nn;
     const double m2 = shifted(c, c) - s[c] * s[c] / nn;
-    st.m2 = m2 > 0.0 ? m2 : 0.0;
+    st.m2 = (m2 > 0.0 || m2 != m2) ? m2 : 0.0;  // as colstats.hpp's finish: NaN (overflow) stays NaN
   }
   return true;
 }
