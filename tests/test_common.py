@@ -282,13 +282,30 @@ def test_layout_and_kind_keep_the_bits(spec, layout):
     assert_same_snapshot(ref, snapshot(est, given), f"{layout} input vs C-ordered float64")
 
 
+# Known bugs of device-array mirroring, seen on an H100 (strict xfails: a fix
+# fails here until its entry goes): estimator -> devices where a CuPy array or
+# CUDA tensor in does not give the same type (and values) out. On the CPU
+# backend these estimators hand a device array's results back as NumPy.
+_CPU_ONLY_GAP = ("cpu",)
+MIRROR_GAPS = {
+    **{name: _CPU_ONLY_GAP for name in (
+        "LinearRegression", "Ridge", "RidgeClassifier", "Lasso", "ElasticNet", "LogisticRegression",
+        "KMeans", "MiniBatchKMeans", "GradientBoosting", "GradientBoosting-Logloss",
+        "GradientBoostingClassifier", "GradientBoostingRegressor")},
+    "KNeighborsRegressor": ("cpu", "cuda"),
+}
+
+
 @pytest.mark.gpu
 @specs("test_device_array_in_same_type_out")
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_device_array_in_same_type_out(spec, lib, device):
+def test_device_array_in_same_type_out(spec, lib, device, request):
     """A CuPy array or CUDA tensor in gives the same type out, with the values
     of NumPy input; a model fitted on device arrays equals one fitted on NumPy."""
+    if device in MIRROR_GAPS.get(spec.name, ()):
+        request.applymarker(pytest.mark.xfail(
+            strict=True, reason=f"{spec.name} on the {device} backend does not mirror device-array input"))
     X, y = spec.data(dtype=np.float32)
     est = spec.fit(X, y, device=device, numeric_mode="identical")
     Xd = to_device(lib, X)
