@@ -16,14 +16,9 @@ CpuTrainer<T>::CpuTrainer(const Context& ctx, MatrixView<const T> X, const doubl
       Dh_(gbdt::hist_channels(p, D_)), y_(y), w_(w) {
   B_ = compute_borders(ctx, X, p.border_count, p.nan_mode);
   bin_matrix(ctx, X, B_, bins_);
-  int maxb = 0;
-  bool any = false;
-  for (int f = 0; f < F_; ++f) {
-    maxb = std::max(maxb, B_.count[f]);
-    any = any || B_.count[f] > 0;
-  }
-  Bp_ = maxb + 1;
-  depth_ = any ? p.max_depth : 0;
+  const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
+  Bp_ = ext.bins;
+  depth_ = ext.depth;
   if (p.nan_mode == GbdtNanMode::Learned) nan_bin_ = gbdt::nan_bins(B_.padded, B_.count);
   if (eval.X.rows > 0) {
     has_eval_ = true;

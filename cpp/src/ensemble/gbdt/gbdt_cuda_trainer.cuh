@@ -31,14 +31,9 @@ class CudaTrainer {
       B_ = compute_borders_cuda(L_, xs.view, p.border_count, p.nan_mode);
       bins_ = bin_matrix_cuda(L_, xs.view, B_);
     }
-    int maxb = 0;
-    bool any = false;
-    for (int f = 0; f < F_; ++f) {
-      maxb = std::max(maxb, B_.count[f]);
-      any = any || B_.count[f] > 0;
-    }
-    Bp_ = maxb + 1;
-    depth_ = any ? p.max_depth : 0;
+    const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
+    Bp_ = ext.bins;
+    depth_ = ext.depth;
     if (p.nan_mode == GbdtNanMode::Learned) {
       const std::vector<std::uint8_t> nb = gbdt::nan_bins(B_.padded, B_.count);
       nan_bin_ = to_device(nb, dev, L_.stream);

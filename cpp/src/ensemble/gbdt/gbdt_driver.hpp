@@ -52,6 +52,15 @@ void fill_split_borders(GbdtModel& m);
 // them) start with the NaN bin's border (gbdt::has_nan_bin), else 0.
 std::vector<std::uint8_t> nan_bins(const std::vector<double>& padded, const std::vector<int>& count);
 
+// Bin slots per feature in the histogram layout (the most borders of any
+// feature, plus one) and the depth the trees grow to: max_depth, or 0 when
+// no feature has a border (nothing can split).
+struct BinExtent {
+  int bins = 1;
+  int depth = 0;
+};
+BinExtent bin_extent(const std::vector<int>& count, int max_depth);
+
 // split_bin from the split codes the backends export there (see
 // gbdt::kNanRight), and under nan_mode Learned split_nan_right from their
 // flags. Before trim_trees.

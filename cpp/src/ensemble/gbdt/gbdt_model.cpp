@@ -308,6 +308,16 @@ std::vector<std::uint8_t> nan_bins(const std::vector<double>& padded, const std:
   return out;
 }
 
+BinExtent bin_extent(const std::vector<int>& count, int max_depth) {
+  int maxb = 0;
+  bool any = false;
+  for (int c : count) {
+    maxb = std::max(maxb, c);
+    any = any || c > 0;
+  }
+  return {maxb + 1, any ? max_depth : 0};
+}
+
 void split_nan_from_codes(GbdtModel& m) {
   const bool learned = m.nan_mode == GbdtNanMode::Learned;
   m.split_nan_right.assign(learned ? m.split_bin.size() : 0, 0);
