@@ -683,8 +683,7 @@ def matrix_operand(x, name, dtype, device, *, allow_transposed=True):
             return x.T, True
         return cupy.ascontiguousarray(x), False
     x = np.asarray(to_numpy(x))
-    if _holds_text(x):
-        raise ValueError(text_message())
+    refuse_text(x, name)
     if x.dtype.kind == "c":
         raise ValueError(f"Complex data not supported in {name}")
     if x.ndim != 2:

@@ -172,17 +172,22 @@ def threshold(name: str) -> tuple[int, int]:
     t = _overrides.get(name)
     if t is not None:
         return t
-    entry = _registry.lookup(name).entry
-    if _global_rows is not None:
-        return _global_rows, 0
-    return _thresholds.default_threshold(entry)
+    entry = _registry.lookup(name).entry  # an unknown name raises
+    return _set_limits(name) or _thresholds.default_threshold(entry)
+
+
+def _set_limits(name: str) -> tuple[int, int] | None:
+    """The limits set_threshold set for estimator `name`: its own, else
+    the rows of set_threshold(n); None when neither is set."""
+    t = _overrides.get(name)
+    if t is None and _global_rows is not None:
+        t = (_global_rows, 0)
+    return t
 
 
 def below_threshold(rs, n_samples: int, n_features: int) -> str | None:
     """The reason X is too small for resolved entry `rs`, or None."""
-    t = _overrides.get(rs.name)
-    if t is None and _global_rows is not None:
-        t = (_global_rows, 0)
+    t = _set_limits(rs.name)
     rows, cols = t if t is not None else _thresholds.default_threshold(rs.entry, n_features)
     if n_samples < rows:
         never = _thresholds.never_reason(rs.name, n_features) if t is None and rows == _thresholds.NEVER else None

@@ -139,23 +139,22 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return tags
 
     # -- helpers ---------------------------------------------------------------
-    def _resolve_n_init(self):
+    def _resolve_n_init(self, auto_random=10, stacklevel=3):
+        """n_init in force: 'auto' is 1 for k-means++ or given centers and
+        `auto_random` for random or callable inits; given centers run once
+        (with scikit-learn's warning, `stacklevel` frames up)."""
         init = self.init
+        explicit = not isinstance(init, str) and not callable(init)
         if self.n_init == "auto":
-            if isinstance(init, str) and init == "k-means++":
-                n_init = 1
-            elif isinstance(init, str) and init == "random" or callable(init):
-                n_init = 10
-            else:
-                n_init = 1
+            n_init = 1 if explicit or init == "k-means++" else auto_random
         else:
             n_init = self.n_init
-        if not isinstance(init, str) and not callable(init) and n_init != 1:
+        if explicit and n_init != 1:
             warnings.warn(
                 "Explicit initial center position passed: performing only one init in "
                 f"{type(self).__name__} instead of n_init={n_init}.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
             n_init = 1
         return n_init

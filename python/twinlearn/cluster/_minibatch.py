@@ -31,20 +31,7 @@ class MiniBatchSteps:
         return np.asarray(getattr(core, what)(ctx, *args), dtype=np.int64)
 
     def _check_params(self, n):
-        if self.n_init == "auto":
-            n_init = 1 if isinstance(self.init, str) and self.init == "k-means++" or not (
-                isinstance(self.init, str) or callable(self.init)) else 3
-        else:
-            n_init = self.n_init
-        if not isinstance(self.init, str) and not callable(self.init) and n_init != 1:
-            warnings.warn(
-                "Explicit initial center position passed: performing only one init in "
-                f"{type(self).__name__} instead of n_init={n_init}.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            n_init = 1
-        self._n_init = n_init
+        self._n_init = self._resolve_n_init(auto_random=3, stacklevel=4)
         self._batch_size = min(self.batch_size, n)
         init_size = self.init_size
         if init_size is None:

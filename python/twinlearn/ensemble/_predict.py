@@ -39,8 +39,7 @@ def check_predictions(est, out):
     """out, unless a prediction overflowed: the float32 output (host or
     device) holds an infinity, which finite margins of a model whose targets
     fit float32 do not reach."""
-    inf = _io.device_any(out, "inf") if _io.is_device_array(out) else bool(np.isinf(out).any())
-    if inf:
+    if _io.any_nonfinite(out, find_nan=False):
         raise ValueError(
             f"The predictions of {type(est).__name__} overflow float32, the dtype they are computed in "
             f"(largest value {np.finfo(np.float32).max:.8g}): the model's values are too large for it."

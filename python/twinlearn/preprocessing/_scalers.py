@@ -189,8 +189,8 @@ class MinMaxScaler(TwinlearnEstimatorMixin, _ColumnScalerMixin, OneToOneFeatureM
         lo, hi = np.asarray(feature_range[0], dtype=dt), np.asarray(feature_range[1], dtype=dt)
         with np.errstate(over="ignore"):
             data_range = data_max - data_min
-        check_no_overflow("MinMaxScaler", "the range (max - min) of a column overflows",
-                          data_range[~np.isnan(data_range)], dtype=dt)
+        check_no_overflow("MinMaxScaler", "the range (max - min) of a column overflows", data_range, dtype=dt,
+                          find_nan=False)
         self.scale_ = (hi - lo) / zeros_to_one(data_range)
         self.min_ = lo - data_min * self.scale_
         self.data_min_ = data_min
