@@ -356,6 +356,13 @@ def refuse_text(X, input_name="X"):
         raise ValueError(text_message())
 
 
+def validate_host(est, X, *args, **kwargs):
+    """scikit-learn's ``validate_data`` of host data X, text refused first
+    (:func:`refuse_text`): every host path of an estimator validates here."""
+    refuse_text(X)
+    return validate_data(est, X, *args, **kwargs)
+
+
 # -- overflow ----------------------------------------------------------------------
 def largest_magnitude(dtype, power=1, terms=1) -> float:
     """About the largest magnitude of `dtype` values that a result growing
@@ -502,14 +509,13 @@ def check_X(est, X, device, *, reset, copy=False, for_fit=False, allow_nan=True,
             est, X, reset=reset, copy=copy, for_fit=for_fit, allow_nan=allow_nan,
             find_inf=find_inf and find_nonfinite, find_nan=find_nonfinite,
         )
-    refuse_text(X)
     if not find_nonfinite:
         finite = False
     elif not find_inf:
         finite = False if allow_nan else True
     else:
         finite = "allow-nan" if allow_nan else True
-    return validate_data(
+    return validate_host(
         est,
         X,
         accept_sparse=False,
@@ -748,8 +754,7 @@ def check_X_y(est, X, y, device, *, labels=False, multi_output=True, find_nonfin
     one per row of X."""
     X = place(X, device)
     if not is_device_array(X):
-        refuse_text(X)
-        X, y = validate_data(est, X, to_host(y), dtype=FLOAT_DTYPES, y_numeric=not labels,
+        X, y = validate_host(est, X, to_host(y), dtype=FLOAT_DTYPES, y_numeric=not labels,
                              multi_output=multi_output, order="C")
         return X, (y if labels else np.ascontiguousarray(y, dtype=X.dtype))
     X = _check_device_X(est, X, reset=True, copy=False, for_fit=True, allow_nan=not find_nonfinite,

@@ -10,9 +10,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.extmath import fast_logdet
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, refuse_text, to_host
+from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, to_host, validate_host
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
@@ -201,9 +201,8 @@ class BasePCA(BaseProjection):
     def _score_samples(self, X):
         """score_samples as NumPy (computed on the host)."""
         check_is_fitted(self)
-        # Host arrays go to validate_data as given, so a DataFrame's column names are checked.
-        refuse_text(to_host(X))
-        X = validate_data(self, to_host(X), dtype=FLOAT_DTYPES, reset=False)
+        # Host arrays go to validate_host as given, so a DataFrame's column names are checked.
+        X = validate_host(self, to_host(X), dtype=FLOAT_DTYPES, reset=False)
         Xr = X - self.mean_
         n_features = X.shape[1]
         precision = self.get_precision()

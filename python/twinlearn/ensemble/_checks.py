@@ -42,8 +42,7 @@ def check_input(est, X, device, *, reset, y=NO_Y):
         return X, y
     if predicting:
         return _io.check_X(est, X, "cpu", reset=reset, for_fit=True, allow_nan=est._allow_nan()), None
-    _io.refuse_text(X)
-    return validate_data(est, X, y, accept_sparse=False, dtype=_io.FLOAT_DTYPES,
+    return _io.validate_host(est, X, y, accept_sparse=False, dtype=_io.FLOAT_DTYPES,
                          ensure_all_finite="allow-nan" if est._allow_nan() else True, reset=reset, order="C",
                          y_numeric=not est._is_classifier())
 

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .. import _io, _native as native, identity
 from .._config import n_threads_context
@@ -149,8 +149,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
     def _check_precomputed(self, X, *, reset):
         """A precomputed distance matrix as a float64 NumPy array: square for
         a fit, one column per indexed sample for a query; no negative entries."""
-        _io.refuse_text(X)
-        X = validate_data(self, X if reset else _io.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=reset)
+        X = _io.validate_host(self, X if reset else _io.to_numpy(X), accept_sparse=False, dtype=np.float64, reset=reset)
         if reset and X.shape[0] != X.shape[1]:
             raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x{X.shape[1]} matrix.")
         if not reset and X.shape[1] != self.n_samples_fit_:
@@ -459,8 +458,7 @@ class _SupervisedNeighbors(_NeighborsBase):
         if _io.is_device_array(X):
             y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
         else:
-            _io.refuse_text(X)
-            X, y = validate_data(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
+            X, y = _io.validate_host(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
                                  dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"Found input variables with inconsistent numbers of samples: [{X.shape[0]}, {y.shape[0]}]")
