@@ -19,6 +19,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from twinlearn import _config
+from twinlearn.base import TwinlearnEstimatorMixin
 from twinlearn.testing import (
     assert_deterministic,
     assert_same_bits,
@@ -282,30 +283,37 @@ def test_layout_and_kind_keep_the_bits(spec, layout):
     assert_same_snapshot(ref, snapshot(est, given), f"{layout} input vs C-ordered float64")
 
 
-# Known bugs of device-array mirroring, seen on an H100 (strict xfails: a fix
-# fails here until its entry goes): estimator -> devices where a CuPy array or
-# CUDA tensor in does not give the same type (and values) out. On the CPU
-# backend these estimators hand a device array's results back as NumPy.
-_CPU_ONLY_GAP = ("cpu",)
-MIRROR_GAPS = {
-    **{name: _CPU_ONLY_GAP for name in (
-        "LinearRegression", "Ridge", "RidgeClassifier", "Lasso", "ElasticNet", "LogisticRegression",
-        "KMeans", "MiniBatchKMeans", "GradientBoosting", "GradientBoosting-Logloss",
-        "GradientBoostingClassifier", "GradientBoostingRegressor")},
-    "KNeighborsRegressor": ("cpu", "cuda"),
-}
+@specs("test_output_methods_mirror_the_input")
+def test_output_methods_mirror_the_input(spec):
+    """Every output method an estimator has is wrapped by _io.mirrors_input
+    (through TwinlearnEstimatorMixin), so device-array input gives device
+    output on both backends (test_device_array_in_same_type_out runs it)."""
+    from twinlearn import _io
+
+    est, _ = _fit(spec)
+    assert isinstance(est, TwinlearnEstimatorMixin), spec.name
+    methods = [name for name in _io.MIRRORED_METHODS if hasattr(est, name)]
+    assert methods, spec.name
+    for name in methods:
+        assert getattr(getattr(est, name), "_tl_mirrors", False), f"{spec.name}.{name} is not mirrored"
+
+
+def test_mirror_result_leaves_text_and_host_input_alone():
+    from twinlearn import _io
+
+    labels = np.array(["a", "b"])
+    out = (np.zeros(2), labels)
+    assert _io.mirror_result(np.zeros((2, 2)), out) is out
+    assert _io.mirror_result(None, out) is out
 
 
 @pytest.mark.gpu
 @specs("test_device_array_in_same_type_out")
 @pytest.mark.parametrize("lib", ["cupy", "torch"])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_device_array_in_same_type_out(spec, lib, device, request):
+def test_device_array_in_same_type_out(spec, lib, device):
     """A CuPy array or CUDA tensor in gives the same type out, with the values
     of NumPy input; a model fitted on device arrays equals one fitted on NumPy."""
-    if device in MIRROR_GAPS.get(spec.name, ()):
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason=f"{spec.name} on the {device} backend does not mirror device-array input"))
     X, y = spec.data(dtype=np.float32)
     est = spec.fit(X, y, device=device, numeric_mode="identical")
     Xd = to_device(lib, X)

@@ -34,8 +34,11 @@ result is when it comes back:
 - **sample_weight.** 1-D, one per row, X's dtype, on X's side
   (:func:`check_sample_weight`).
 - **Output.** Results come back in the caller's array type: NumPy in, NumPy
-  out; CuPy in, CuPy out; tensors in, tensors out (:func:`mirror`,
-  :func:`labels_like`); :func:`to_host` brings anything to NumPy.
+  out; CuPy in, CuPy out; tensors in, tensors out. Every estimator's output
+  methods (MIRRORED_METHODS) are wrapped by :func:`mirrors_input` once, in
+  TwinlearnEstimatorMixin; functions call :func:`mirror`. String labels stay
+  NumPy (device arrays hold numbers only); :func:`to_host` brings anything
+  to NumPy.
 """
 
 from __future__ import annotations
@@ -199,13 +202,41 @@ def mirror(orig, out):
     return out
 
 
-def labels_like(X, y):
-    """Predictions y (NumPy) in X's array type when X is a device array and y
-    is numeric: CuPy in, CuPy out; tensors in, tensors out. String or object
-    labels stay NumPy (device arrays hold numbers only)."""
-    if is_device_array(X) and y.dtype.kind in "biuf":
-        return from_numpy_like(X, y)
-    return y
+def mirror_result(orig, result):
+    """A method's result in the array type of its input `orig`: each numeric
+    NumPy array in it (the result itself, or the items of a tuple or list)
+    goes to orig's device when orig is a device array. String and object
+    arrays, sparse matrices, scalars and device arrays are left as they are."""
+    if orig is None or not is_device_array(orig):
+        return result
+    if isinstance(result, np.ndarray):
+        return from_numpy_like(orig, result) if result.dtype.kind in "biuf" else result
+    if isinstance(result, (tuple, list)):
+        return type(result)(mirror_result(orig, r) for r in result)
+    return result
+
+
+#: The public methods whose first argument is X and whose array result is in
+#: X's array type (CuPy in, CuPy out; tensors in, tensors out).
+MIRRORED_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function", "transform",
+                    "inverse_transform", "fit_transform", "fit_predict", "score_samples", "kneighbors")
+
+
+def mirrors_input(method):
+    """`method` (self, X, ...) with its result mirrored to X's array type
+    (:func:`mirror_result`). Applied to every estimator's MIRRORED_METHODS by
+    TwinlearnEstimatorMixin, so no method mirrors by hand."""
+    if getattr(method, "_tl_mirrors", False):
+        return method
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        X = args[0] if args else kwargs.get("X")
+        return mirror_result(X, method(self, *args, **kwargs))
+
+    wrapper._tl_mirrors = True
+    return wrapper
 
 
 def take_rows(X, idx):
@@ -604,7 +635,6 @@ def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, cou
         check_is_fitted(est)
     copy = copy if copy is not None else est.copy
     device = est._tl_device(X)
-    orig = X
     X = place(X, device)
     Xc = check_X(est, X, device, reset=False, for_fit=True, allow_nan=allow_nan, find_inf=not counts_inf)
     writable = not isinstance(Xc, np.ndarray) or Xc.flags.writeable
@@ -613,7 +643,7 @@ def transform_elementwise(est, X, copy, run, *, allow_nan=True, fitted=True, cou
     n_inf = run(mod, ctx, Xc, out)
     if counts_inf and n_inf:
         raise ValueError(INF_MESSAGE)
-    return mirror(orig, out)
+    return out
 
 
 # -- operands of functions (linalg, metrics, neighbors): device, backend, dtype ----

@@ -31,6 +31,22 @@ class TwinlearnEstimatorMixin:
         None follows :func:`twinlearn.get_numeric_mode`. See docs/NUMERICS.md.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        # Every output method returns the caller's array type (_io.mirrors_input),
+        # whether written here or by scikit-learn's available_if.
+        super().__init_subclass__(**kwargs)
+        # Inherited ones too (scikit-learn's TransformerMixin.fit_transform).
+        for name in _io.MIRRORED_METHODS:
+            owner = next((klass for klass in cls.__mro__ if name in klass.__dict__), None)
+            if owner is None:
+                continue
+            attr = owner.__dict__[name]
+            if callable(attr):
+                if not getattr(attr, "_tl_mirrors", False):
+                    setattr(cls, name, _io.mirrors_input(attr))
+            elif owner is cls and callable(getattr(attr, "fn", None)):  # available_if's descriptor
+                attr.fn = _io.mirrors_input(attr.fn)
+
     def _tl_validate_params(self):
         name = type(self).__name__
         if self.device is not None:

@@ -274,7 +274,6 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return X, device
 
     def _labels_inertia(self, X, sample_weight):
-        orig = X
         X, device = self._check_test_data(X)
         dtype = _io.np_float_dtype(X)
         sw = _io.host_weights(sample_weight, X.shape[0], dtype)
@@ -283,7 +282,7 @@ class KMeans(TwinlearnEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         # The inertia comes with the labels' distances: when it overflows, so did they.
         r = mod.kmeans_predict(ctx, X, sw, centers, True)
         self._check_overflow(X, np.asarray(r.inertia))
-        return _io.mirror(orig, np.asarray(r.labels)), r.inertia
+        return np.asarray(r.labels), r.inertia
 
     def predict(self, X):
         """Predict the closest cluster each sample in X belongs to.

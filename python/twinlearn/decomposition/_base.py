@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.extmath import fast_logdet
 from sklearn.utils.validation import check_is_fitted
 
-from .._io import FLOAT_DTYPES, check_matrix, check_X, mirror, np_float_dtype, to_host, validate_host
+from .._io import FLOAT_DTYPES, check_matrix, check_X, np_float_dtype, to_host, validate_host
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
 
@@ -39,27 +39,20 @@ def fit_input(est, X, *, min_features=1, stage=True, finite_by_stats=False):
 
 
 def apply_input(est, X):
-    """(X checked against the fitted features, backend, original X) for transform."""
+    """(X checked against the fitted features, backend) for transform."""
     check_is_fitted(est)
     device = est._tl_device(X)
-    orig = X
     X = check_X(est, X, device, reset=False, for_fit=True, allow_nan=False)
     mod, ctx = est._tl_context(device, X)
     backend = Backend(mod, ctx, type(est).__name__)
-    return backend.stage(X), backend, orig
-
-
-def as_caller_type(orig, out, backend):
-    """out in the array type of the caller's orig."""
-    return mirror(orig, backend.result(out))
+    return backend.stage(X), backend
 
 
 def back_project(est, X, components, n_components_name, *, reject_nonfinite):
-    """(X @ components, backend, original X) for inverse_transform: X of
+    """(X @ components, backend) for inverse_transform: X of
     shape (n_samples, n_components) checked (device arrays for NaN and
     infinity only when `reject_nonfinite`), the product on the backend."""
     device = est._tl_device(X)
-    orig = X
     X = check_matrix(X, device, find_nonfinite=reject_nonfinite)
     if X.shape[1] != components.shape[0]:
         raise ValueError(
@@ -68,7 +61,7 @@ def back_project(est, X, components, n_components_name, *, reject_nonfinite):
     mod, ctx = est._tl_context(device, X)
     backend = Backend(mod, ctx, type(est).__name__)
     comps = np.ascontiguousarray(components, dtype=np_float_dtype(X))
-    return backend.matmul(X, False, comps, False, like=X), backend, orig
+    return backend.matmul(X, False, comps, False, like=X), backend
 
 
 def project(backend, X, components, mean=None, scale=None):
@@ -127,8 +120,8 @@ class BasePCA(BaseProjection):
         -------
         X_new : array of shape (n_samples, n_components), the caller's array type
         """
-        X, backend, orig = apply_input(self, X)
-        return as_caller_type(orig, self._transform_checked(backend, X), backend)
+        X, backend = apply_input(self, X)
+        return backend.result(self._transform_checked(backend, X))
 
     def inverse_transform(self, X):
         """Transform data back to its original space.
@@ -145,10 +138,10 @@ class BasePCA(BaseProjection):
         comps = np.asarray(self.components_)
         if self.whiten:
             comps = np.sqrt(np.asarray(self.explained_variance_))[:, None] * comps
-        out, backend, orig = back_project(self, X, comps, "n_components_", reject_nonfinite=True)
+        out, backend = back_project(self, X, comps, "n_components_", reject_nonfinite=True)
         backend.affine(out, add=np.asarray(self.mean_, dtype=np.float64))
         backend.record("inverse_transform", out)
-        return as_caller_type(orig, out, backend)
+        return backend.result(out)
 
     # -- the probabilistic PCA model (Tipping and Bishop), on the host --------
 
@@ -221,7 +214,7 @@ class BasePCA(BaseProjection):
         -------
         ll : array of shape (n_samples,), the caller's array type
         """
-        return mirror(X, self._score_samples(X))
+        return self._score_samples(X)
 
     def score(self, X, y=None):
         """Average log-likelihood of the samples under the model.

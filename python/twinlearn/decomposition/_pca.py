@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from .._io import np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
-from ._base import BasePCA, as_caller_type, fit_input
+from ._base import BasePCA, fit_input
 
 
 def select_solver(svd_solver, n_samples, n_features, n_components):
@@ -195,9 +195,8 @@ class PCA(BasePCA):
         -------
         X_new : array of shape (n_samples, n_components_), the caller's array type
         """
-        orig = X
         Xc, backend = self._fit(X)
-        return as_caller_type(orig, self._transform_checked(backend, Xc), backend)
+        return backend.result(self._transform_checked(backend, Xc))
 
     def _fit(self, X):
         X, backend, device = fit_input(self, X, finite_by_stats=True)

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._io import np_float_dtype
 from ..base import TL_PARAMETER_CONSTRAINTS
 from . import _solvers
-from ._base import BaseProjection, apply_input, as_caller_type, back_project, fit_input, project
+from ._base import BaseProjection, apply_input, back_project, fit_input, project
 
 
 class TruncatedSVD(BaseProjection):
@@ -149,7 +149,6 @@ class TruncatedSVD(BaseProjection):
         vᵀGv / n - (v·mean)² for each component v (host, float64), the same in
         fit and fit_transform and no pass over the data; otherwise the
         reduced X's column variances."""
-        orig = X
         X, backend, device = fit_input(self, X, min_features=2, finite_by_stats=True)
         n, d = X.shape
         k = self.n_components
@@ -194,7 +193,7 @@ class TruncatedSVD(BaseProjection):
                                self.explained_variance_, self.singular_values_, squares,
                                find_nan=False)
         self._tl_record_fit(device, backend.delivered)
-        return as_caller_type(orig, X_new, backend) if transform else None
+        return backend.result(X_new) if transform else None
 
     def _exact(self, backend, X, k, G):
         """G: XᵀX when n >= d, else None."""
@@ -243,10 +242,10 @@ class TruncatedSVD(BaseProjection):
         -------
         X_new : array of shape (n_samples, n_components), the caller's array type
         """
-        X, backend, orig = apply_input(self, X)
+        X, backend = apply_input(self, X)
         out = project(backend, X, self.components_)
         backend.record("transform", out)
-        return as_caller_type(orig, out, backend)
+        return backend.result(out)
 
     def inverse_transform(self, X):
         """Transform X back to its original space.
@@ -260,9 +259,9 @@ class TruncatedSVD(BaseProjection):
         X_original : array of shape (n_samples, n_features), the caller's array type
         """
         check_is_fitted(self)
-        out, backend, orig = back_project(self, X, np.asarray(self.components_), "n_components",
+        out, backend = back_project(self, X, np.asarray(self.components_), "n_components",
                                           reject_nonfinite=False)
-        return as_caller_type(orig, out, backend)
+        return backend.result(out)
 
 
 def _leading_from_gram(backend, G, k):

@@ -21,10 +21,10 @@ from ._params import LOG_LINK_LOSSES
 
 
 def predict_core(est, X, kind, n_trees=None):
-    """float32 (n, n_outputs) raw margins or probabilities, in the caller's array type."""
+    """float32 (n, n_outputs) raw margins or probabilities, on the backend's side
+    (a device array on a GPU); the public method mirrors it to the caller's type."""
     check_is_fitted(est)
     device = est._tl_device(X)
-    orig = X
     X, _ = check_input(est, X, device, reset=False)
     X = encode(est, X)
     out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
@@ -32,7 +32,7 @@ def predict_core(est, X, kind, n_trees=None):
     mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None else int(n_trees), kind, out)
     check_predictions(est, out)
     identity.record(f"{type(est).__name__}.predict_{kind}", out)
-    return _io.mirror(orig, out)
+    return out
 
 
 def check_predictions(est, out):

@@ -27,7 +27,6 @@ from .._io import (
     contains_nan,
     empty_like_kind,
     is_device_array,
-    labels_like,
     np_float_dtype,
     raise_nonfinite_stats,
     sklearn_nonfinite_message,
@@ -176,12 +175,11 @@ def _ravel_single(out, single):
     return out.reshape(-1)
 
 
-def scores_to_labels(X, classes, scores):
-    """The classes of the decision scores (n_samples,) or (n_samples, n_classes)
-    of a linear classifier: on X's device when X is a device array and the
-    labels are numeric."""
+def scores_to_labels(classes, scores):
+    """The classes of the host decision scores (n_samples,) or (n_samples,
+    n_classes) of a linear classifier."""
     idx = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-    return labels_like(X, classes[idx])
+    return classes[idx]
 
 
 class LinearRegressorMixin:

@@ -343,7 +343,7 @@ class LogisticRegression(DeviceScoreMixin, LinearFitMixin, LinearClassifierMixin
         y_pred : ndarray of shape (n_samples,)
         """
         scores = np.asarray(to_host(self.decision_function(X)))
-        return scores_to_labels(X, self.classes_, scores)
+        return scores_to_labels(self.classes_, scores)
 
     def _proba(self, X, log):
         check_is_fitted(self)

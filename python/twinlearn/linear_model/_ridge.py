@@ -40,7 +40,6 @@ from .._io import (
     from_numpy_like,
     host_weights_or_ones,
     is_device_array,
-    labels_like,
     np_float_dtype,
     to_host,
 )
@@ -352,5 +351,5 @@ class RidgeClassifier(DeviceScoreMixin, _RidgeFit, LinearClassifierMixin, BaseEs
         scores = np.asarray(to_host(self.decision_function(X)))
         if self._label_binarizer.y_type_.startswith("multilabel"):
             signs = 2.0 * (scores > 0).astype(scores.dtype) - 1.0
-            return labels_like(X, self._label_binarizer.inverse_transform(signs))
-        return scores_to_labels(X, self.classes_, scores)
+            return self._label_binarizer.inverse_transform(signs)
+        return scores_to_labels(self.classes_, scores)

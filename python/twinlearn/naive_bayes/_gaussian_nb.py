@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
 )
 
 from .. import identity
-from .._io import check_no_overflow, check_sample_weight, check_X, labels_like, mirror, np_float_dtype, to_host
+from .._io import check_no_overflow, check_sample_weight, check_X, np_float_dtype, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 
@@ -260,7 +260,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         C : array of shape (n_samples, n_classes), the caller's array type
             Columns in the order of ``classes_``.
         """
-        return mirror(X, self._joint_log_likelihood(X))
+        return self._joint_log_likelihood(X)
 
     def predict(self, X):
         """Perform classification on an array of test vectors X.
@@ -276,7 +276,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
             the caller's array type when the classes are numeric.
         """
         jll = self._joint_log_likelihood(X)
-        return labels_like(X, self.classes_[np.argmax(jll, axis=1)])
+        return self.classes_[np.argmax(jll, axis=1)]
 
     def predict_log_proba(self, X):
         """Log-probability estimates for the test vectors X.
@@ -289,7 +289,7 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return mirror(X, self._log_proba(X))
+        return self._log_proba(X)
 
     def predict_proba(self, X):
         """Probability estimates for the test vectors X.
@@ -302,4 +302,4 @@ class GaussianNB(DeviceScoreMixin, TwinlearnEstimatorMixin, ClassifierMixin, Bas
         -------
         C : array of shape (n_samples, n_classes), the caller's array type
         """
-        return mirror(X, np.exp(self._log_proba(X)))
+        return np.exp(self._log_proba(X))

@@ -218,7 +218,6 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         elif n_neighbors <= 0:
             raise ValueError(f"Expected n_neighbors > 0. Got {n_neighbors}")
         query_is_train = X is None
-        orig = X
         if query_is_train:
             X, device = self._fitted_queries()
             n_neighbors += 1
@@ -245,7 +244,6 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             dist = dist[mask].reshape(n_q, n_neighbors - 1)
         identity.record(f"{type(self).__name__}.kneighbors.indices", ind)
         identity.record(f"{type(self).__name__}.kneighbors.distances", dist)
-        dist, ind = _io.mirror(orig, dist), _io.mirror(orig, ind)
         return (dist, ind) if return_distance else ind
 
     def kneighbors_graph(self, X=None, n_neighbors=None, mode="connectivity"):
@@ -451,12 +449,14 @@ class _SupervisedNeighbors(_NeighborsBase):
         self.device = device
         self.numeric_mode = numeric_mode
 
-    def _check_Xy(self, X, y, *, y_dtype, y_finite=True, y_numeric=False):
+    def _check_Xy(self, X, y, *, y_finite=True, y_numeric=False):
         """(X, y) for fit: NumPy input validated together by scikit-learn,
-        device X kept as it is (the search checks it) with y checked on the host."""
+        device X kept as it is (the search checks it) with y checked on the
+        host under the same rules (numeric y keeps its dtype either way)."""
         y = _io.to_host(y)
         if _io.is_device_array(X):
-            y = check_array(y, ensure_2d=False, dtype=y_dtype, ensure_all_finite=y_finite, input_name="y")
+            y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None,
+                            ensure_all_finite=y_finite, input_name="y")
         else:
             X, y = _io.validate_host(self, X, y, accept_sparse=False, order="C", multi_output=True, y_numeric=y_numeric,
                                  dtype=np.float64 if self.metric == "precomputed" else [np.float64, np.float32])
@@ -532,7 +532,7 @@ class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbo
         -------
         self : KNeighborsClassifier
         """
-        X, y = self._check_Xy(X, y, y_dtype=None, y_finite=False)
+        X, y = self._check_Xy(X, y, y_finite=False)
         # Each output's (classes, codes), counted where its labels are integral
         # (and such labels pass scikit-learn's target check by construction).
         counted = [integral_classes(col) for col in y.reshape((y.shape[0], -1)).T]
@@ -590,7 +590,7 @@ class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbo
         classes = self.classes_ if self.outputs_2d_ else [self.classes_]
         votes = self._votes(X)
         y_pred = np.column_stack([cls[np.argmax(v, axis=1)] for cls, v in zip(classes, votes)])
-        return _io.labels_like(X, y_pred.ravel() if not self.outputs_2d_ else y_pred)
+        return y_pred.ravel() if not self.outputs_2d_ else y_pred
 
     def predict_proba(self, X):
         """Return probability estimates for the test data X.
@@ -605,7 +605,7 @@ class KNeighborsClassifier(DeviceScoreMixin, ClassifierMixin, _SupervisedNeighbo
         for votes in self._votes(X):
             norm = votes.sum(axis=1)[:, None]
             norm[norm == 0.0] = 1.0
-            probs.append(_io.labels_like(X, votes / norm))
+            probs.append(votes / norm)
         return probs if self.outputs_2d_ else probs[0]
 
 
@@ -648,7 +648,7 @@ class KNeighborsRegressor(DeviceScoreMixin, RegressorMixin, _SupervisedNeighbors
         -------
         self : KNeighborsRegressor
         """
-        X, y = self._check_Xy(X, y, y_dtype=np.float64, y_numeric=True)
+        X, y = self._check_Xy(X, y, y_numeric=True)
         self._y = np.asarray(y)
         return self._fit(X, names_from_y_check=True)
 
@@ -657,7 +657,7 @@ class KNeighborsRegressor(DeviceScoreMixin, RegressorMixin, _SupervisedNeighbors
 
         Returns
         -------
-        y : array of shape (n_queries,) or (n_queries, n_outputs), float64,
+        y : array of shape (n_queries,) or (n_queries, n_outputs), in y's dtype (float64 for integer y),
             the caller's array type
         """
         check_is_fitted(self, "_fit_method")
@@ -669,4 +669,4 @@ class KNeighborsRegressor(DeviceScoreMixin, RegressorMixin, _SupervisedNeighbors
         else:
             num = np.sum(_y[ind] * w[:, :, None], axis=1)
             y_pred = num / np.sum(w, axis=1)[:, None]
-        return _io.labels_like(X, y_pred.ravel() if self._y.ndim == 1 else y_pred)
+        return y_pred.ravel() if self._y.ndim == 1 else y_pred
