@@ -218,8 +218,9 @@ def mirror_result(orig, result):
 
 #: The public methods whose first argument is X and whose array result is in
 #: X's array type (CuPy in, CuPy out; tensors in, tensors out).
-MIRRORED_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function", "transform",
-                    "inverse_transform", "fit_transform", "fit_predict", "score_samples", "kneighbors")
+MIRRORED_METHODS = ("predict", "predict_raw", "predict_proba", "predict_log_proba", "predict_joint_log_proba",
+                    "decision_function", "transform", "inverse_transform", "fit_transform", "fit_predict",
+                    "score_samples", "kneighbors")
 
 
 def mirrors_input(method):

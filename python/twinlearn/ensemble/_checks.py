@@ -42,7 +42,8 @@ def check_input(est, X, device, *, reset, y=NO_Y):
         return X, y
     if predicting:
         return _io.check_X(est, X, "cpu", reset=reset, for_fit=True, allow_nan=est._allow_nan()), None
-    return _io.validate_host(est, X, y, accept_sparse=False, dtype=_io.FLOAT_DTYPES,
+    # A device y with host X (the CPU backend given device arrays) comes to the host too.
+    return _io.validate_host(est, X, _io.to_host(y), accept_sparse=False, dtype=_io.FLOAT_DTYPES,
                          ensure_all_finite="allow-nan" if est._allow_nan() else True, reset=reset, order="C",
                          y_numeric=not est._is_classifier())
 
