@@ -14,6 +14,12 @@
 #                   accelerator installed (pass rate per module; make test runs
 #                   a bounded part)
 #   make test-sklearn-gpu  the same on a GPU machine with the system python3, offline
+#   make sanitize   the CPU side built with AddressSanitizer and
+#                   UndefinedBehaviorSanitizer (build/sanitize, CUDA off):
+#                   ctest + a bounded pytest subset (docs/SANITIZERS.md)
+#   make sanitize-gpu  compute-sanitizer (memcheck, racecheck, initcheck,
+#                   synccheck) over the CUDA C++ tests and a bounded set of
+#                   GPU tests, on a GPU machine with the system python3, offline
 #   make stubs      regenerate the type stubs of the native modules
 #                   (python/twinlearn/_core.pyi, _cuda.pyi) after a binding change;
 #                   tests/test_stubs.py fails while they are stale
@@ -31,7 +37,7 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 .PHONY: stubs venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu bench-peers format clean \
-	_build _test _peers
+	sanitize sanitize-gpu _build _test _peers _sanitize _sanitize_gpu
 
 $(VENV)/.stamp: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +50,8 @@ venv: $(VENV)/.stamp
 # _build / _test take PY (the interpreter) and BUILD (the CMake build folder).
 _build:
 	cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=Release -DTWINLEARN_CUDA=$(CUDA) \
-	  -DTWINLEARN_BUILD_TESTS=ON -DPython_EXECUTABLE=$(shell command -v $(PY) || echo $(PY)) $(GTEST_FLAG)
+	  -DTWINLEARN_BUILD_TESTS=ON -DPython_EXECUTABLE=$(shell command -v $(PY) || echo $(PY)) $(GTEST_FLAG) \
+	  $(if $(SANITIZE),-DTWINLEARN_SANITIZE=$(SANITIZE))
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every suite runs even when one fails, so one run shows every failure; the
@@ -63,6 +70,92 @@ _test: _build
 	  echo "$$(grep -E '^twinlearn.accel conformance:' $$log/conformance.txt | tail -1)"; \
 	  echo "exit status: $$rc"; } | tee $(CURDIR)/$(BUILD)/test-summary.txt; \
 	exit $$rc
+
+# Host sanitizers (docs/SANITIZERS.md). _sanitize takes PY. The C++ tests
+# link the runtimes themselves (leak checking on); Python does not, so pytest
+# runs with them preloaded, leak checking off (the interpreter keeps objects
+# alive at exit by design), on a copy of the package in $(SAN_BUILD)/python
+# that holds the instrumented module (it is never copied beside the sources,
+# where an uninstrumented interpreter would load it). The first finding
+# stops its process: ctest names the test, pytest's log ends in the report.
+SANITIZERS ?= address,undefined
+SAN_BUILD  := build/sanitize
+SANITIZE_PYTEST ?= $(wildcard tests/test_*.py) tests/core tests/cluster tests/neighbors tests/linear_model \
+	tests/preprocessing tests/decomposition tests/naive_bayes tests/metrics tests/linalg tests/ensemble \
+	-k 'not sklearn_check'
+SAN_UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+SAN_LOGS = $(CURDIR)/$(SAN_BUILD)/test-logs
+
+_sanitize:
+	$(MAKE) _build PY=$(PY) BUILD=$(SAN_BUILD) CUDA=OFF SANITIZE=$(SANITIZERS)
+	rm -rf $(SAN_BUILD)/python && mkdir -p $(SAN_BUILD)/python
+	cp -r python/twinlearn $(SAN_BUILD)/python/
+	find $(SAN_BUILD)/python -name __pycache__ -prune -exec rm -rf {} +
+	rm -f $(SAN_BUILD)/python/twinlearn/_core.*.so $(SAN_BUILD)/python/twinlearn/_cuda.*.so
+	cp $(SAN_BUILD)/_core.*.so $(SAN_BUILD)/python/twinlearn/
+	@set -o pipefail; rc=0; log=$(SAN_LOGS); mkdir -p $$log; \
+	export UBSAN_OPTIONS=$(SAN_UBSAN_OPTIONS); \
+	(cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)) 2>&1 | tee $$log/ctest.txt || rc=1; \
+	preload="$$(ldd $(SAN_BUILD)/python/twinlearn/_core.*.so | awk '/lib(asan|ubsan)\./ {print $$3}' | tr '\n' ' ')"; \
+	echo "preloaded: $$preload"; \
+	LD_PRELOAD="$$preload" ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(CURDIR)/$(SAN_BUILD)/python \
+	  $(PY) -m pytest -q -p no:cacheprovider $(SANITIZE_PYTEST) 2>&1 | tee $$log/pytest.txt || rc=1; \
+	{ echo "== sanitize summary ($(SANITIZERS), $(SAN_BUILD)) =="; \
+	  echo "ctest: $$(grep -E 'tests passed|tests failed' $$log/ctest.txt | tail -1)"; \
+	  echo "pytest: $$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$log/pytest.txt | tail -1)"; \
+	  echo "sanitizer reports: $$(cat $$log/ctest.txt $$log/pytest.txt | grep -cE '^SUMMARY: [A-Za-z]+Sanitizer|runtime error:')"; \
+	  echo "exit status: $$rc"; } | tee $(CURDIR)/$(SAN_BUILD)/test-summary.txt; \
+	exit $$rc
+
+sanitize: venv
+	$(MAKE) _sanitize PY=$(abspath $(VPY))
+
+# compute-sanitizer over the CUDA side (docs/SANITIZERS.md), on a GPU machine
+# with the system python3, over the build/gpu build of make test-gpu. Each
+# tool runs the CUDA C++ tests (SAN_GPU_GTEST_<tool>) and a GPU pytest subset
+# (SAN_GPU_PYTEST_<tool>), sized so the whole run takes minutes; racecheck
+# and initcheck are the slowest, so they get fewer tests. Every step runs
+# (one run shows every finding) under a time limit; any finding, failure or
+# time-out fails the target. SAN_GPU_FLAGS_<tool> adds a tool's own options
+# (e.g. SAN_GPU_FLAGS_memcheck='--leak-check full'); _sanitize_gpu reruns the
+# tools over the build as it is.
+COMPUTE_SANITIZER ?= $(or $(shell command -v compute-sanitizer 2>/dev/null),$(firstword $(wildcard /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer)),compute-sanitizer)
+SAN_GPU_TOOLS ?= memcheck racecheck initcheck synccheck
+SAN_GPU_TIMEOUT ?= 900
+SAN_GPU_FLAGS ?= --error-exitcode 1
+SAN_GPU_GTEST_memcheck ?= *Cuda.*
+SAN_GPU_GTEST_racecheck ?= *Cuda.*
+SAN_GPU_GTEST_initcheck ?= *Cuda.*
+SAN_GPU_GTEST_synccheck ?= *Cuda.*
+SAN_GPU_PYTEST_memcheck ?= tests/test_common.py -k 'test_identical_across_devices and (float64-dense or float32-nan)'
+SAN_GPU_PYTEST_racecheck ?= tests/test_common.py -k 'test_identical_across_devices and float32-dense'
+SAN_GPU_PYTEST_initcheck ?= tests/test_common.py -k 'test_identical_across_devices and float64-hostile'
+SAN_GPU_PYTEST_synccheck ?= tests/test_common.py -k 'test_identical_across_devices and float32-dense'
+SAN_GPU_LOGS = $(CURDIR)/build/gpu/sanitize-logs
+
+sanitize-gpu:
+	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
+	$(MAKE) _sanitize_gpu
+
+_sanitize_gpu:
+	@rc=0; log=$(SAN_GPU_LOGS); rm -rf $$log; mkdir -p $$log; \
+	export TWINLEARN_REQUIRE_GPU=1 PYTHONPATH=$(CURDIR)/python; \
+	$(foreach t,$(SAN_GPU_TOOLS),\
+	echo "== compute-sanitizer $(t): C++ tests"; \
+	timeout $(SAN_GPU_TIMEOUT) $(COMPUTE_SANITIZER) --tool $(t) $(SAN_GPU_FLAGS) $(SAN_GPU_FLAGS_$(t)) \
+	  build/gpu/twinlearn_cuda_tests --gtest_filter='$(SAN_GPU_GTEST_$(t))' > $$log/$(t)-ctest.txt 2>&1 \
+	  || { echo "exit status $$? (log: $$log/$(t)-ctest.txt)"; rc=1; }; \
+	echo "== compute-sanitizer $(t): pytest"; \
+	timeout $(SAN_GPU_TIMEOUT) $(COMPUTE_SANITIZER) --tool $(t) $(SAN_GPU_FLAGS) $(SAN_GPU_FLAGS_$(t)) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider -m gpu $(SAN_GPU_PYTEST_$(t)) > $$log/$(t)-pytest.txt 2>&1 \
+	  || { echo "exit status $$? (log: $$log/$(t)-pytest.txt)"; rc=1; };) \
+	{ echo "== sanitize-gpu summary (logs in $$log) =="; \
+	  for f in $(foreach t,$(SAN_GPU_TOOLS),$$log/$(t)-ctest.txt $$log/$(t)-pytest.txt); do \
+	    echo "$$(basename $$f .txt): $$(grep -hE '(ERROR|RACECHECK) SUMMARY:' $$f | tr '\n' ' ')$$(grep -hE '^\[  (PASSED|FAILED)  \] [0-9]+ tests?|^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$f | tail -1)"; \
+	    ! grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' $$f || rc=1; \
+	    grep -qE '(ERROR|RACECHECK) SUMMARY:' $$f || { echo "  no summary line: the tool did not finish"; rc=1; }; \
+	  done; echo "exit status: $$rc"; } > build/gpu/sanitize-summary.txt; \
+	cat build/gpu/sanitize-summary.txt; exit $$rc
 
 build: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev

@@ -307,7 +307,7 @@ TEST(KnnCertify, ListHoldsTheCanonicalNearest) {
     }
     for (std::int64_t q = 0; q < m; ++q)
       for (std::int64_t f = 0; f < d; ++f)
-        Q[q * d + f] = kind == OnRows ? Y[q * 7 * d + f] : kind == Shell ? 0.0f : static_cast<float>(ud(rng) * scale);
+        Q[q * d + f] = kind == OnRows ? Y[(q * 7 % n) * d + f] : kind == Shell ? 0.0f : static_cast<float>(ud(rng) * scale);
     std::vector<float> yn;
     const float yn_max = tltest::row_sqnorms(Y, d, yn);
     std::int64_t certified = 0;
