@@ -281,3 +281,49 @@ def test_bad_input(device):
         NearestNeighbors(device=device).fit(np.empty((0, 3)))
     with pytest.raises(ValueError, match="Expected n_neighbors > 0"):
         nn.kneighbors(X, n_neighbors=0)
+
+
+TOO_LARGE = r"holds values too large for {} to compute with: its distances overflow.*Magnitudes up to about .* supported"
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "sqeuclidean", "minkowski"])
+@pytest.mark.parametrize("make", [lambda m: NearestNeighbors(radius=1e301, metric=m, device="cpu"),
+                                  lambda m: KNeighborsRegressor(n_neighbors=1, metric=m, device="cpu")],
+                         ids=["NearestNeighbors", "KNeighborsRegressor"])
+def test_radius_neighbors_overflow(make, metric):
+    """Coordinates of ±1e300: the squared distances overflow, and the radius
+    search dropped the pairs it could not compute (each point itself
+    included) without a word. kneighbors raises; so does the radius search."""
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1e-300, 1e-300], [-1.0, 2e-300]]) * 1e300
+    est = make(metric).fit(X, np.arange(4.0))
+    owner = type(est).__name__
+    with pytest.raises(ValueError, match=TOO_LARGE.format(owner)):
+        est.kneighbors(X, 1)
+    for q in (X, None):
+        with pytest.raises(ValueError, match=TOO_LARGE.format(owner)):
+            est.radius_neighbors(q, radius=1e301)
+        with pytest.raises(ValueError, match=TOO_LARGE.format(owner)):
+            est.radius_neighbors_graph(q, radius=1e301)
+
+
+def test_radius_neighbors_of_large_finite_distances_are_computed():
+    """Values beyond the no-overflow bound whose distances still come out
+    finite: the radius search answers (as kneighbors does)."""
+    X = np.array([[1e160, 0.0], [1e160, 1.0], [-1e160, 0.0]])
+    nn = NearestNeighbors(metric="manhattan", device="cpu").fit(X)
+    d, i = nn.radius_neighbors(X[:1], radius=2.0, sort_results=True)
+    np.testing.assert_array_equal(i[0], [0, 1])
+    np.testing.assert_array_equal(d[0], [0.0, 1.0])
+    assert np.isfinite(nn.kneighbors(X, 3)[0]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["numpy", "cupy", "torch"])
+def test_gpu_radius_neighbors_overflow(lib):
+    mod = pytest.importorskip(lib)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1e-300, 1e-300], [-1.0, 2e-300]]) * 1e300
+    Xd = {"numpy": lambda: X, "cupy": lambda: mod.asarray(X), "torch": lambda: mod.as_tensor(X, device="cuda")}[lib]()
+    nn = NearestNeighbors(radius=1e301, device="cuda").fit(Xd)
+    for q in (Xd, None):
+        with pytest.raises(ValueError, match=TOO_LARGE.format("NearestNeighbors")):
+            nn.radius_neighbors(q)

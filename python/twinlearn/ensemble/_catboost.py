@@ -93,6 +93,9 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         L2 regularization of leaf values (>= 0).
     border_count : int, default=128
         Borders per feature (1 to 255): at most ``border_count + 1`` bins.
+        They are quantiles of the training values; with ``sample_weight``,
+        weighted ones (a row of weight w counts as w rows, rows of weight 0
+        not at all).
     grow_policy : {'SymmetricTree', 'Depthwise', 'Lossguide'}, default='SymmetricTree'
         'SymmetricTree': oblivious trees, one split per level shared by all
         the level's nodes (the split whose gain summed over the nodes is

@@ -30,6 +30,15 @@ from ..metrics._pairwise import METRICS, check_distances_finite, metric_struct, 
 _EFFECTIVE = {"l2": "euclidean", "cityblock": "manhattan", "l1": "manhattan"}
 
 
+def _max_abs(X) -> float:
+    """The largest magnitude in the host or device matrix X (0 when empty)."""
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        return 0.0
+    if _io.is_device_array(X):
+        return float(abs(X).max())
+    return float(np.abs(X).max())
+
+
 def _metric_spec(**python_only):
     """How a neighbours estimator's parameters reach the searches' MetricParams."""
     return native.Spec(
@@ -278,6 +287,23 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
             raise TypeError(f"{type(self).__name__} has no radius parameter: pass radius= to the query")
         return radius
 
+    def _check_radius_overflow(self, X, device):
+        """kneighbors's overflow error when a distance between the queries X
+        and the fitted points overflowed: the radius search leaves out the
+        pairs it could not compute, so nothing else would say so. Below the
+        magnitude that no distance of the metric can overflow from (the bound
+        of the error message) nothing is searched; above it, every distance is
+        looked at, by the k-neighbours search over all fitted points."""
+        name, p = self._tl_metric
+        power = 1.0 if name in ("manhattan", "cityblock", "l1", "chebyshev") else (p if name == "minkowski" else 2.0)
+        limit = _io.largest_magnitude(_io.np_float_dtype(X), power, X.shape[1])
+        if max(_max_abs(X), _max_abs(self._fit_X)) <= limit:
+            return
+        n_fit = self.n_samples_fit_
+        step = max(1, (1 << 22) // n_fit)
+        for start in range(0, X.shape[0], step):
+            self._search(X[start:start + step], n_fit, device)
+
     def radius_neighbors(self, X=None, radius=None, return_distance=True, sort_results=False):
         """Find the neighbors within a given radius (distance <= radius).
 
@@ -308,6 +334,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
                 mod, ctx = self._tl_context(device, X)
                 r = mod.radius_search(ctx, _io.place(self._fit_X, device), X, metric_struct(mod, name, p, direct=False),
                                       float(radius))
+            self._check_radius_overflow(X, device)
             offsets = np.asarray(r.offsets)
             ind_all, dist_all = np.asarray(r.indices).view(np.intp), np.asarray(r.distances)
             ind_list = [ind_all[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]

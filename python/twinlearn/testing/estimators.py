@@ -87,10 +87,6 @@ _NO_N_ITER = {
     # As scikit-learn's own Ridge and RidgeClassifier: a direct solve has no iterations.
     "check_non_transformer_estimators_n_iter": "a closed-form solve has no n_iter_",
 }
-_BORDERS = {
-    "check_sample_weight_equivalence_on_dense_data": "borders are quantiles of the unweighted rows, "
-                                                     "so repeating rows is not the same as weighting them",
-}
 
 
 def _registry():
@@ -121,19 +117,21 @@ def _registry():
         EstimatorSpec("ElasticNet", tl.ElasticNet, {}, "regression"),
         EstimatorSpec("LogisticRegression", tl.LogisticRegression, {}, "classification"),
         EstimatorSpec("GaussianNB", tl.GaussianNB, {}, "classification"),
-        EstimatorSpec("GradientBoosting", tl.GradientBoosting, dict(loss="RMSE", **gb), "regression",
-                      waivers=_BORDERS),
+        EstimatorSpec("GradientBoosting", tl.GradientBoosting, dict(loss="RMSE", **gb), "regression"),
         EstimatorSpec("GradientBoosting-Logloss", tl.GradientBoosting, dict(loss="Logloss", **gb),
-                      "classification", waivers=_BORDERS, n_classes=2),
+                      "classification", n_classes=2),
         EstimatorSpec("GradientBoostingClassifier", tl.GradientBoostingClassifier, gb, "classification",
-                      waivers={**_BORDERS,
-                               # Three blobs, 50 training rows, class weights 1000 : 0.0001 : 0.0001:
-                               # oblivious trees leave many leaves with one class only, where the
-                               # weights cancel out of -G / (H + l2); too few test rows go to class 0.
-                               "check_class_weight_classifiers": "pure leaves cancel the class weights "
-                                                                 "on the 3-blob fixture"}),
-        EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression",
-                      waivers=_BORDERS),
+                      waivers={
+                          # Three blobs, 50 training rows, class weights 1000 : 0.0001 : 0.0001: leaves
+                          # holding only rows of the light classes vote against class 0 where it is
+                          # rare, and too few test rows go to class 0 (0.80 of them, 0.87 needed).
+                          # HistGradientBoostingClassifier passes through min_sum_hessian_in_leaf=1e-3,
+                          # which forbids such leaves; the core's min_child_weight=1e-3 would too, but
+                          # it also changes unweighted fits (confident leaves of later rounds).
+                          "check_class_weight_classifiers": "leaves of only the light classes outvote "
+                                                            "class 0 on the 3-blob fixture (no minimum "
+                                                            "hessian per leaf by default)"}),
+        EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression"),
     ]
     return specs
 

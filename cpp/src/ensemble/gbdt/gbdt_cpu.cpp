@@ -14,7 +14,7 @@ CpuTrainer<T>::CpuTrainer(const Context& ctx, MatrixView<const T> X, const doubl
                           const GbdtParams& p, const GbdtEvalSet<T>& eval)
     : ctx_(ctx), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
       Dh_(gbdt::hist_channels(p, D_)), y_(y), w_(w) {
-  B_ = compute_borders(ctx, X, p.border_count, p.nan_mode);
+  B_ = compute_borders(ctx, X, p.border_count, p.nan_mode, w);
   bin_matrix(ctx, X, B_, bins_);
   const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
   Bp_ = ext.bins;

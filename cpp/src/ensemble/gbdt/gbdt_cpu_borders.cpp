@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ensemble/gbdt/gbdt_cpu_trainer.hpp"
+#include "ensemble/gbdt/gbdt_weighted_borders.hpp"
 #include "twinlearn/core/ties.hpp"
 
 namespace tl::gbdt_cpu {
@@ -77,7 +78,8 @@ void sort_sample(std::vector<double>& v) {
 }  // namespace
 
 template <class T>
-Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
+Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode,
+                        const double* w) {
   const std::int64_t n = X.rows;
   const int F = static_cast<int>(X.cols);
   Borders B;
@@ -89,6 +91,13 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
   B.count.assign(static_cast<std::size_t>(F), 0);
   const std::vector<std::int64_t> nan = count_nan(ctx, X, nan_mode);
   const std::int64_t S = std::min<std::int64_t>(n, gbdt::kBorderSample);
+  if (w) {
+    pfor(ctx, F, S * F * 16, [&](std::int64_t f) {
+      B.count[f] = gbdt::weighted_feature_borders(X, w, f, border_count, nan_mode,
+                                                  B.padded.data() + f * kMaxBordersPadded);
+    });
+    return B;
+  }
   pfor(ctx, F, S * F * 16, [&](std::int64_t f) {
     std::vector<double> v;
     v.reserve(static_cast<std::size_t>(S));
@@ -157,7 +166,8 @@ std::vector<std::uint8_t> row_major(const Context& ctx, const std::vector<std::u
 
 #define TL_GBDT_INSTANTIATE(T)                                                                       \
   template std::vector<std::int64_t> count_nan<T>(const Context&, MatrixView<const T>, GbdtNanMode); \
-  template Borders compute_borders<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);        \
+  template Borders compute_borders<T>(const Context&, MatrixView<const T>, int, GbdtNanMode,         \
+                                     const double*);                                                 \
   template void bin_matrix<T>(const Context&, MatrixView<const T>, const Borders&,                   \
                               std::vector<std::uint8_t>&);
 TL_GBDT_INSTANTIATE(float)
@@ -171,7 +181,7 @@ namespace tl::detail {
 template <class T>
 GbdtModel gbdt_borders_cpu(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
   TL_REQUIRE(X.on_host(), ValueError, "the CPU backend needs host arrays");
-  gbdt_cpu::Borders B = gbdt_cpu::compute_borders(ctx, X, border_count, nan_mode);
+  gbdt_cpu::Borders B = gbdt_cpu::compute_borders(ctx, X, border_count, nan_mode, nullptr);
   GbdtModel m;
   gbdt::set_borders(m, B.F, B.padded, B.count);
   return m;

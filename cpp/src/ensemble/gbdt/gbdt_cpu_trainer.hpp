@@ -51,9 +51,11 @@ template <class T>
 std::vector<std::int64_t> count_nan(const Context& ctx, MatrixView<const T> X, GbdtNanMode nan_mode);
 
 // Each feature's borders: at most border_count (gbdt::select_borders over a
-// sample of its rows), plus NaN's own border where the feature has NaN.
+// sample of its rows), plus NaN's own border where the feature has NaN. With
+// row weights w (non-null), gbdt::weighted_feature_borders's instead.
 template <class T>
-Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode);
+Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode,
+                        const double* w);
 
 // Feature-major bins of X under the borders B: bins[f * n + i] (gbdt::bin_of).
 template <class T>

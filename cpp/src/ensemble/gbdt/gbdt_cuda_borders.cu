@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ensemble/gbdt/gbdt_cuda_common.cuh"
+#include "ensemble/gbdt/gbdt_weighted_borders.hpp"
 
 namespace tl::gbdt_cuda {
 namespace {
@@ -136,14 +137,44 @@ std::vector<ull> count_nan_cuda(const Launch& L, MatrixView<const T> X, GbdtNanM
   return h;
 }
 
-// X: a contiguous device matrix.
+namespace {
+
+// The weighted borders (w: host row weights) on the host, by the CPU
+// backend's code (gbdt::weighted_feature_borders) over a host copy of X.
 template <class T>
-DeviceBorders compute_borders_cuda(const Launch& L, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode) {
+void weighted_borders_host(const Launch& L, MatrixView<const T> X, const double* w, int border_count,
+                           GbdtNanMode nan_mode, DeviceBorders& B) {
+  const std::int64_t n = X.rows, F = X.cols;
+  std::vector<T> hx(static_cast<std::size_t>(n * F));
+  if (n * F)
+    TL_CUDA_CHECK(cudaMemcpyAsync(hx.data(), X.data, sizeof(T) * n * F, cudaMemcpyDeviceToHost, L.stream));
+  TL_CUDA_CHECK(cudaStreamSynchronize(L.stream));
+  const MatrixView<const T> hX(hx.data(), n, F);
+  B.padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, num::double_from_bits(0x7ff0000000000000ULL));
+  B.count.assign(static_cast<std::size_t>(F), 0);
+  for (std::int64_t f = 0; f < F; ++f)
+    B.count[f] = gbdt::weighted_feature_borders(hX, w, f, border_count, nan_mode,
+                                                B.padded.data() + f * kMaxBordersPadded);
+  B.d_padded = to_device(B.padded, L.dev, L.stream);
+  B.d_count = to_device(B.count, L.dev, L.stream);
+  TL_CUDA_CHECK(cudaStreamSynchronize(L.stream));
+}
+
+}  // namespace
+
+// X: a contiguous device matrix; w: host row weights or null.
+template <class T>
+DeviceBorders compute_borders_cuda(const Launch& L, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode,
+                                   const double* w) {
   const std::int64_t n = X.rows, F = X.cols;
   DeviceBorders B;
   B.F = static_cast<int>(F);
   B.nan_max = nan_mode == GbdtNanMode::Max;
   const std::vector<ull> nan = count_nan_cuda(L, X, nan_mode);
+  if (w) {
+    weighted_borders_host(L, X, w, border_count, nan_mode, B);
+    return B;
+  }
   DeviceBuffer<ull> d_nan = to_device(nan, L.dev, L.stream);
   B.d_padded = DeviceBuffer<double>(static_cast<std::size_t>(F) * kMaxBordersPadded, L.dev);
   B.d_count = DeviceBuffer<int>(static_cast<std::size_t>(F), L.dev);
@@ -203,7 +234,8 @@ DeviceBuffer<std::uint8_t> bin_matrix_cuda(const Launch& L, MatrixView<const T> 
 
 #define TL_GBDT_INSTANTIATE(T)                                                                                      \
   template std::vector<ull> count_nan_cuda<T>(const Launch&, MatrixView<const T>, GbdtNanMode);                     \
-  template DeviceBorders compute_borders_cuda<T>(const Launch&, MatrixView<const T>, int, GbdtNanMode);             \
+  template DeviceBorders compute_borders_cuda<T>(const Launch&, MatrixView<const T>, int, GbdtNanMode,              \
+                                                 const double*);                                                   \
   template DeviceBuffer<std::uint8_t> bin_matrix_cuda<T>(const Launch&, MatrixView<const T>, const DeviceBorders&);
 TL_GBDT_INSTANTIATE(float)
 TL_GBDT_INSTANTIATE(double)
@@ -223,7 +255,7 @@ GbdtModel gbdt_borders_cuda(const Context& ctx, MatrixView<const T> X, int borde
   DeviceGuard guard(ctx.device().id);
   const Launch L = make_launch(ctx);
   auto xs = stage_to_device(ctx, X);
-  DeviceBorders B = compute_borders_cuda(L, xs.view, border_count, nan_mode);
+  DeviceBorders B = compute_borders_cuda(L, xs.view, border_count, nan_mode, nullptr);
   GbdtModel m;
   gbdt::set_borders(m, B.F, B.padded, B.count);
   return m;

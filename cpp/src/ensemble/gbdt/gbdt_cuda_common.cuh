@@ -76,9 +76,11 @@ template <class T>
 std::vector<ull> count_nan_cuda(const Launch& L, MatrixView<const T> X, GbdtNanMode nan_mode);
 
 // The borders of every feature of the contiguous device matrix X, as the CPU
-// backend selects them.
+// backend selects them (with host row weights w, non-null: the weighted
+// borders, computed on the host by the CPU backend's code).
 template <class T>
-DeviceBorders compute_borders_cuda(const Launch& L, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode);
+DeviceBorders compute_borders_cuda(const Launch& L, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode,
+                                   const double* w);
 
 // Feature-major bins of the device matrix X under the borders B: bins[f * n + i].
 template <class T>

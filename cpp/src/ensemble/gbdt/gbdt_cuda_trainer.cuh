@@ -28,7 +28,7 @@ class CudaTrainer {
     const int dev = L_.dev;
     {
       auto xs = stage_to_device(ctx, X);
-      B_ = compute_borders_cuda(L_, xs.view, p.border_count, p.nan_mode);
+      B_ = compute_borders_cuda(L_, xs.view, p.border_count, p.nan_mode, w);
       bins_ = bin_matrix_cuda(L_, xs.view, B_);
     }
     const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
