@@ -185,7 +185,8 @@ def test_pinball_loss_decreases_and_is_reported_as_pinball():
     X, y = heteroscedastic(n=3000, seed=23)
     Xtr, Xte, ytr, yte = split(X, y)
     w = np.random.default_rng(4).uniform(0.5, 2.0, len(yte))
-    q = GradientBoosting(loss="Quantile:alpha=0.8", n_estimators=60, learning_rate=0.2, device="cpu").fit(
+    # exact leaves converge in a few rounds of a large step: a small one shows the descent
+    q = GradientBoosting(loss="Quantile:alpha=0.8", n_estimators=60, learning_rate=0.05, device="cpu").fit(
         Xtr, ytr, eval_set=(Xte, yte, w), use_best_model=False)
     hist = q.evals_result_["validation"]["Quantile:alpha=0.8"]
     assert len(hist) == 60 and hist[-1] < 0.7 * hist[0]

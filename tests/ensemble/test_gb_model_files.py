@@ -147,3 +147,45 @@ def test_pickles_naming_the_former_module_load(cls, module):
     assert type(loaded) is cls
     assert_same_model(loaded, est)
     assert bits(loaded.predict(X)) == bits(est.predict(X))
+
+
+def test_file_objects_and_bytes_round_trip(tmp_path):
+    import io
+
+    X, y = higgs_like(n=600, d=4, seed=62)
+    est = GradientBoosting(n_estimators=4, device="cpu").fit(X, y)
+    text, binary = io.StringIO(), io.BytesIO()
+    est.save_model(text)
+    est.save_model(binary)
+    est.save_model(tmp_path / "m.json")
+    on_disk = (tmp_path / "m.json").read_bytes()
+    assert text.getvalue().encode() == binary.getvalue() == on_disk
+    est.save_model(tmp_path / "no_extension")
+    assert (tmp_path / "no_extension").read_bytes() == on_disk
+    with open(tmp_path / "m.json", "rb") as fb, open(tmp_path / "m.json", encoding="utf-8") as ft:
+        sources = [on_disk, bytearray(on_disk), memoryview(on_disk), io.BytesIO(on_disk),
+                   io.StringIO(on_disk.decode()), fb, ft, str(tmp_path / "m.json"), tmp_path / "no_extension"]
+        for src in sources:
+            back = GradientBoosting(device="cpu").load_model(src)
+            assert bits(back.predict_proba(X)) == bits(est.predict_proba(X)), type(src)
+
+
+def test_other_extensions_and_formats_are_refused(tmp_path):
+    X, y = higgs_like(n=600, d=4, seed=63)
+    est = GradientBoosting(n_estimators=2, device="cpu").fit(X, y)
+    for name in ("m.cbm", "m.ubj", "m.txt", "m.JSONL"):
+        with pytest.raises(ValueError, match="extension"):
+            est.save_model(tmp_path / name)
+        assert not (tmp_path / name).exists()
+    est.save_model(tmp_path / "m.JSON")  # the extension's case does not matter
+    (tmp_path / "m.cbm").write_bytes((tmp_path / "m.JSON").read_bytes())
+    with pytest.raises(ValueError, match="extension '.cbm'"):
+        GradientBoosting(device="cpu").load_model(tmp_path / "m.cbm")
+    for data, match in [(b"CBM1\x00\xff\xfe binary", "not UTF-8"), (b"{not json", "not JSON"),
+                        (b"[1, 2]", "format")]:
+        with pytest.raises(ValueError, match=match):
+            GradientBoosting(device="cpu").load_model(data)
+    with pytest.raises(TypeError, match="fname"):
+        GradientBoosting(device="cpu").load_model(3)
+    with pytest.raises(TypeError, match="fname"):
+        est.save_model(None)

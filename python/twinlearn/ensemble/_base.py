@@ -133,7 +133,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
 
     # -- model files ------------------------------------------------------------
     def save_model(self, fname):
-        """Write the fitted model to `fname` as JSON (docs/GBDT_MODEL_FORMAT.md).
+        """Write the fitted model to `fname` as JSON (docs/GBDT_MODEL_FORMAT.md):
+        a path (extension '.json' or none; another extension raises a
+        ValueError) or a file object open for writing, text or binary (UTF-8).
 
         Floats round-trip exactly: a loaded model predicts the same bits."""
         check_is_fitted(self)
@@ -141,7 +143,10 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
 
     def load_model(self, fname):
         """Replace this estimator's parameters and model by those saved in
-        `fname` (by :meth:`save_model` of the same class); returns self. The
+        `fname` (by :meth:`save_model` of the same class): a path (extension
+        '.json' or none), a file object open for reading (text or binary),
+        or the file's bytes; returns self. Another extension, or content that
+        is not a twinlearn JSON model, raises a ValueError. The
         ``device`` and ``numeric_mode`` parameters are kept, so a model
         fitted on a GPU loads and predicts on a machine without one."""
         return _model_io.load(self, fname)

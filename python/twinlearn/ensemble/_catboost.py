@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _native as native
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
+from . import _predict
 from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
 from ._params import (
     CLASSIFICATION_LOSSES,
@@ -65,19 +66,18 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         link), 'Tweedie:variance_power=P' (1 < P < 2, log link), 'MAE',
         'Quantile:alpha=A' (0 < A < 1; 'Quantile' alone means A = 0.5);
         under a log link ``predict`` returns ``exp(margin)``. Leaf values are
-        ``-G/(H + l2_leaf_reg) * learning_rate`` for every loss: Newton steps
-        where the loss has a hessian. 'MAE' and 'Quantile' have none: their
-        per-row gradient is the pinball loss's derivative in the prediction
-        (``-alpha * w`` where the target is above the prediction, else
-        ``(1 - alpha) * w``, as in CatBoost; 'MAE' is 'Quantile:alpha=0.5',
-        the same trees) and their per-row hessian is the row weight, so every
-        leaf moves by a gradient step of at most ``learning_rate *
-        max(alpha, 1 - alpha)`` in the target's units. **This is not
-        CatBoost's default for these losses**, which sets each leaf to the
-        exact weighted quantile of its residuals (``leaf_estimation_method=
-        'Exact'``); here the leaves are CatBoost's ``'Gradient'`` steps, so
-        targets of large scale need more rounds or a larger learning_rate.
-        With boost_from_average they start from the weighted median (MAE)
+        ``-G/(H + l2_leaf_reg) * learning_rate`` (Newton steps) for every
+        loss with a hessian. 'MAE' and 'Quantile' have none: their trees are
+        grown on the pinball loss's derivative in the prediction (``-alpha *
+        w`` where the target is above the prediction, else ``(1 - alpha) *
+        w``, as in CatBoost; 'MAE' is 'Quantile:alpha=0.5', the same model)
+        with the row weight as hessian, and each leaf is then set to
+        ``learning_rate`` times the weighted alpha-quantile of its rows'
+        residuals ``y - prediction`` (the smallest residual whose running
+        weight, sorted by value, reaches alpha times the leaf's weight; rows
+        weighted by sample weight times bootstrap weight), as CatBoost's
+        default ``leaf_estimation_method='Exact'`` and scikit-learn do;
+        l2_leaf_reg does not enter these leaves. With boost_from_average they start from the weighted median (MAE)
         or the weighted alpha-quantile (Quantile) of y. Their loss values
         (evals_result_) are the mean absolute error (MAE) and the mean
         pinball loss (Quantile). Other CatBoost losses raise a ValueError
@@ -443,12 +443,18 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
             raise ValueError("early_stopping_rounds needs an eval_set")
         return self._fit(X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model)
 
-    def predict_raw(self, X, n_trees=None):
+    def predict_raw(self, X, n_trees=None, iteration_range=None):
         """Raw margins (float32): shape (n_samples,), or (n_samples, n_classes) for MultiClass.
 
-        n_trees: use only the first n_trees trees (default all)."""
-        raw = self._predict_core(X, "raw", n_trees)
+        n_trees: use only the first n_trees trees (default all).
+        iteration_range: (begin, end), use only trees [begin, end) (XGBoost's
+        name; ``end=0``: up to the last tree), the base score included;
+        exclusive with n_trees."""
+        raw = self._range_core(X, "raw", n_trees, iteration_range)
         return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def _range_core(self, X, kind, n_trees, iteration_range):
+        return _predict.predict_core(self, X, kind, n_trees, iteration_range)
 
     @available_if(_has_classification_loss)
     def decision_function(self, X):
@@ -458,16 +464,27 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         return self._raw_to_decision(self._predict_core(X, "raw"))
 
     @available_if(_has_classification_loss)
-    def predict_proba(self, X, n_trees=None):
-        """Class probabilities (float32), shape (n_samples, n_classes)."""
-        self._require_classifier("predict_proba")
-        return self._proba_from_core(self._predict_core(X, "probability", n_trees))
+    def predict_proba(self, X, n_trees=None, iteration_range=None):
+        """Class probabilities (float32), shape (n_samples, n_classes).
 
-    def predict(self, X, n_trees=None):
-        """Class labels (classification losses) or predicted values (RMSE, float32)."""
+        n_trees, iteration_range: as in :meth:`predict_raw`."""
+        self._require_classifier("predict_proba")
+        return self._proba_from_core(self._range_core(X, "probability", n_trees, iteration_range))
+
+    def predict(self, X, n_trees=None, iteration_range=None, pred_leaf=False):
+        """Class labels (classification losses) or predicted values (RMSE, float32).
+
+        n_trees, iteration_range: as in :meth:`predict_raw`.
+        pred_leaf: return instead each row's leaf index in each tree of the
+        range, int32 of shape (n_samples, n_trees) (XGBoost's
+        ``predict(pred_leaf=True)``, CatBoost's ``calc_leaf_indexes``): leaf j
+        of tree t holds the values ``leaf_values_[offset_t + j * n_outputs_
+        + k]`` (docs/GBDT_MODEL_FORMAT.md)."""
+        if pred_leaf:
+            return _predict.leaf_indices(self, X, n_trees, iteration_range)
         if self._is_fitted_classifier():
-            return self._labels_from_raw(self._predict_core(X, "raw", n_trees))
-        return self._predict_core(X, self._value_kind(), n_trees)[:, 0]
+            return self._labels_from_raw(self._range_core(X, "raw", n_trees, iteration_range))
+        return self._range_core(X, self._value_kind(), n_trees, iteration_range)[:, 0]
 
     def staged_predict(self, X):
         """Predictions after each tree (a generator of NumPy arrays)."""

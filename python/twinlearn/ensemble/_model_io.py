@@ -9,6 +9,7 @@ borders (the dedicated NaN bins) are written as the strings "Infinity" and
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -122,10 +123,43 @@ def to_dict(est) -> dict:
     return doc
 
 
+#: The extension of a model file's path (none is accepted too): the one format written and read.
+EXTENSION = ".json"
+
+
+def _checked_path(fname, verb):
+    """os.fspath(fname), refused when its extension is another format's."""
+    path = os.fspath(fname)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    ext = os.path.splitext(path)[1]
+    if ext and ext.lower() != EXTENSION:
+        raise ValueError(
+            f"Cannot {verb} a model file with extension {ext!r}: twinlearn models are JSON files "
+            f"(docs/GBDT_MODEL_FORMAT.md); use a path ending in {EXTENSION!r} (or none), a file object, "
+            "or bytes (load_model). Models of other libraries (CatBoost, XGBoost, LightGBM) are not read."
+        )
+    return path
+
+
+def _is_path(fname):
+    return isinstance(fname, (str, os.PathLike))
+
+
 def save(est, fname) -> None:
-    with open(os.fspath(fname), "w", encoding="utf-8") as f:
-        json.dump(to_dict(est), f, allow_nan=False, separators=(",", ":"))
-        f.write("\n")
+    """Writes the model as JSON to `fname`: a path (extension '.json' or
+    none) or a file object open for writing, text or binary (UTF-8)."""
+    text = json.dumps(to_dict(est), allow_nan=False, separators=(",", ":")) + "\n"
+    if _is_path(fname):
+        with open(_checked_path(fname, "save"), "w", encoding="utf-8") as f:
+            f.write(text)
+    elif callable(getattr(fname, "write", None)):
+        if isinstance(fname, io.TextIOBase):
+            fname.write(text)
+        else:
+            fname.write(text.encode("utf-8"))
+    else:
+        raise TypeError(f"fname must be a path or a file object open for writing, got {type(fname).__name__}")
 
 
 def _require(cond, what):
@@ -224,7 +258,28 @@ def from_dict(est, doc: dict):
     return est
 
 
+def _read_document(fname):
+    """The JSON document of `fname`: a path (extension '.json' or none), a
+    file object open for reading (text or binary), or bytes of the file."""
+    if _is_path(fname):
+        with open(_checked_path(fname, "load"), "rb") as f:
+            data = f.read()
+    elif isinstance(fname, (bytes, bytearray, memoryview)):
+        data = bytes(fname)
+    elif callable(getattr(fname, "read", None)):
+        data = fname.read()
+    else:
+        raise TypeError(f"fname must be a path, a file object or bytes, got {type(fname).__name__}")
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            _require(False, "it is not UTF-8 JSON text (a binary file, such as another library's model format?)")
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not a valid twinlearn GBDT model file: it is not JSON ({e})") from None
+
+
 def load(est, fname):
-    with open(os.fspath(fname), encoding="utf-8") as f:
-        doc = json.load(f)
-    return from_dict(est, doc)
+    return from_dict(est, _read_document(fname))

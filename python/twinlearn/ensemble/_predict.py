@@ -16,22 +16,96 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _io, identity
 from ._categorical import encode
 from ._checks import check_input
-from ._model import model_dict
-from ._params import LOG_LINK_LOSSES
+from ._model import fitted_grow_policy, model_dict, split_nan_right, tree_split_counts
+from ._params import LOG_LINK_LOSSES, PER_NODE
 
 
-def predict_core(est, X, kind, n_trees=None):
-    """float32 (n, n_outputs) raw margins or probabilities, on the backend's side
-    (a device array on a GPU); the public method mirrors it to the caller's type."""
+def tree_range(est, n_trees=None, iteration_range=None):
+    """(begin, end): the trees [begin, end) a prediction uses. `n_trees`
+    (the first n_trees) and `iteration_range` (XGBoost's ``(begin, end)``,
+    ``end=0`` meaning the last tree) are exclusive; neither: every tree."""
     check_is_fitted(est)
+    total = len(est.tree_depth_)
+    if iteration_range is None:
+        return 0, total if n_trees is None else int(n_trees)
+    if n_trees is not None:
+        raise ValueError("Pass n_trees or iteration_range, not both")
+    try:
+        begin, end = iteration_range
+    except (TypeError, ValueError):
+        raise ValueError(f"iteration_range must be a pair (begin, end) of ints, got {iteration_range!r}") from None
+    for v in (begin, end):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"iteration_range must be a pair (begin, end) of ints, got {iteration_range!r}")
+    begin, end = int(begin), int(end)
+    if end == 0:
+        end = total
+    if not 0 <= begin < end <= total:
+        raise ValueError(
+            f"iteration_range must satisfy 0 <= begin < end <= n_trees ({total}; end=0 means {total}), "
+            f"got {iteration_range!r}"
+        )
+    return begin, end
+
+
+def predict_core(est, X, kind, n_trees=None, iteration_range=None):
+    """float32 (n, n_outputs) raw margins or probabilities, on the backend's side
+    (a device array on a GPU); the public method mirrors it to the caller's type.
+    Trees [begin, end) of `iteration_range` with begin > 0 are accumulated in
+    float64 on the host from the base score (the staged predictions' arithmetic),
+    the link applied there; the first `end` trees are predicted as n_trees=end."""
+    begin, end = tree_range(est, n_trees, iteration_range)
     device = est._tl_device(X)
     X, _ = check_input(est, X, device, reset=False)
     X = encode(est, X)
-    out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
     mod, ctx = est._tl_context(device, X)
-    mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None else int(n_trees), kind, out)
+    if begin > 0:
+        acc = np.empty((X.shape[0], est.n_outputs_), dtype=np.float64)
+        acc[:] = est.base_score_[None, :]
+        mod.gbdt_predict_stage(ctx, model_dict(est), X, begin, end, acc)
+        out = np.ascontiguousarray(mod.gbdt_link(est._loss_name, acc, kind, False, False), dtype=np.float32)
+    else:
+        out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
+        mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None and iteration_range is None else end,
+                         kind, out)
     check_predictions(est, out)
     identity.record(f"{type(est).__name__}.predict_{kind}", out)
+    return out
+
+
+def leaf_indices(est, X, n_trees=None, iteration_range=None):
+    """Each row's leaf in each tree of the range, int32 (n_samples, n_trees):
+    leaf j of a tree of depth d (0 <= j < 2**d) is the one whose value is
+    ``leaf_values_[offset + j * n_outputs_ + k]`` (docs/GBDT_MODEL_FORMAT.md),
+    bit l of j set where the row went right at level l. Computed on the host
+    by the prediction's branch rule: right where x > split_border (x as
+    float64), NaN right where split_nan_right_ is 1 (nan_mode 'Learned') or
+    under nan_mode 'Max'; a per-node split of feature -1 sends every row left."""
+    begin, end = tree_range(est, n_trees, iteration_range)
+    device = est._tl_device(X)
+    X, _ = check_input(est, X, device, reset=False)
+    X = np.asarray(_io.to_numpy(encode(est, X)), dtype=np.float64)
+    n = X.shape[0]
+    per_node = fitted_grow_policy(est) in PER_NODE
+    depth = est.tree_depth_.astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(tree_split_counts(depth, fitted_grow_policy(est)))])
+    nan_right_all = split_nan_right(est)
+    rows = np.arange(n)
+    out = np.zeros((n, end - begin), dtype=np.int32)
+    for c, t in enumerate(range(begin, end)):
+        leaf = np.zeros(n, dtype=np.int64)
+        for level in range(int(depth[t])):
+            slot = starts[t] + ((1 << level) - 1 + leaf if per_node else level)
+            f = np.asarray(est.split_feature_[slot], dtype=np.int64)
+            border = np.asarray(est.split_border_[slot], dtype=np.float64)
+            if nan_right_all.size:
+                nan_right = nan_right_all[slot].astype(bool)
+            else:
+                nan_right = np.full(np.shape(slot), est._nan_mode == "Max")
+            v = X[rows, np.maximum(f, 0)] if per_node else X[:, max(int(f), 0)]
+            right = np.where(np.isnan(v), nan_right, v > border) & (f >= 0)
+            leaf |= right.astype(np.int64) << level
+        out[:, c] = leaf
     return out
 
 

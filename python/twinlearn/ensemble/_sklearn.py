@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import _native as native
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
+from . import _predict
 from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
 from ._params import sklearn_core_params
 
@@ -69,6 +70,14 @@ class _SklearnShaped(_BoostingCore):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+    def apply(self, X):
+        """Each row's leaf index in each tree, int32 of shape (n_samples,
+        n_trees) (as scikit-learn's forests' ``apply``; every output of a
+        classifier's tree shares its leaves): leaf j of tree t holds the
+        values ``leaf_values_[offset_t + j * n_outputs_ + k]``
+        (docs/GBDT_MODEL_FORMAT.md)."""
+        return _predict.leaf_indices(self, X)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -285,12 +294,11 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         'poisson' fits counts with a log link (CatBoost's Poisson); predictions
         are then the expected values ``exp(margin)``. 'absolute_error' and
         'quantile' are :class:`GradientBoosting`'s 'MAE' and
-        'Quantile:alpha=<alpha>': their leaf values are gradient steps of the
-        pinball loss (the hessian is the row weight), not the exact leaf
-        quantiles scikit-learn's estimators compute, so each tree moves a
-        leaf by at most ``learning_rate * max(alpha, 1 - alpha)`` in the
-        target's units; the fit starts from the weighted median
-        ('absolute_error') or weighted alpha-quantile ('quantile') of y.
+        'Quantile:alpha=<alpha>': the trees are grown on the pinball loss's
+        gradients and each leaf is set, as scikit-learn does, to
+        ``learning_rate`` times the weighted median ('absolute_error') or
+        alpha-quantile ('quantile') of its rows' residuals; the fit starts
+        from the weighted median or alpha-quantile of y.
     alpha : float in (0, 1), default=0.9
         The quantile loss='quantile' predicts (scikit-learn's
         GradientBoostingRegressor name and default); used by that loss only.

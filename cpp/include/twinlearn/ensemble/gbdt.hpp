@@ -33,10 +33,11 @@ enum class GbdtLoss : int {
   Poisson = 5,             // counts (labels >= 0), log link: prediction exp(raw)
   Tweedie = 6,             // labels >= 0, log link; loss_param = variance power in (1, 2)
   Huber = 7,               // regression; loss_param = delta > 0
-  // Pinball losses, one raw output, without a hessian: the per-row hessian is
-  // the row's weight, so leaf values are gradient steps -G / (H + lambda)
-  // (CatBoost's leaf_estimation_method 'Gradient'; CatBoost's own default
-  // for these losses is the exact leaf quantile, which this library does not do).
+  // Pinball losses, one raw output, without a hessian: the trees are grown on
+  // the gradients with the row's weight as its hessian; each leaf is then set
+  // to learning_rate times the weighted alpha-quantile of its rows' residuals
+  // y - f (gbdt::quantile_leaf_values; CatBoost's leaf_estimation_method
+  // 'Exact', scikit-learn's leaves). l2_leaf_reg does not enter the leaves.
   MAE = 8,       // Quantile with alpha 0.5 (the same gradients, hence the same trees); its loss value is mean |y - f|
   Quantile = 9,  // loss_param = alpha in (0, 1); loss value: mean pinball loss
 };

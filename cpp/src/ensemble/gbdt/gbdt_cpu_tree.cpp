@@ -98,6 +98,9 @@ void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
     if (p_.grow_policy == GbdtGrowPolicy::Lossguide) keep_best_first(depth, sf, sb, sg, tot);
     gbdt::values_from_totals(tot, isg_, ish_, p_.l2_leaf_reg, p_.learning_rate, values.data(), values.size());
   }
+  if (gbdt::exact_leaves(p_.loss))
+    gbdt::quantile_leaf_values(p_, t, leaf_.data(), y_, w_, approx_.data(), n_,
+                               static_cast<std::int64_t>(values.size()), values.data());
   apply_tree(values);
   if (has_eval_) apply_tree_eval(grown, sf, sb, values);
   tree_depth_.push_back(grown);

@@ -24,7 +24,7 @@ class CudaTrainer {
   CudaTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
               const GbdtEvalSet<T>& eval)
       : L_(make_launch(ctx)), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
-        Dh_(gbdt::hist_channels(p, D_)) {
+        Dh_(gbdt::hist_channels(p, D_)), y_host_(y), w_host_(w) {
     const int dev = L_.dev;
     {
       auto xs = stage_to_device(ctx, X);
@@ -120,6 +120,7 @@ class CudaTrainer {
   // Tree growth (gbdt_cuda_tree.cuh).
   void grow_tree(int t, const std::vector<int>& nb);
   void keep_best_first(int t, int depth, std::int64_t sidx, std::int64_t nthreads, double* values);
+  void exact_values(int t, int grown, double* values);
 
   double loss(bool eval) {
     const std::int64_t n = eval ? m_ : n_;
@@ -189,6 +190,10 @@ class CudaTrainer {
   std::int64_t n_;
   int F_, D_;
   int Dh_;  // histogram channels per row (gbdt::hist_channels): D_, plus a count channel under min_data_in_leaf > 1
+  const double* y_host_;  // the fit's labels and weights on the host (MAE, Quantile: exact_values)
+  const double* w_host_;
+  std::vector<std::int32_t> leaf_host_;  // exact_values: host copies of leaf_ and approx_
+  std::vector<double> approx_host_;
   DeviceBorders B_;
   DeviceBuffer<std::uint8_t> bins_;
   int Bp_ = 1;

@@ -127,6 +127,7 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
       TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
     }
   }
+  if (gbdt::exact_leaves(p_.loss)) exact_values(t, grown, values);
   apply_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, leaf_.data(), values, approx_.data());
   TL_CUDA_CHECK_LAUNCH("apply_kernel");
   if (has_eval_) {
@@ -136,6 +137,24 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
     TL_CUDA_CHECK_LAUNCH("apply_eval_kernel");
   }
   tree_depth_.push_back(grown);
+}
+
+// MAE, Quantile: the leaves' values from the rows' residuals on the host
+// (gbdt::quantile_leaf_values, as the CPU), from the rows' leaves and
+// approximations before the tree is applied: one host round trip per tree.
+template <class T>
+void CudaTrainer<T>::exact_values(int t, int grown, double* values) {
+  cudaStream_t s = L_.stream;
+  const std::int64_t nl = (std::int64_t(1) << grown) * D_;
+  leaf_host_.resize(static_cast<std::size_t>(n_));
+  approx_host_.resize(static_cast<std::size_t>(n_));
+  std::vector<double> vals(static_cast<std::size_t>(nl));
+  download(leaf_host_.data(), leaf_, leaf_host_.size(), s);
+  download(approx_host_.data(), approx_, approx_host_.size(), s);
+  TL_CUDA_CHECK(cudaStreamSynchronize(s));
+  gbdt::quantile_leaf_values(p_, t, leaf_host_.data(), y_host_, w_host_, approx_host_.data(), n_, nl, vals.data());
+  TL_CUDA_CHECK(cudaMemcpyAsync(values, vals.data(), sizeof(double) * vals.size(), cudaMemcpyHostToDevice, s));
+  TL_CUDA_CHECK(cudaStreamSynchronize(s));  // vals is the copy's source
 }
 
 // Lossguide (as the CPU's keep_best_first): the grown tree's splits and

@@ -32,6 +32,24 @@ std::vector<double> base_score(const GbdtParams& p, int n_outputs, const double*
 // code: a stable sort by value and sequential sums in that order.
 double weighted_quantile(const double* y, const double* w, std::int64_t n, double alpha);
 
+// The losses whose leaves are set from the rows' residuals instead of the
+// gradient totals: MAE and Quantile (no hessian).
+inline bool exact_leaves(GbdtLoss l) { return l == GbdtLoss::MAE || l == GbdtLoss::Quantile; }
+
+// Exact leaves of tree `tree` (MAE, Quantile; one output), as scikit-learn's
+// and CatBoost's default: once the tree's structure is grown on the
+// gradients, values[j] = learning_rate * the weighted alpha-quantile
+// (weighted_quantile; alpha 1/2 for MAE) of the residuals y_i - approx_i of
+// the rows i with leaf[i] == j, each weighted by its weight in the tree
+// (gbdt::row_weight: sample weight times bootstrap weight); 0 for a leaf
+// without a row of positive weight. l2_leaf_reg does not enter. Host code on
+// the rows' leaves and approximations before the tree is applied: a counting
+// sort by leaf in row order, then weighted_quantile per leaf, so every
+// backend with the same approximations gets the same bits.
+void quantile_leaf_values(const GbdtParams& p, std::int64_t tree, const std::int32_t* leaf, const double* y,
+                          const double* w, const double* approx, std::int64_t n, std::int64_t n_leaves,
+                          double* values);
+
 // Sum of (weighted loss, weight) chunk partials along the canonical pairwise
 // tree; returns the mean loss (the root of the mean for RMSE). partials holds
 // 2 doubles per chunk and is consumed.

@@ -235,6 +235,27 @@ double weighted_quantile(const double* y, const double* w, std::int64_t n, doubl
   return y[idx.back()];  // not reached: the last partial sum is the total
 }
 
+void quantile_leaf_values(const GbdtParams& p, std::int64_t tree, const std::int32_t* leaf, const double* y,
+                          const double* w, const double* approx, std::int64_t n, std::int64_t n_leaves,
+                          double* values) {
+  const double alpha = p.loss == GbdtLoss::MAE ? 0.5 : p.loss_param;
+  const RowSampler rs = row_sampler(p, tree);
+  std::vector<std::int64_t> start(static_cast<std::size_t>(n_leaves + 1), 0);
+  for (std::int64_t i = 0; i < n; ++i) start[leaf[i] + 1] += 1;
+  for (std::int64_t j = 0; j < n_leaves; ++j) start[j + 1] += start[j];
+  std::vector<std::int64_t> pos(start.begin(), start.end() - 1);
+  std::vector<double> r(static_cast<std::size_t>(n)), rw(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t k = pos[leaf[i]]++;
+    r[k] = num::sub(y[i], approx[i]);
+    rw[k] = row_weight(rs, w, i);
+  }
+  for (std::int64_t j = 0; j < n_leaves; ++j) {
+    const std::int64_t a = start[j], m = start[j + 1] - a;
+    values[j] = num::mul(p.learning_rate, weighted_quantile(r.data() + a, rw.data() + a, m, alpha));
+  }
+}
+
 double finish_loss(GbdtLoss loss, std::vector<double>& partials) {
   struct Pair {
     double s, w;
