@@ -186,9 +186,10 @@ def _tree_field(data, key, value, tree=0, index=0):
     ("split_features", 2**40, r"'split_features' must be an integer"),
     ("split_bins", 300, "uses border 300"),
     ("split_bins", -5, "uses border -5"),
-    ("split_borders", math.nan, "holds NaN"),
+    ("split_borders", math.nan, "NaN is not a JSON number"),
+    ("split_borders", math.inf, "Infinity is not a JSON number"),
     ("split_borders", 12345.0, "has border value"),
-    ("leaf_values", math.nan, "holds NaN"),
+    ("leaf_values", math.nan, "NaN is not a JSON number"),
     ("leaf_values", "1", "bad number"),
 ])
 def test_named_problems(saved, tmp_path, key, value, problem):
@@ -238,6 +239,17 @@ def test_classes(saved, tmp_path, classes, problem):
         _load(cls, json.dumps(doc).encode(), tmp_path)
 
 
+def test_nan_in_a_document_is_refused(saved):
+    """A document read by other means (json.loads accepts NaN) still has no NaN."""
+    from twinlearn.ensemble._model_io import from_dict
+
+    cls, data, X, _ = saved["oblivious"]
+    doc = json.loads(data)
+    doc["trees"][0]["leaf_values"][2] = math.nan
+    with pytest.raises(ValueError, match="tree 0's 'leaf_values' holds NaN"):
+        from_dict(cls(), doc)
+
+
 def test_categorical_huge_input_count(saved, tmp_path):
     cls, data, X, _ = saved["categorical"]
     doc = json.loads(data)
@@ -251,7 +263,7 @@ def test_a_refused_file_leaves_the_estimator_alone(saved, tmp_path):
     est = _load(cls, data, tmp_path)
     doc = json.loads(data)
     doc["trees"][1]["leaf_values"][0] = math.nan
-    with pytest.raises(ValueError, match="holds NaN"):
+    with pytest.raises(ValueError, match="NaN is not a JSON number"):
         est.load_model(_write(tmp_path, json.dumps(doc).encode()))
     np.testing.assert_array_equal(est.predict(X), expected)
 

@@ -313,15 +313,22 @@ def _parse(est, doc):
     return new
 
 
+def _not_strict(literal):
+    raise ValueError(f"{_BAD_FILE}: {literal} is not a JSON number (non-finite borders are the strings "
+                     f"\"Infinity\" and \"-Infinity\")")
+
+
 def load(est, fname):
     with open(os.fspath(fname), "rb") as f:
         data = f.read()
     try:
-        doc = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not a valid twinlearn GBDT model file: not UTF-8 text ({exc})") from None
+        raise ValueError(f"{_BAD_FILE}: not UTF-8 text ({exc})") from None
+    try:
+        doc = json.loads(text, parse_constant=_not_strict)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not a valid twinlearn GBDT model file: not JSON ({exc})") from None
+        raise ValueError(f"{_BAD_FILE}: not JSON ({exc})") from None
     except RecursionError:
-        raise ValueError("not a valid twinlearn GBDT model file: JSON nested too deeply") from None
+        raise ValueError(f"{_BAD_FILE}: JSON nested too deeply") from None
     return from_dict(est, doc)
