@@ -138,7 +138,24 @@ def set_n_threads(n: int) -> None:
 
 
 def get_n_threads() -> int:
-    return _get_threadlocal()["n_threads"]
+    """Threads the CPU backend uses now: 1 in a forked child (see _FORKED)."""
+    return 1 if _FORKED else _get_threadlocal()["n_threads"]
+
+
+#: True in a process forked (without exec) from one that imported twinlearn.
+#: OpenMP's thread pool does not survive fork: the child's first parallel
+#: region waits forever for the parent's worker threads. There the CPU backend
+#: runs on one thread (identical-mode results do not depend on the count).
+_FORKED = False
+
+
+def _after_fork_in_child():
+    global _FORKED
+    _FORKED = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

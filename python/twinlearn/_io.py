@@ -220,7 +220,7 @@ def mirror_result(orig, result):
 #: X's array type (CuPy in, CuPy out; tensors in, tensors out).
 MIRRORED_METHODS = ("predict", "predict_raw", "predict_proba", "predict_log_proba", "predict_joint_log_proba",
                     "decision_function", "transform", "inverse_transform", "fit_transform", "fit_predict",
-                    "score_samples", "kneighbors")
+                    "score_samples", "kneighbors", "apply")
 
 
 def mirrors_input(method):

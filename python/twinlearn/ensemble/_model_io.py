@@ -162,13 +162,72 @@ def save(est, fname) -> None:
         raise TypeError(f"fname must be a path or a file object open for writing, got {type(fname).__name__}")
 
 
+_BAD_FILE = "not a valid twinlearn GBDT model file"
+
+
 def _require(cond, what):
     if not cond:
-        raise ValueError(f"not a valid twinlearn GBDT model file: {what}")
+        raise ValueError(f"{_BAD_FILE}: {what}")
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+#: The core's losses whose estimators predict classes (the file then lists them).
+_CLASSIFICATION_LOSSES = ("Logloss", "CrossEntropy", "MultiClass", "MultiClassOneVsAll")
+
+
+def _field(doc, key, kind, where="the model"):
+    """doc[key], which must be present and of type `kind`."""
+    _require(isinstance(doc, dict), f"{where} must be a JSON object, got {type(doc).__name__}")
+    _require(key in doc, f"{where} has no {key!r}")
+    v = doc[key]
+    _require(isinstance(v, kind) and not (isinstance(v, bool) and kind is not bool),
+             f"{where}'s {key!r} must be {_KIND_NAMES.get(kind, kind)}, got {v!r:.60}")
+    return v
+
+
+_KIND_NAMES = {int: "an integer", list: "a list", dict: "an object", str: "a string"}
+
+
+def _int(v, what, lo, hi):
+    _require(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
+             f"{what} must be an integer in [{lo}, {hi}], got {v!r:.60}")
+    return v
+
+
+def _number(v, what):
+    x = _float_from_json(v)
+    _require(not math.isnan(x), f"{what} holds NaN")
+    return x
+
+
+def _numbers(t, key, where):
+    return [_number(v, f"{where}'s {key!r}") for v in _field(t, key, list, where)]
+
+
+def _ints(t, key, where, lo, hi):
+    return [_int(v, f"each of {where}'s {key!r}", lo, hi) for v in _field(t, key, list, where)]
 
 
 def from_dict(est, doc: dict):
-    """Restores est (parameters and fitted attributes) from a loaded document."""
+    """Restores est (parameters and fitted attributes) from a loaded document.
+
+    Every field is checked (types, sizes, index ranges, then the core's own
+    check of the trees) before est changes: a bad file raises ValueError
+    naming the problem and leaves est as it was."""
+    try:
+        new = _parse(est, doc)
+    except ValueError as exc:
+        if str(exc).startswith(_BAD_FILE):
+            raise
+        raise ValueError(f"{_BAD_FILE}: {exc}") from None  # the core's or the encoder's check
+    except (KeyError, TypeError, IndexError, AttributeError, OverflowError) as exc:  # any shape not checked above
+        raise ValueError(f"{_BAD_FILE}: {type(exc).__name__}: {exc}") from None
+    est.__dict__.clear()
+    est.__dict__.update(new.__dict__)
+    return est
+
+
+def _parse(est, doc):
     _require(isinstance(doc, dict) and doc.get("format") == FORMAT, f"'format' must be {FORMAT!r}")
     _require(doc.get("format_version") in FORMAT_VERSIONS,
              f"format_version {doc.get('format_version')!r} is not supported (this version reads "
@@ -183,79 +242,114 @@ def from_dict(est, doc: dict):
     # max_leaf_nodes / min_samples_leaf (their parameters, restored below, say which).
     _require(grow_policy in ("SymmetricTree", "Lossguide") or "grow_policy" in valid,
              f"a {type(est).__name__!r} holds oblivious or Lossguide trees only, the file has {grow_policy!r}")
-    params = {k: v for k, v in doc.get("params", {}).items() if k in valid and not (
-        k == "random_state" and isinstance(v, str))}
+    params = doc.get("params", {})
+    _require(isinstance(params, dict), f"'params' must be an object, got {params!r:.60}")
+    params = {k: v for k, v in params.items() if k in valid and not (k == "random_state" and isinstance(v, str))}
     for k, v in params.items():
         if isinstance(valid[k], float) or k in ("learning_rate", "l2_leaf_reg", "l2_regularization"):
-            params[k] = _float_from_json(v)
-    est.set_params(**params)
-    for attr in ("classes_", "n_classes_", "feature_names_in_", "best_iteration_"):
-        if hasattr(est, attr):
-            delattr(est, attr)
-    n_features = int(doc["n_features"])
-    D = int(doc["n_outputs"])
-    features = doc["features"]
-    _require(isinstance(features, list) and len(features) == n_features, "'features' must list every feature")
-    borders = [_float_from_json(v) for f in features for v in f["borders"]]
-    offsets = np.zeros(n_features + 1, dtype=np.int32)
-    offsets[1:] = np.cumsum([len(f["borders"]) for f in features])
-    learned = doc.get("nan_mode") == "Learned"
+            params[k] = _number(v, f"parameter {k!r}")
+    # est's own parameters (device, numeric_mode among them), then the file's.
+    new = type(est)(**valid)
+    new.set_params(**params)
+    loss = _field(doc, "loss", str)
+    nan_mode = _field(doc, "nan_mode", str)
+    n_features = _int(_field(doc, "n_features", int), "'n_features'", 1, _INT32[1] - 1)
+    D = _int(_field(doc, "n_outputs", int), "'n_outputs'", 1, _INT32[1])
+    features = _field(doc, "features", list)
+    _require(len(features) == n_features, "'features' must list every feature")
+    per_feature = [_numbers(f, "borders", f"feature {j}") for j, f in enumerate(features)]
+    borders = [v for b in per_feature for v in b]
+    offsets = np.zeros(n_features + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(b) for b in per_feature])
+    _require(offsets[-1] <= _INT32[1], "too many borders")
+    learned = nan_mode == "Learned"
     depth, sf, sb, sbr, sg, lv, snr = [], [], [], [], [], [], []
-    for t in doc["trees"]:
-        d = t["depth"]
-        _require(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= 16,
-                 f"a tree's 'depth' must be an int in [0, 16], got {d!r}")
+    for i, t in enumerate(_field(doc, "trees", list)):
+        where = f"tree {i}"
+        d = _int(_field(t, "depth", int, where), f"{where}'s 'depth'", 0, 16)
         c = int(tree_split_counts([d], grow_policy)[0])
-        _require(all(len(t[k]) == c for k in ("split_features", "split_bins", "split_borders", "split_gains")),
-                 "each tree needs 'depth' splits" if grow_policy == "SymmetricTree"
-                 else f"each tree needs 2**depth - 1 splits (grow_policy {grow_policy!r})")
-        _require(len(t["leaf_values"]) == (1 << d) * D, "each tree needs 2**depth * n_outputs leaf values")
-        _require(not learned or len(t.get("split_nan_right", ())) == c,
+        _require(all(len(_field(t, k, list, where)) == c
+                     for k in ("split_features", "split_bins", "split_borders", "split_gains")),
+                 f"{where} needs {d} splits" if grow_policy == "SymmetricTree"
+                 else f"{where} needs 2**depth - 1 = {c} splits (grow_policy {grow_policy!r})")
+        _require(len(_field(t, "leaf_values", list, where)) == (1 << d) * D,
+                 f"{where} needs 2**depth * n_outputs = {(1 << d) * D} leaf values")
+        _require(not learned or len(_field(t, "split_nan_right", list, where)) == c,
                  "under nan_mode 'Learned' each tree needs one 'split_nan_right' entry per split")
         depth.append(d)
-        sf += [int(v) for v in t["split_features"]]
-        sb += [int(v) for v in t["split_bins"]]
-        sbr += [_float_from_json(v) for v in t["split_borders"]]
-        sg += [_float_from_json(v) for v in t["split_gains"]]
-        lv += [_float_from_json(v) for v in t["leaf_values"]]
+        sf += _ints(t, "split_features", where, -1, n_features - 1)
+        sb += _ints(t, "split_bins", where, *_INT32)
+        sbr += _numbers(t, "split_borders", where)
+        sg += _numbers(t, "split_gains", where)
+        lv += _numbers(t, "leaf_values", where)
         if learned:
-            snr += [int(v) for v in t["split_nan_right"]]
-    est._cat_encoder = None
-    est.n_features_in_ = n_features
+            snr += _ints(t, "split_nan_right", where, 0, 1)
+    base_score = _numbers(doc, "base_score", "the model")
+    _require(len(base_score) == D, f"'base_score' must have n_outputs = {D} entries, got {len(base_score)}")
+    new._cat_encoder = None
+    new.n_features_in_ = n_features
     if doc.get("categorical") is not None:
+        cat = doc["categorical"]
+        n_in = _int(_field(cat, "n_input_features", int, "the 'categorical' section"),
+                    "the 'categorical' section's 'n_input_features'", 1,
+                    n_features + len(_field(cat, "columns", list, "the 'categorical' section")))
         try:
-            enc = CategoricalEncoder.from_dict(doc["categorical"], _float_from_json)
-        except (KeyError, TypeError) as exc:
+            enc = CategoricalEncoder.from_dict(cat, _float_from_json)
+        except (KeyError, TypeError, OverflowError) as exc:
             raise ValueError(f"not a valid twinlearn GBDT model file: bad 'categorical' section ({exc})") from None
-        _require(enc.n_out == n_features, "the categorical encoding must give the trees' 'n_features' columns")
-        est._cat_encoder = enc
-        est.n_features_in_ = enc.n_features
+        _require(enc.n_features == n_in and enc.n_out == n_features,
+                 "the categorical encoding must give the trees' 'n_features' columns")
+        new._cat_encoder = enc
+        new.n_features_in_ = enc.n_features
     if doc.get("feature_names") is not None:
-        est.feature_names_in_ = np.asarray(doc["feature_names"], dtype=object)
-    if doc.get("classes") is not None:
-        est.classes_ = np.asarray(doc["classes"], dtype=np.dtype(doc["classes_dtype"]))
-        est.n_classes_ = len(est.classes_)
-    est._loss_name = str(doc["loss"])
-    est.grow_policy_ = grow_policy
-    est._nan_mode = str(doc["nan_mode"])
-    est.n_outputs_ = D
-    est.borders_ = np.asarray(borders, dtype=np.float64)
-    est.border_offsets_ = offsets
-    est.tree_depth_ = np.asarray(depth, dtype=np.int32)
-    est.split_feature_ = np.asarray(sf, dtype=np.int32)
-    est.split_bin_ = np.asarray(sb, dtype=np.int32)
-    est.split_border_ = np.asarray(sbr, dtype=np.float64)
-    est.split_gain_ = np.asarray(sg, dtype=np.float64)
-    est.split_nan_right_ = np.asarray(snr, dtype=np.uint8)
-    est.leaf_values_ = np.asarray(lv, dtype=np.float64)
-    est.base_score_ = np.asarray([_float_from_json(v) for v in doc["base_score"]], dtype=np.float64)
-    est.n_estimators_ = len(depth)
-    est.best_iteration_ = doc.get("best_iteration")
-    est.evals_result_ = {}
+        names = _field(doc, "feature_names", list)
+        _require(len(names) == new.n_features_in_ and all(isinstance(v, str) for v in names),
+                 f"'feature_names' must be {new.n_features_in_} strings")
+        new.feature_names_in_ = np.asarray(names, dtype=object)
+    if loss in _CLASSIFICATION_LOSSES:
+        classes = _field(doc, "classes", list)
+        n_classes = 2 if D == 1 else D
+        _require(len(classes) == n_classes, f"a {loss} model with {D} output(s) needs {n_classes} classes, "
+                                            f"the file lists {len(classes)}")
+        dtype = _field(doc, "classes_dtype", str)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            _require(False, f"'classes_dtype' {dtype!r:.60} is not a NumPy dtype")
+        _require(dtype.kind in "biufUSO", f"'classes_dtype' {dtype.str!r} is not a dtype of class labels")
+        new.classes_ = np.asarray(classes, dtype=dtype)
+        _require(new.classes_.shape == (n_classes,) and len(set(new.classes_.tolist())) == n_classes,
+                 "'classes' must list distinct labels")
+        new.n_classes_ = n_classes
+    best = doc.get("best_iteration")
+    _require(best is None or (isinstance(best, int) and not isinstance(best, bool) and 0 <= best < len(depth)),
+             f"'best_iteration' must be null or a tree index below {len(depth)}, got {best!r:.60}")
+    new._loss_name = loss
+    new.grow_policy_ = grow_policy
+    new._nan_mode = nan_mode
+    new.n_outputs_ = D
+    new.borders_ = np.asarray(borders, dtype=np.float64)
+    new.border_offsets_ = offsets.astype(np.int32)
+    new.tree_depth_ = np.asarray(depth, dtype=np.int32)
+    new.split_feature_ = np.asarray(sf, dtype=np.int32)
+    new.split_bin_ = np.asarray(sb, dtype=np.int32)
+    new.split_border_ = np.asarray(sbr, dtype=np.float64)
+    new.split_gain_ = np.asarray(sg, dtype=np.float64)
+    new.split_nan_right_ = np.asarray(snr, dtype=np.uint8)
+    new.leaf_values_ = np.asarray(lv, dtype=np.float64)
+    new.base_score_ = np.asarray(base_score, dtype=np.float64)
+    new.n_estimators_ = len(depth)
+    new.best_iteration_ = best
+    new.evals_result_ = {}
     # The core checks every index, offset and size before any prediction.
-    _backend.core().gbdt_validate(model_dict(est))
-    est._tl_fit_info = {"device": "cpu", "requested": est._tl_requested_mode(), "delivered": "identical"}
-    return est
+    _backend.core().gbdt_validate(model_dict(new))
+    new._tl_fit_info = {"device": "cpu", "requested": new._tl_requested_mode(), "delivered": "identical"}
+    return new
+
+
+def _not_strict(literal):
+    raise ValueError(f"{_BAD_FILE}: {literal} is not a JSON number (non-finite borders are the strings "
+                     f"\"Infinity\" and \"-Infinity\")")
 
 
 def _read_document(fname):
@@ -276,9 +370,11 @@ def _read_document(fname):
         except UnicodeDecodeError:
             _require(False, "it is not UTF-8 JSON text (a binary file, such as another library's model format?)")
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_not_strict)
     except json.JSONDecodeError as e:
-        raise ValueError(f"not a valid twinlearn GBDT model file: it is not JSON ({e})") from None
+        raise ValueError(f"{_BAD_FILE}: it is not JSON ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{_BAD_FILE}: JSON nested too deeply") from None
 
 
 def load(est, fname):
