@@ -31,7 +31,10 @@ def _data(n, d, seed=0):
     X = rng.standard_normal((n, d)).astype(np.float32)
     X[:, 0] += 2.0 * (rng.random(n) > 0.5)
     w = rng.standard_normal(d).astype(np.float32)
-    y_reg = (X @ w + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    # X @ w without BLAS (whose kernels differ per CPU): the same y on every machine.
+    from twinlearn._hostmath import matmul
+
+    y_reg = (matmul(X, w[:, None])[:, 0] + 0.1 * rng.standard_normal(n)).astype(np.float32)
     y_cls = (X[:, 0] + 0.5 * X[:, 1] > 1.0).astype(np.int64) + (X[:, 2] > 1.0)
     return X, y_reg, y_cls
 

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.extmath import fast_logdet
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _hostmath
 from .._io import FLOAT_DTYPES, check_matrix, check_X, np_float_dtype, to_host, validate_host
 from ..base import TwinlearnEstimatorMixin
 from ._solvers import Backend
@@ -163,7 +164,8 @@ class BasePCA(BaseProjection):
         """
         check_is_fitted(self)
         comps, diff = self._scaled_components()
-        cov = (comps.T * diff) @ comps
+        mm = _hostmath.matmul if self._tl_host_exact() else np.matmul
+        cov = mm(comps.T * diff, comps)
         cov.flat[:: cov.shape[0] + 1] += self.noise_variance_
         return cov.astype(np.asarray(self.components_).dtype, copy=False)
 
@@ -183,24 +185,40 @@ class BasePCA(BaseProjection):
         if self.noise_variance_ == 0.0:
             return linalg.inv(self.get_covariance())
         comps, diff = self._scaled_components()
-        precision = comps @ comps.T / self.noise_variance_
+        exact = self._tl_host_exact()
+        mm = _hostmath.matmul if exact else np.matmul
+        precision = mm(comps, comps.T) / self.noise_variance_
         with np.errstate(divide="ignore"):
             precision.flat[:: precision.shape[0] + 1] += 1.0 / diff
-        precision = comps.T @ linalg.inv(precision) @ comps
+        L = _hostmath.cholesky(precision) if exact else None
+        inner = _hostmath.spd_inverse(L) if L is not None else linalg.inv(precision)
+        precision = mm(mm(comps.T, inner), comps)
         precision /= -(self.noise_variance_**2)
         precision.flat[:: precision.shape[0] + 1] += 1.0 / self.noise_variance_
         return precision.astype(dt, copy=False)
 
+    def _tl_host_exact(self):
+        """True when the host-side model arithmetic must give the same bits on
+        any CPU (identical mode, _hostmath) rather than go through BLAS/LAPACK."""
+        return self._tl_requested_mode() == "identical"
+
     def _score_samples(self, X):
-        """score_samples as NumPy (computed on the host)."""
+        """score_samples as NumPy (computed on the host; in identical mode
+        without BLAS/LAPACK, so the bits are the same on every machine)."""
         check_is_fitted(self)
         # Host arrays go to validate_host as given, so a DataFrame's column names are checked.
         X = validate_host(self, to_host(X), dtype=FLOAT_DTYPES, reset=False)
         Xr = X - self.mean_
         n_features = X.shape[1]
         precision = self.get_precision()
-        log_like = -0.5 * np.sum(Xr * (Xr @ precision), axis=1)
-        log_like -= 0.5 * (n_features * log(2.0 * np.pi) - fast_logdet(precision))
+        if self._tl_host_exact():
+            L = _hostmath.cholesky(precision)
+            logdet = _hostmath.logdet_from_cholesky(L) if L is not None else fast_logdet(precision)
+            log_like = -0.5 * _hostmath.row_sums(Xr * _hostmath.matmul(Xr, precision))
+        else:
+            logdet = fast_logdet(precision)
+            log_like = -0.5 * np.sum(Xr * (Xr @ precision), axis=1)
+        log_like -= 0.5 * (n_features * log(2.0 * np.pi) - logdet)
         return log_like
 
     def score_samples(self, X):
