@@ -59,13 +59,19 @@ def metric_struct(mod, name, p, *, direct):
     return native.params(mod.MetricParams, metric=name, p=float(p), direct=bool(direct))
 
 
+def distance_power(name, p):
+    """The power of the values a distance of metric `name` grows with: 1 for
+    the absolute-difference metrics, Minkowski's p, 2 for the rest (squares
+    or dot products)."""
+    return 1.0 if name in ("manhattan", "cityblock", "l1", "chebyshev") else (p if name == "minkowski" else 2.0)
+
+
 def check_distances_finite(owner, D, X, name, p):
     """The overflow error when distances D between finite rows of X's width
-    are not finite (they grow as the p-th power of the values for
-    Minkowski, the square for the dot-product metrics, summed over features)."""
-    power = 1.0 if name in ("manhattan", "cityblock", "l1", "chebyshev") else (p if name == "minkowski" else 2.0)
-    _io.check_no_overflow(owner, "its distances overflow", D, dtype=_io.np_float_dtype(X), power=power,
-                          terms=X.shape[1])
+    are not finite (they grow as distance_power of the values, summed over
+    features)."""
+    _io.check_no_overflow(owner, "its distances overflow", D, dtype=_io.np_float_dtype(X),
+                          power=distance_power(name, p), terms=X.shape[1])
 
 
 def _prepare(X, Y, device, numeric_mode):

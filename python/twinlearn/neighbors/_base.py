@@ -25,7 +25,7 @@ from .. import _io, _native as native, identity
 from .._config import n_threads_context
 from .._labels import integral_classes
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
-from ..metrics._pairwise import METRICS, check_distances_finite, metric_struct, resolve_metric
+from ..metrics._pairwise import METRICS, check_distances_finite, distance_power, metric_struct, resolve_metric
 
 _EFFECTIVE = {"l2": "euclidean", "cityblock": "manhattan", "l1": "manhattan"}
 
@@ -294,9 +294,7 @@ class _NeighborsBase(TwinlearnEstimatorMixin, BaseEstimator):
         magnitude that no distance of the metric can overflow from (the bound
         of the error message) nothing is searched; above it, every distance is
         looked at, by the k-neighbours search over all fitted points."""
-        name, p = self._tl_metric
-        power = 1.0 if name in ("manhattan", "cityblock", "l1", "chebyshev") else (p if name == "minkowski" else 2.0)
-        limit = _io.largest_magnitude(_io.np_float_dtype(X), power, X.shape[1])
+        limit = _io.largest_magnitude(_io.np_float_dtype(X), distance_power(*self._tl_metric), X.shape[1])
         if max(_max_abs(X), _max_abs(self._fit_X)) <= limit:
             return
         n_fit = self.n_samples_fit_

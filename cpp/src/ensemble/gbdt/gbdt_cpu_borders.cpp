@@ -118,14 +118,7 @@ Borders compute_borders(const Context& ctx, MatrixView<const T> X, int border_co
     const bool nan_low = nan_mode != GbdtNanMode::Max;
     int c = gbdt::select_borders(v.data(), m, bpos.data(), static_cast<std::int32_t>(bpos.size()), maxb,
                                  has_nan && nan_low ? out + 1 : out);
-    if (has_nan) {
-      if (nan_low)
-        out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
-      else
-        out[c] = num::double_from_bits(0x7ff0000000000000ULL);
-      ++c;
-    }
-    B.count[f] = c;
+    B.count[f] = has_nan ? gbdt::add_nan_border(out, c, nan_low) : c;
   });
   return B;
 }

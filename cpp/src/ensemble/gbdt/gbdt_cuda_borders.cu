@@ -83,14 +83,7 @@ __global__ void __launch_bounds__(kBorderThreads)
   double* out = borders_out + f * kMaxBordersPadded;
   const bool nan_min = nan_mode != static_cast<int>(GbdtNanMode::Max);  // NaN's bin lowest (Min, Learned)
   int c = gbdt::select_borders(v, m, bpos, running, maxb, has_nan && nan_min ? out + 1 : out);
-  if (has_nan) {
-    if (nan_min)
-      out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
-    else
-      out[c] = num::double_from_bits(0x7ff0000000000000ULL);
-    ++c;
-  }
-  count_out[f] = c;
+  count_out[f] = has_nan ? gbdt::add_nan_border(out, c, nan_min) : c;
 }
 
 // Tile transpose: block (32, 8) handles rows [32*blockIdx.x, +32) and

@@ -156,6 +156,17 @@ TL_HD int select_borders(const double* v, std::int64_t m, const std::int32_t* bp
   return count;
 }
 
+// NaN's own border beside the c borders a feature's selection wrote (at out + 1
+// when nan_low, else at out): -infinity first when NaN's bin is the lowest
+// (nan_mode Min, Learned), +infinity last otherwise. Returns the new count.
+TL_HD int add_nan_border(double* out, int c, bool nan_low) {
+  if (nan_low)
+    out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
+  else
+    out[c] = num::double_from_bits(0x7ff0000000000000ULL);
+  return c + 1;
+}
+
 // Bin of value x given a feature's increasing borders b[0..nb): the number of
 // borders below x; NaN takes bin 0 (nan_max false) or bin nb (nan_max true).
 TL_HD int bin_of(double x, const double* b, int nb, bool nan_max) {

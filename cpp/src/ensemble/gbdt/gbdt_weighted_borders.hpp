@@ -93,14 +93,7 @@ int weighted_feature_borders(MatrixView<const T> X, const double* w, std::int64_
       }
     }
   }
-  if (has_nan) {
-    if (nan_low)
-      out[0] = -num::double_from_bits(0x7ff0000000000000ULL);
-    else
-      out[c] = num::double_from_bits(0x7ff0000000000000ULL);
-    ++c;
-  }
-  return c;
+  return has_nan ? add_nan_border(out, c, nan_low) : c;
 }
 
 }  // namespace tl::gbdt
