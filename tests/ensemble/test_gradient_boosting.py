@@ -63,11 +63,6 @@ def test_check_estimator(est):
         # The check sets any `alpha` to 0.01 (it takes it for a linear model's regularization);
         # here alpha is the quantile predicted, and a 1% quantile scores R^2 < 0.5 by design.
         waived["check_regressors_train"] = "sets alpha=0.01: the 1% quantile has a poor R^2"
-    if isinstance(est, GradientBoostingClassifier):
-        # Three blobs, 50 training rows, class weights 1000 : 0.0001 : 0.0001: depth-6 oblivious
-        # trees leave many leaves with one class only, where the weights cancel out of
-        # -G / (H + l2); 82% of the test rows go to class 0 (two classes: 100%), the check asks 87%.
-        waived["check_class_weight_classifiers"] = "pure leaves cancel the class weights on the 3-blob fixture"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(est, expected_failed_checks=waived)

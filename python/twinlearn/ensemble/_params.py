@@ -198,6 +198,7 @@ def sklearn_core_params(est):
         boost_from_average=None,
         bootstrap="Bernoulli" if est.subsample < 1.0 else "No",
         subsample=float(est.subsample),
+        min_child_weight=1e-3,
     )
     if est._per_node():
         # Lossguide with max_leaves 0: up to 2**max_depth leaves.

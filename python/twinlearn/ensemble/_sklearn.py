@@ -29,7 +29,7 @@ _SKLEARN_DERIVED = {
     "boost_from_average": "True but for the multiclass loss",
     "bagging_temperature": "1: no Bayesian bootstrap",
     "rsm": "1: every feature",
-    "min_child_weight": "0: no constraint",
+    "min_child_weight": "1e-3: scikit-learn's min_hessian_to_split (a leaf needs that much hessian)",
     "min_split_gain": "-inf: no constraint",
 }
 
@@ -174,6 +174,11 @@ _SKLEARN_PARAMS_DOC = """
         ``max_leaf_nodes``): a node does not split where a child would hold
         fewer rows than this (rows with positive sample weight; scikit-learn
         counts every row). scikit-learn's default is 20.
+        Whatever the tree kind, a split is made only where each child's
+        hessian sum is 0 or at least 1e-3 (scikit-learn's
+        ``min_hessian_to_split``; :class:`GradientBoosting`'s
+        ``min_child_weight``): with strong class weights, leaves of only the
+        light classes' rows are not made.
 {l2_doc}    max_bins : int, default=255
         Maximum number of bins per feature for non-missing values (2 to
         256); NaN values get a bin of their own below every value.

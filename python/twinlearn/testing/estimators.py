@@ -120,17 +120,7 @@ def _registry():
         EstimatorSpec("GradientBoosting", tl.GradientBoosting, dict(loss="RMSE", **gb), "regression"),
         EstimatorSpec("GradientBoosting-Logloss", tl.GradientBoosting, dict(loss="Logloss", **gb),
                       "classification", n_classes=2),
-        EstimatorSpec("GradientBoostingClassifier", tl.GradientBoostingClassifier, gb, "classification",
-                      waivers={
-                          # Three blobs, 50 training rows, class weights 1000 : 0.0001 : 0.0001: leaves
-                          # holding only rows of the light classes vote against class 0 where it is
-                          # rare, and too few test rows go to class 0 (0.80 of them, 0.87 needed).
-                          # HistGradientBoostingClassifier passes through min_sum_hessian_in_leaf=1e-3,
-                          # which forbids such leaves; the core's min_child_weight=1e-3 would too, but
-                          # it also changes unweighted fits (confident leaves of later rounds).
-                          "check_class_weight_classifiers": "leaves of only the light classes outvote "
-                                                            "class 0 on the 3-blob fixture (no minimum "
-                                                            "hessian per leaf by default)"}),
+        EstimatorSpec("GradientBoostingClassifier", tl.GradientBoostingClassifier, gb, "classification"),
         EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression"),
     ]
     return specs
