@@ -343,3 +343,19 @@ def test_check_estimator(kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_estimator(GradientBoostingClassifier(n_estimators=5, device="cpu", **kw), expected_failed_checks=waived)
+
+
+@pytest.mark.parametrize("grow_policy", ["Depthwise", "Lossguide"])
+def test_splits_breaking_the_constraint_are_never_made(grow_policy):
+    """y falls with x0, constrained to rise: every split on x0 has children in
+    the wrong order and is rejected, so no tree splits on x0 (unconstrained,
+    x0 is the first split of every tree). Clipping alone (without the
+    rejection) would still split on x0, into children of equal values."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((2000, 3))
+    y = -2 * X[:, 0] + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(2000)
+    free = catboost(grow_policy=grow_policy, n_estimators=10).fit(X, y)
+    held = catboost(grow_policy=grow_policy, n_estimators=10, monotone_constraints=[1, 0, 0]).fit(X, y)
+    assert np.all(free.split_feature_[[ss.start for _, ss, _ in trees(free)]] == 0)
+    assert 0 not in set(held.split_feature_.tolist())
+    assert held.n_estimators_ == 10
