@@ -108,6 +108,10 @@ TL_BINDINGS(ensemble) {
       .field("min_child_weight", &P::min_child_weight, "0 = no constraint")
       .field("min_split_gain", &P::min_split_gain, "-inf = no constraint")
       .field("min_data_in_leaf", &P::min_data_in_leaf, "Depthwise, Lossguide: 1 = no constraint")
+      .field("monotone_constraints", &P::monotone_constraints,
+             "Depthwise, Lossguide: empty (none) or -1, 0, 1 per feature")
+      .field("interaction_constraints", &P::interaction_constraints,
+             "Depthwise, Lossguide: empty (none) or groups of feature indices; unlisted features form one more group")
       .enum_field("bootstrap", &P::bootstrap, tl::parse_gbdt_bootstrap, bootstrap_name,
                   "'No', 'Bernoulli' or 'Bayesian'")
       .field("subsample", &P::subsample, "Bernoulli: probability that a row takes part in a tree")

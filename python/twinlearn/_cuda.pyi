@@ -317,6 +317,22 @@ class GbdtParams:
     def min_data_in_leaf(self, arg: int, /) -> None: ...
 
     @property
+    def monotone_constraints(self) -> list[int]:
+        """Depthwise, Lossguide: empty (none) or -1, 0, 1 per feature"""
+
+    @monotone_constraints.setter
+    def monotone_constraints(self, arg: Sequence[int], /) -> None: ...
+
+    @property
+    def interaction_constraints(self) -> list[list[int]]:
+        """
+        Depthwise, Lossguide: empty (none) or groups of feature indices; unlisted features form one more group
+        """
+
+    @interaction_constraints.setter
+    def interaction_constraints(self, arg: Sequence[Sequence[int]], /) -> None: ...
+
+    @property
     def bootstrap(self) -> str:
         """'No', 'Bernoulli' or 'Bayesian'"""
 

@@ -212,9 +212,7 @@ UNSERVED = [
     ("HistGradientBoostingClassifier", {**HGB, "max_depth": 17}, "max_depth=17 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_features": 0.5}, "max_features=0.5 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "warm_start": True}, "warm_start=True unsupported"),
-    ("HistGradientBoostingClassifier", {**HGB, "interaction_cst": "pairwise"}, "interaction_cst='pairwise'"),
     ("HistGradientBoostingRegressor", {**HGB, "loss": "absolute_error"}, "loss='absolute_error' unsupported"),
-    ("HistGradientBoostingRegressor", {**HGB, "monotonic_cst": [1, 0, 0, 0, 0, 0]}, "monotonic_cst="),
     ("HistGradientBoostingRegressor", {**HGB, "categorical_features": [0]}, "categorical_features=[0]"),
 ]
 
@@ -381,6 +379,41 @@ def test_hist_gradient_boosting_served_with_non_binding_leaf_limit():
     acc = _fit(accel.accelerate(HistGradientBoostingRegressor)(**{**HGB, "max_leaf_nodes": 16}), X, y)
     assert accel.fitted_on(acc) == "twinlearn:cpu"  # 16 == 2**4 leaves: the limit does not bind
     assert acc.__dict__["_twinlearn"].est.grow_policy_ == "SymmetricTree"
+
+
+@pytest.mark.parametrize("kw", [{"monotonic_cst": [1, 0, 0, 0, 0, 0]}, {"monotonic_cst": [0, -1, 0, 0, 0, 0]},
+                                {"interaction_cst": "pairwise"}, {"interaction_cst": [[0, 1], [2, 3]]}])
+def test_hist_gradient_boosting_constraints_run_on_twinlearn(kw):
+    """monotonic_cst and interaction_cst translate to the twinlearn estimator
+    (per-node trees under the same constraint); the mirrored predictors give
+    its predictions."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = _regression(n=2000)
+    acc = _fit(accel.accelerate(HistGradientBoostingRegressor)(**{**HGB, **kw}), X, y)
+    assert accel.fitted_on(acc) == "twinlearn:cpu"
+    native = acc.__dict__["_twinlearn"].est
+    assert native.grow_policy_ == "Lossguide"
+    for k, v in kw.items():
+        assert getattr(native, k) == v
+    assert_allclose(HistGradientBoostingRegressor.predict(acc, X), acc.predict(X), rtol=1e-5, atol=1e-5)
+    if "monotonic_cst" in kw:
+        f = int(np.flatnonzero(kw["monotonic_cst"])[0])
+        sign = kw["monotonic_cst"][f]
+        Z = np.repeat(X[:20], 50, axis=0)
+        Z[:, f] = np.tile(np.linspace(-3, 3, 50), 20)
+        assert (sign * np.diff(acc.predict(Z).reshape(20, 50), axis=1)).min() >= 0.0
+
+
+def test_hist_gradient_boosting_multiclass_monotonic_cst_is_refused_as_scikit_learn_does():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = _classification()
+    params = {**HGB, "monotonic_cst": [1, 0, 0, 0, 0, 0]}
+    with pytest.raises(ValueError, match="multiclass"):
+        HistGradientBoostingClassifier(**params).fit(X, y)
+    with pytest.raises(ValueError, match="multiclass"):
+        accel.accelerate(HistGradientBoostingClassifier)(**params).fit(X, y)
 
 
 @pytest.mark.parametrize("kw", [{"max_depth": 6, "max_leaf_nodes": 12}, {"max_depth": 4, "min_samples_leaf": 40},

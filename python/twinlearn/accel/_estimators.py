@@ -117,6 +117,8 @@ def _hgb_translate(params):
     learned NaN side. Otherwise twinlearn's faster oblivious trees serve."""
     depth, leaves, min_leaf = params["max_depth"], params["max_leaf_nodes"], params["min_samples_leaf"]
     per_node = (leaves is not None and leaves < 2 ** depth) or min_leaf != 1
+    # Monotonic and interaction constraints select per-node trees in the twinlearn estimator.
+    constraints = {k: params[k] for k in ("monotonic_cst", "interaction_cst") if params.get(k) is not None}
     return {
         "loss": params["loss"],
         "learning_rate": params["learning_rate"],
@@ -127,6 +129,7 @@ def _hgb_translate(params):
         "l2_regularization": params["l2_regularization"],
         "max_bins": params["max_bins"],
         "random_state": params["random_state"],
+        **constraints,
         **({"class_weight": params["class_weight"]} if "class_weight" in params else {}),
     }
 
@@ -315,6 +318,8 @@ _HGB_PARAMS = {
     "l2_regularization": ANY,
     "max_features": one_of(1.0),
     "max_bins": ANY,
+    "monotonic_cst": ANY,
+    "interaction_cst": ANY,
     "categorical_features": one_of("from_dtype", None),
     "early_stopping": one_of(False, "auto"),
     "scoring": ANY,
@@ -328,8 +333,9 @@ _HGB_CHECK_DOC = (
     "`early_stopping` must be False, or its default 'auto' with at most 10 000 rows (above, "
     "scikit-learn stops early, which the twinlearn estimator does not implement), so `scoring`, "
     "`validation_fraction`, `n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
-    "`categorical_features` masks), monotonic and interaction constraints, feature subsampling "
-    "and warm starts run on scikit-learn; class weights multiply the sample weights, as in scikit-learn."
+    "`categorical_features` masks), feature subsampling and warm starts run on scikit-learn; class "
+    "weights multiply the sample weights, as in scikit-learn. `monotonic_cst` and `interaction_cst` run "
+    "on twinlearn (per-node trees, scikit-learn's rules and checks)."
 )
 _HGB_NOTES = (
     "With a `max_leaf_nodes` below `2**max_depth` (scikit-learn's default 31 does for `max_depth` 5 "

@@ -126,6 +126,18 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         that take part in the tree: sample weight times bootstrap weight
         > 0), counted exactly in the histograms; scikit-learn's
         HistGradientBoosting calls it ``min_samples_leaf`` (default 20).
+    monotone_constraints : list, array, str or dict, default=None
+        CatBoost's monotone constraints: per feature -1 (the prediction does
+        not increase with it), 0 or 1 (does not decrease), as a list or
+        array of one value per feature, a string ``'(1,0,-1)'``, a dict from
+        feature index or column name to value, or a list of
+        ``'feature:value'`` strings (unnamed features 0). A nonzero one
+        needs grow_policy 'Depthwise' or 'Lossguide' (a ValueError
+        otherwise; CatBoost also constrains oblivious trees): a split whose
+        children's values break it is rejected and every node's value is
+        clipped to bounds inherited from its ancestors (scikit-learn's
+        HistGradientBoosting rules, docs/NUMERICS.md). Not with multiclass
+        losses, 'MAE' or 'Quantile', nor on ``cat_features``.
     nan_mode : {'Min', 'Max', 'Learned', 'Forbidden'}, default='Min'
         NaN feature values go to a dedicated bin below ('Min') or above
         ('Max') every value, or raise ('Forbidden'). 'Learned'
@@ -278,6 +290,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         "grow_policy": [StrOptions({"SymmetricTree", "Depthwise", "Lossguide"})],
         "max_leaves": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "min_data_in_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "monotone_constraints": ["array-like", dict, str, None],
         "nan_mode": [StrOptions({"Min", "Max", "Learned", "Forbidden"})],
         "boost_from_average": ["boolean", None],
         "bootstrap_type": [StrOptions({"No", "Bernoulli", "Bayesian", "MVS"})],
@@ -300,7 +313,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
             fields={"loss": ("loss", "loss_param"), "n_estimators": "n_estimators", "learning_rate": "learning_rate",
                     "max_depth": "max_depth", "l2_leaf_reg": "l2_leaf_reg", "border_count": "border_count",
                     "grow_policy": "grow_policy", "max_leaves": "max_leaves", "min_data_in_leaf": "min_data_in_leaf",
-                    "nan_mode": "nan_mode", "boost_from_average": "boost_from_average",
+                    "monotone_constraints": "monotone_constraints", "nan_mode": "nan_mode", "boost_from_average": "boost_from_average",
                     "bootstrap_type": "bootstrap", "subsample": "subsample",
                     "bagging_temperature": "bagging_temperature", "rsm": "rsm",
                     "min_child_weight": "min_child_weight", "min_split_gain": "min_split_gain",
@@ -308,7 +321,8 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
             python_only={"cat_features": "encoded on the host before the fit (_categorical)",
                          "one_hot_max_size": "encoded on the host before the fit (_categorical)",
                          "verbose": "reported by Python from the core's per-round callback"},
-            derived={"n_classes": "the classes of y", "early_stopping_rounds": "fit's argument"},
+            derived={"n_classes": "the classes of y", "early_stopping_rounds": "fit's argument",
+                     "interaction_constraints": "none (CatBoost has no such parameter)"},
         ),
     )
 
@@ -324,6 +338,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         grow_policy="SymmetricTree",
         max_leaves=None,
         min_data_in_leaf=1,
+        monotone_constraints=None,
         nan_mode="Min",
         boost_from_average=None,
         bootstrap_type="No",
@@ -349,6 +364,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         self.grow_policy = grow_policy
         self.max_leaves = max_leaves
         self.min_data_in_leaf = min_data_in_leaf
+        self.monotone_constraints = monotone_constraints
         self.nan_mode = nan_mode
         self.boost_from_average = boost_from_average
         self.bootstrap_type = bootstrap_type

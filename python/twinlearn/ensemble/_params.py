@@ -11,6 +11,7 @@ constraint" are the core's own (min_split_gain -infinity, rsm 1, seed 0).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -157,6 +158,8 @@ def _tree_fields(**kw):
         "min_child_weight": 0.0,
         "min_split_gain": -math.inf,
         "seed": 0,
+        "monotone_constraints": [],
+        "interaction_constraints": [],
     }
     out.update(kw)
     return out
@@ -181,7 +184,156 @@ def catboost_core_params(est):
         rsm=float(est.rsm),
         min_child_weight=float(est.min_child_weight),
         min_split_gain=-math.inf if est.min_split_gain is None else float(est.min_split_gain),
+        monotone_constraints=[] if est.monotone_constraints is None
+        else catboost_monotone_fields(est, parse_loss(est.loss)[0]),
     )
+
+
+def _encoded_sources(est):
+    """The input column of each column the trees see (the categorical
+    encoding may widen a column), or None without the encoding."""
+    enc = getattr(est, "_cat_encoder", None)
+    return None if enc is None else enc.sources()
+
+
+def _monotone_fields(est, cst, param, loss_name, categorical_message):
+    """A per-input-column array of -1/0/1 (None: no constraint) as the core's
+    monotone_constraints over the encoded columns."""
+    if cst is None or not np.any(cst != 0):
+        return []
+    if loss_name in ("MAE", "Quantile"):
+        raise ValueError(f"{param} is not supported with loss {est.loss!r}: its leaves are quantiles of the "
+                         "residuals, which the constraint's bounds do not enter")
+    src = _encoded_sources(est)
+    if src is None:
+        return [int(c) for c in cst]
+    enc = est._cat_encoder
+    if np.any(cst[list(enc.cat_features)] != 0):
+        raise ValueError(categorical_message)
+    return [int(cst[j]) for j in src]
+
+
+def _interaction_fields(est, groups):
+    """Groups of input column indices as the core's interaction_constraints over
+    the encoded columns (the unlisted columns form one more group, in the core)."""
+    if groups is None:
+        return []
+    src = _encoded_sources(est)
+    if src is None:
+        return [sorted(int(f) for f in g) for g in groups]
+    return [[k for k, j in enumerate(src) if j in g] for g in groups]
+
+
+def sklearn_interaction_groups(est):
+    """scikit-learn's interaction_cst as a list of sets of column indices
+    (its checks and messages), or None."""
+    import itertools
+
+    cst = est.interaction_cst
+    n = est.n_features_in_
+    if cst is None:
+        return None
+    if isinstance(cst, str):
+        if cst == "no_interactions":
+            cst = [[i] for i in range(n)]
+        elif cst == "pairwise":
+            cst = itertools.combinations(range(n), 2)
+        else:
+            raise ValueError(f"interaction_cst must be 'pairwise', 'no_interactions' or a sequence of "
+                             f"lists/tuples/sets of feature indices, got {cst!r}")
+    try:
+        groups = [set(g) for g in cst]
+    except TypeError:
+        raise ValueError(f"Interaction constraints must be a sequence of tuples or lists, got: "
+                         f"{est.interaction_cst!r}.") from None
+    for g in groups:
+        for x in g:
+            if isinstance(x, bool) or not (isinstance(x, numbers.Integral) and 0 <= x < n):
+                raise ValueError(
+                    "Interaction constraints must consist of integer indices in"
+                    f" [0, n_features - 1] = [0, {n - 1}], specifying the"
+                    f" position of features, got invalid indices: {g!r}"
+                )
+    return groups
+
+
+def sklearn_constraint_fields(est):
+    """monotonic_cst and interaction_cst of a scikit-learn-shaped booster as
+    the core's fields (scikit-learn's validation and messages)."""
+    from sklearn.utils.validation import _check_monotonic_cst
+
+    if est.monotonic_cst is None and est.interaction_cst is None:
+        return {"monotone_constraints": [], "interaction_constraints": []}
+    mono = None
+    if est.monotonic_cst is not None:
+        if est._is_classifier() and getattr(est, "n_classes_", 2) > 2:
+            raise ValueError("monotonic constraints are not supported for multiclass classification.")
+        mono = np.asarray(_check_monotonic_cst(est, est.monotonic_cst), dtype=np.int64)
+    loss_name = est._core_loss(getattr(est, "n_classes_", 2))
+    return {
+        "monotone_constraints": _monotone_fields(est, mono, "monotonic_cst", loss_name,
+                                                 "Categorical features cannot have monotonic constraints."),
+        "interaction_constraints": _interaction_fields(est, sklearn_interaction_groups(est)),
+    }
+
+
+def catboost_monotone_fields(est, loss_name):
+    """GradientBoosting's monotone_constraints (CatBoost's forms: a list or
+    array of -1/0/1 per feature, a string '(1,0,-1)', a dict by feature index
+    or name, or a list of 'feature:value' strings) as the core's field."""
+    mc = est.monotone_constraints
+    if mc is None:
+        return []
+    n = est.n_features_in_
+    names = [str(v) for v in getattr(est, "feature_names_in_", [])]
+
+    def index_of(key):
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < n:
+            return int(key)
+        if isinstance(key, str):
+            if key in names:
+                return names.index(key)
+            if key.lstrip("-").isdigit() and 0 <= int(key) < n:
+                return int(key)
+        raise ValueError(f"monotone_constraints names feature {key!r}, which is neither a column index in "
+                         f"[0, {n}) nor a column name of X")
+
+    def value_of(v):
+        try:
+            c = int(v)
+        except (TypeError, ValueError):
+            c = None
+        if c not in (-1, 0, 1) or (not isinstance(v, str) and c != v):
+            raise ValueError(f"monotone_constraints values must be -1, 0 or 1, got {v!r}")
+        return c
+
+    cst = np.zeros(n, dtype=np.int64)
+    if isinstance(mc, str):
+        body = mc.strip()
+        if not (body.startswith("(") and body.endswith(")")):
+            raise ValueError(f"monotone_constraints as a string must look like '(1,0,-1)', got {mc!r}")
+        items = [v.strip() for v in body[1:-1].split(",") if v.strip()]
+        mc = items
+    if isinstance(mc, dict):
+        for k, v in mc.items():
+            cst[index_of(k)] = value_of(v)
+    else:
+        items = list(mc)
+        if items and all(isinstance(v, str) and ":" in v for v in items):
+            for v in items:
+                k, _, c = v.rpartition(":")
+                cst[index_of(k)] = value_of(c)
+        else:
+            if len(items) != n:
+                raise ValueError(f"monotone_constraints has {len(items)} entries, X has {n} features")
+            cst[:] = [value_of(v) for v in items]
+    if np.any(cst != 0) and est.grow_policy not in PER_NODE:
+        raise ValueError("monotone_constraints need grow_policy 'Depthwise' or 'Lossguide' (per-node trees); "
+                         f"got grow_policy={est.grow_policy!r}")
+    if np.any(cst != 0) and loss_name in MULTICLASS_LOSSES:
+        raise ValueError(f"monotone_constraints are not supported with the multiclass loss {loss_name!r}")
+    return _monotone_fields(est, cst, "monotone_constraints", loss_name,
+                            "monotone_constraints must be 0 for the categorical features (cat_features)")
 
 
 def sklearn_core_params(est):
@@ -204,6 +356,7 @@ def sklearn_core_params(est):
         # Lossguide with max_leaves 0: up to 2**max_depth leaves.
         out.update(grow_policy="Lossguide", nan_mode="Learned", min_data_in_leaf=int(est.min_samples_leaf),
                    max_leaves=0 if est.max_leaf_nodes is None else int(est.max_leaf_nodes))
+    out.update(sklearn_constraint_fields(est))
     return out
 
 

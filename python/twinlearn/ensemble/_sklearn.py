@@ -19,7 +19,9 @@ from ._params import sklearn_core_params
 _SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimators", "max_depth": "max_depth",
                    "max_leaf_nodes": ("grow_policy", "max_leaves"),
                    "min_samples_leaf": ("grow_policy", "min_data_in_leaf"), "l2_regularization": "l2_leaf_reg",
-                   "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed"}
+                   "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed",
+                   "monotonic_cst": ("grow_policy", "monotone_constraints"),
+                   "interaction_cst": ("grow_policy", "interaction_constraints")}
 _SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)"}
 _SKLEARN_DERIVED = {
     "n_classes": "the classes of y",
@@ -45,6 +47,8 @@ class _SklearnShaped(_BoostingCore):
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
         "categorical_features": ["array-like", None],
+        "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -60,8 +64,10 @@ class _SklearnShaped(_BoostingCore):
         return self.categorical_features, 2
 
     def _per_node(self):
-        """Best-first per-node trees (max_leaf_nodes or min_samples_leaf set), else oblivious trees."""
-        return self.max_leaf_nodes is not None or self.min_samples_leaf != 1
+        """Best-first per-node trees (max_leaf_nodes, min_samples_leaf, monotonic_cst or
+        interaction_cst set), else oblivious trees."""
+        return (self.max_leaf_nodes is not None or self.min_samples_leaf != 1 or self.monotonic_cst is not None
+                or self.interaction_cst is not None)
 
     def _core_params(self):
         return sklearn_core_params(self)
@@ -114,6 +120,8 @@ def _sklearn_shaped_init(default_loss, default_l2):
         max_bins=255,
         subsample=1.0,
         categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         class_weight=None,
         random_state=None,
         device=None,
@@ -130,6 +138,8 @@ def _sklearn_shaped_init(default_loss, default_l2):
         self.max_bins = max_bins
         self.subsample = subsample
         self.categorical_features = categorical_features
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -161,9 +171,10 @@ _SKLEARN_PARAMS_DOC = """
     max_depth : int, default=6
         Depth of every tree, 1 to 16.
     max_leaf_nodes : int or None, default=None
-        None (with ``min_samples_leaf=1``): oblivious trees of exactly
+        None (with ``min_samples_leaf=1`` and no ``monotonic_cst`` or
+        ``interaction_cst``): oblivious trees of exactly
         ``max_depth`` levels, one split shared by each level's nodes. Set,
-        or with ``min_samples_leaf > 1``: trees as scikit-learn's
+        or with ``min_samples_leaf > 1`` or a constraint: trees as scikit-learn's
         HistGradientBoosting grows them, node by node and best first (the
         leaf whose split gains most splits next) within ``max_depth``, up to
         this many leaves (None: ``2**max_depth``), NaN sent to the side each
@@ -197,6 +208,25 @@ _SKLEARN_PARAMS_DOC = """
         with more becomes ordered target statistics, the rows visited in an
         order drawn from ``random_state`` (docs/NUMERICS.md). ``'from_dtype'``
         is not accepted: name the columns.
+    monotonic_cst : array-like of int of shape (n_features,) or dict, default=None
+        scikit-learn's monotonic constraints: per feature -1 (the prediction
+        does not increase with it), 0 (no constraint) or 1 (does not
+        decrease), or a dict from feature names to these values (data with
+        column names). Set, it selects per-node trees (see
+        ``max_leaf_nodes``). As in scikit-learn, a split whose children's
+        values break the constraint is rejected, and every node's value is
+        clipped to bounds inherited from its ancestors (cut at the midpoint
+        of a constrained split's children's values), so leaves respect them.
+        Not for multiclass classification or categorical features, nor with
+        loss='absolute_error' or 'quantile' (whose leaves are residual
+        quantiles, outside the bounds). CPU and GPU fits give the same bits.
+    interaction_cst : {'pairwise', 'no_interactions'} or sequence of lists/tuples/sets of int, default=None
+        scikit-learn's interaction constraints: groups of feature indices
+        that may interact (features listed in no group form one more group).
+        A node splits only on features of the groups that hold every feature
+        split on along its path. Set, it selects per-node trees (see
+        ``max_leaf_nodes``). A categorical feature's encoded columns belong
+        to its groups.
     random_state : int, RandomState instance or None, default=None
         Seeds the row sampling (subsample < 1.0) and the row order of the
         categorical encoding; unused otherwise.
@@ -353,6 +383,8 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         max_bins=255,
         subsample=1.0,
         categorical_features=None,
+        monotonic_cst=None,
+        interaction_cst=None,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -368,6 +400,8 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         self.max_bins = max_bins
         self.subsample = subsample
         self.categorical_features = categorical_features
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode

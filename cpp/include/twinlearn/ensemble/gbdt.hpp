@@ -167,6 +167,18 @@ struct GbdtParams {
   // weight, > 0). 1 = no constraint beyond the positive gain. Counted exactly,
   // as an extra integer channel of the histograms (only when > 1).
   int min_data_in_leaf = 1;
+  // Depthwise and Lossguide only (scikit-learn's monotonic_cst and
+  // interaction_cst; see gbdt_constraints.hpp and docs/NUMERICS.md).
+  // monotone_constraints: empty (none) or one entry per feature, -1, 0 or 1:
+  // the model's prediction is non-increasing (-1) or non-decreasing (1) in
+  // that feature. Children's values are clipped to bounds inherited from
+  // their ancestors, a split whose children break the constraint is
+  // rejected. One-output losses other than MAE and Quantile only.
+  std::vector<int> monotone_constraints;
+  // interaction_constraints: empty (none) or groups of feature indices; the
+  // features listed in no group form one more group. A node may split only on
+  // the features of the groups that hold every feature split on along its path.
+  std::vector<std::vector<int>> interaction_constraints;
   // Sampling (training only; a fitted model does not depend on how it was drawn).
   GbdtBootstrap bootstrap = GbdtBootstrap::No;
   double subsample = 1.0;            // Bernoulli: probability that a row takes part in a tree, (0, 1]

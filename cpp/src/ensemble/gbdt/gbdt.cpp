@@ -2,6 +2,8 @@
 #include <cmath>
 
 #include "ensemble/gbdt/gbdt_common.hpp"
+#include "ensemble/gbdt/gbdt_constraints.hpp"
+#include "ensemble/gbdt/gbdt_driver.hpp"
 
 namespace tl {
 namespace {
@@ -63,6 +65,39 @@ void check_params(const GbdtParams& p) {
   TL_REQUIRE(std::isfinite(p.bagging_temperature) && p.bagging_temperature >= 0.0, ValueError,
              "bagging_temperature must be a finite number >= 0, got ", p.bagging_temperature);
   TL_REQUIRE(p.rsm > 0.0 && p.rsm <= 1.0, ValueError, "rsm must be in (0, 1], got ", p.rsm);
+}
+
+// Monotonic and interaction constraints against the data's n_features.
+void check_constraints(const GbdtParams& p, std::int64_t n_features) {
+  const bool mono = gbdt::has_monotone(p);
+  if (!p.monotone_constraints.empty()) {
+    TL_REQUIRE(static_cast<std::int64_t>(p.monotone_constraints.size()) == n_features, ValueError,
+               "monotone_constraints has ", p.monotone_constraints.size(), " entries, X has ", n_features,
+               " features");
+    for (std::size_t f = 0; f < p.monotone_constraints.size(); ++f) {
+      const int c = p.monotone_constraints[f];
+      TL_REQUIRE(c == -1 || c == 0 || c == 1, ValueError, "monotone_constraints must hold -1, 0 or 1; entry ", f,
+                 " is ", c);
+    }
+  }
+  if (mono) {
+    TL_REQUIRE(gbdt_per_node(p.grow_policy), ValueError,
+               "monotone_constraints need grow_policy 'Depthwise' or 'Lossguide' (per-node trees), got '",
+               to_string(p.grow_policy), "'");
+    TL_REQUIRE(gbdt_outputs(p.loss, p.n_classes) == 1, ValueError,
+               "monotone_constraints are not supported for multiclass losses (", to_string(p.loss), ")");
+    TL_REQUIRE(!gbdt::exact_leaves(p.loss), ValueError, "monotone_constraints are not supported with loss '",
+               to_string(p.loss), "' (its leaves are quantiles of the residuals, which the bounds do not enter)");
+  }
+  if (gbdt::has_interaction(p)) {
+    TL_REQUIRE(gbdt_per_node(p.grow_policy), ValueError,
+               "interaction_constraints need grow_policy 'Depthwise' or 'Lossguide' (per-node trees), got '",
+               to_string(p.grow_policy), "'");
+    for (std::size_t g = 0; g < p.interaction_constraints.size(); ++g)
+      for (int f : p.interaction_constraints[g])
+        TL_REQUIRE(f >= 0 && f < n_features, ValueError, "interaction_constraints group ", g,
+                   " holds feature index ", f, ", outside [0, ", n_features, ")");
+  }
 }
 
 void check_labels(const GbdtParams& p, const double* y, std::int64_t n, const char* name) {
@@ -127,6 +162,7 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
                    const GbdtCallback& callback) {
   check_params(params);
   check_X(ctx, X, "X");
+  check_constraints(params, X.cols);
   check_labels(params, y, X.rows, "y");
   if (params.loss == GbdtLoss::Poisson || params.loss == GbdtLoss::Tweedie) {
     bool positive = false;

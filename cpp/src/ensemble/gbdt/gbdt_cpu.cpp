@@ -34,6 +34,7 @@ CpuTrainer<T>::CpuTrainer(const Context& ctx, MatrixView<const T> X, const doubl
   h_.resize(nD);
   q_.resize(static_cast<std::size_t>(n_ * 2 * Dh_));
   rbins_ = row_major(ctx, bins_, n_, F_);
+  cons_.setup(p, F_);
   leaf_.resize(static_cast<std::size_t>(n_));
   if (depth_ > 0) {
     const std::size_t hs = (std::size_t(1) << (depth_ - 1)) * F_ * Bp_ * Dh_ * 2;

@@ -17,6 +17,14 @@ void CpuTrainer<T>::leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double
   const double lambda = p_.l2_leaf_reg, mcw = p_.min_child_weight;
   std::fill(tl, tl + nb, 0.0);
   if (tr) std::fill(tr, tr + nb, 0.0);
+  // Monotonic constraints (one output): the node's bounds and the feature's constraint.
+  const bool mono = cons_.monotone();
+  const double lo = mono ? cons_.level_bounds()[2 * leaf] : 0.0, hi = mono ? cons_.level_bounds()[2 * leaf + 1] : 0.0;
+  const int cst = mono ? cons_.cst()[f] : 0;
+  const auto gain_of = [&](std::int64_t GL, std::int64_t HL, std::int64_t Gt, std::int64_t Ht, double G, double H) {
+    return mono ? gbdt::prefix_gain_bounded(GL, HL, Gt, Ht, G, H, isg_, ish_, lambda, mcw, lo, hi, cst)
+                : gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
+  };
   for (int k = 0; k < D_; ++k) {
     std::int64_t Gt = 0, Ht = 0;
     for (int b = 0; b <= nb; ++b) {
@@ -34,8 +42,8 @@ void CpuTrainer<T>::leaf_gains(std::int64_t leaf, std::int64_t f, int nb, double
       if (b <= 1 || dg != 0 || dh != 0) {
         GL += dg;
         HL += dh;
-        gain = gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
-        if (tr && b > 0) gain_r = gbdt::prefix_gain(GL - Gn, HL - Hn, Gt, Ht, G, H, isg_, ish_, lambda, mcw);
+        gain = gain_of(GL, HL, Gt, Ht, G, H);
+        if (tr && b > 0) gain_r = gain_of(GL - Gn, HL - Hn, Gt, Ht, G, H);
       }
       tl[b] = num::add(tl[b], gain);
       if (tr) tr[b] = num::add(tr[b], gain_r);
@@ -91,7 +99,9 @@ void CpuTrainer<T>::best_split(std::int64_t L, std::int32_t* bf, std::int32_t* b
 // (gbdt::better_candidate over f * Bp + b; under nan_mode Learned a
 // candidate's gain is the better of its NaN-left and NaN-right gains, see
 // gbdt::nan_right_wins), kept when gbdt::node_splits, else (-1, -1, 0):
-// the leaf does not split. bb holds split codes (gbdt::kNanRight).
+// the leaf does not split. bb holds split codes (gbdt::kNanRight). Under
+// interaction constraints a leaf's candidates are its allowed features';
+// under monotonic ones, leaf_gains scores them within the leaf's bounds.
 template <class T>
 void CpuTrainer<T>::best_splits(std::int64_t L, std::int32_t* bf, std::int32_t* bb, double* bg) {
   std::vector<double> fscore(static_cast<std::size_t>(L * F_));
@@ -102,7 +112,9 @@ void CpuTrainer<T>::best_splits(std::int64_t L, std::int32_t* bf, std::int32_t* 
     if (nb == 0) return;
     const bool learn = !nan_bin_.empty() && nan_bin_[f];
     std::vector<double> tl(static_cast<std::size_t>(nb)), tr(learn ? static_cast<std::size_t>(nb) : 0);
+    const std::uint8_t* allowed = cons_.interaction() ? cons_.allowed().data() : nullptr;
     for (std::int64_t leaf = 0; leaf < L; ++leaf) {
+      if (allowed && !allowed[leaf * F_ + f]) continue;  // interaction constraints: f may not split this node
       leaf_gains(leaf, f, nb, tl.data(), learn ? tr.data() : nullptr);
       std::int64_t bi = -1;
       for (int b = 0; b < nb; ++b) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ensemble/gbdt/gbdt_constraints.hpp"
 #include "ensemble/gbdt/gbdt_driver.hpp"
 #include "twinlearn/core/parallel.hpp"
 
@@ -169,6 +170,7 @@ class CpuTrainer {
   std::vector<std::int32_t> tree_depth_;  // per grown tree
   std::vector<std::int32_t> split_feature_, split_bin_;
   std::vector<double> split_gain_, leaf_values_;
+  gbdt::TreeConstraints cons_;  // monotonic and interaction constraints (per-node trees)
 };
 
 }  // namespace tl::gbdt_cpu

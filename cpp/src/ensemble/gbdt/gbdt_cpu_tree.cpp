@@ -62,6 +62,7 @@ void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(nleaves), 0);
   int grown = depth;  // the tree's depth: less than depth_ when the split constraints stop it
   const bool constrained = gbdt::has_split_constraints(p_);
+  if (dw && cons_.active()) cons_.start_tree(depth);
   for (int d = 0; d < depth; ++d) {
     const std::int64_t L = std::int64_t(1) << d;
     choose_slots(d, counts);
@@ -72,6 +73,12 @@ void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
       // left); gbdt::trim_trees drops the levels below the last split.
       const std::int64_t o = L - 1;
       best_splits(L, sf.data() + o, sb.data() + o, sg.data() + o);
+      if (cons_.active()) {
+        // The next level's bounds (from the children's sums) and allowed features.
+        std::vector<std::int64_t> ctot;
+        if (cons_.monotone()) leaf_totals(d + 1, sf.data() + o, sb.data() + o, true, ctot);
+        cons_.next_level(d, sf.data() + o, ctot.data(), D_, isg_, ish_);
+      }
       update_leaves(d, sf.data() + o, sb.data() + o, counts, d + 1 < depth);
       if (d + 1 < depth) std::swap(prev_, cur_);
       continue;
@@ -97,6 +104,8 @@ void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
     leaf_totals(depth, sf.data() + o, sb.data() + o, dw, tot);
     if (p_.grow_policy == GbdtGrowPolicy::Lossguide) keep_best_first(depth, sf, sb, sg, tot);
     gbdt::values_from_totals(tot, isg_, ish_, p_.l2_leaf_reg, p_.learning_rate, values.data(), values.size());
+    if (cons_.monotone())
+      cons_.bounded_values(depth, sf.data(), tot, D_, isg_, ish_, p_.learning_rate, values.data());
   }
   if (gbdt::exact_leaves(p_.loss))
     gbdt::quantile_leaf_values(p_, t, leaf_.data(), y_, w_, approx_.data(), n_,

@@ -4,6 +4,7 @@
 // Included by gbdt_cuda.cu alone: the trainer's kernels and the host code
 // that launches them form one translation unit.
 #pragma once
+#include "ensemble/gbdt/gbdt_constraints.hpp"
 #include "ensemble/gbdt/gbdt_cuda_common.cuh"
 
 namespace tl::gbdt_cuda {
@@ -19,9 +20,13 @@ namespace {
 // of the two (gbdt::nan_right_wins) and tright 1 where the right one won.
 // Dh > D (min_data_in_leaf > 1): channel D counts rows, and a candidate
 // leaving a child fewer than min_data rows scores -infinity (gbdt::counts_allow).
+// bounds, mono (monotonic constraints, else nullptr): the leaves' value bounds
+// (2 per leaf) and the features' constraints; the gains are then
+// gbdt::prefix_gain_bounded's.
 __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, int Bp, int D, int Dh,
                                   const int* __restrict__ nbor, const ull* __restrict__ maxbits, double lambda,
                                   double min_child_weight, int min_data, const std::uint8_t* __restrict__ nan_bin,
+                                  const double* __restrict__ bounds, const int* __restrict__ mono,
                                   double* __restrict__ tleaf, std::uint8_t* __restrict__ tright) {
   __shared__ std::int64_t sg[kBlock], sh[kBlock];
   const std::int64_t f = blockIdx.x, leaf = blockIdx.y;
@@ -30,6 +35,9 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
   if (nb == 0) return;  // uniform across the block
   const double isg = inv_scale_of(maxbits[0]), ish = inv_scale_of(maxbits[1]);
   const bool learn = nan_bin != nullptr && nan_bin[f] && b > 0;
+  const bool bnd = bounds != nullptr;
+  const double lo = bnd ? bounds[2 * leaf] : 0.0, hi = bnd ? bounds[2 * leaf + 1] : 0.0;
+  const int cst = bnd ? mono[f] : 0;
   double t = 0.0, tr = 0.0;
   bool allow = true, allow_r = true;  // min_data_in_leaf
   for (int k = Dh - 1; k >= D; --k) {  // the count channel, when there is one
@@ -63,9 +71,14 @@ __global__ void leaf_score_kernel(const std::int64_t* __restrict__ hist, int F, 
     if (b < nb) {
       const std::int64_t Gt = sg[nb], Ht = sh[nb], GL = sg[b], HL = sh[b];
       const double G = gbdt::dequantize(Gt, isg), H = gbdt::dequantize(Ht, ish);
-      t = num::add(t, gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg, ish, lambda, min_child_weight));
+      t = num::add(t, bnd ? gbdt::prefix_gain_bounded(GL, HL, Gt, Ht, G, H, isg, ish, lambda, min_child_weight, lo,
+                                                      hi, cst)
+                          : gbdt::prefix_gain(GL, HL, Gt, Ht, G, H, isg, ish, lambda, min_child_weight));
       if (learn)  // sg[0], sh[0]: bin 0, the NaN rows
-        tr = num::add(tr, gbdt::prefix_gain(GL - sg[0], HL - sh[0], Gt, Ht, G, H, isg, ish, lambda, min_child_weight));
+        tr = num::add(tr, bnd ? gbdt::prefix_gain_bounded(GL - sg[0], HL - sh[0], Gt, Ht, G, H, isg, ish, lambda,
+                                                          min_child_weight, lo, hi, cst)
+                              : gbdt::prefix_gain(GL - sg[0], HL - sh[0], Gt, Ht, G, H, isg, ish, lambda,
+                                                  min_child_weight));
     }
     __syncthreads();
   }
@@ -142,8 +155,11 @@ __global__ void choose_split_kernel(const Cand* __restrict__ block_best_in, int 
 // over idx = f * Bp + b (b < nb[f]) by its own gain tleaf, kept when
 // gbdt::node_splits, else (-1, -1, 0), written to node slot `leaf`; sbin
 // gets the split code (gbdt::kNanRight where tright says so; tright may be nullptr).
+// allowed (interaction constraints, else nullptr): allowed[leaf * F + f] = 0
+// where feature f may not split the leaf.
 __global__ void node_best_kernel(const double* __restrict__ tleaf, const std::uint8_t* __restrict__ tright, int F,
-                                 int Bp, const int* __restrict__ nbor, double min_split_gain,
+                                 int Bp, const int* __restrict__ nbor, const std::uint8_t* __restrict__ allowed,
+                                 double min_split_gain,
                                  std::int32_t* __restrict__ sfeat, std::int32_t* __restrict__ sbin,
                                  double* __restrict__ sgain) {
   __shared__ Cand sc[kBlock];
@@ -152,7 +168,7 @@ __global__ void node_best_kernel(const double* __restrict__ tleaf, const std::ui
   const std::int64_t total = static_cast<std::int64_t>(F) * Bp;
   for (std::int64_t idx = threadIdx.x; idx < total; idx += blockDim.x) {
     const std::int64_t f = idx / Bp, b = idx % Bp;
-    if (b >= nbor[f]) continue;
+    if (b >= nbor[f] || (allowed && !allowed[leaf * F + f])) continue;
     const Cand c{tleaf[leaf * total + idx], idx};
     if (cand_better(c, best)) best = c;
   }

@@ -95,6 +95,13 @@ class CudaTrainer {
     sgain_ = DeviceBuffer<double>(nsplit, dev);
     leaves_per_tree_ = (std::int64_t(1) << depth_) * D_;
     values_ = DeviceBuffer<double>(n_trees * static_cast<std::size_t>(leaves_per_tree_), dev);
+    cons_.setup(p, F_);
+    if (cons_.active() && depth_ > 0) {  // monotonic and interaction constraints (per-node trees)
+      cbounds_ = DeviceBuffer<double>(static_cast<std::size_t>(2 * Lmax), dev);
+      callowed_ = DeviceBuffer<std::uint8_t>(static_cast<std::size_t>(Lmax * F_), dev);
+      ctot_ = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(4 * Lmax * D_), dev);
+      cmono_ = to_device(cons_.cst(), dev, L_.stream);
+    }
     loss_part_ = DeviceBuffer<double>(static_cast<std::size_t>(2 * ceil_div(std::max(n_, m_), gbdt::kLossChunk)), dev);
     smem_set_ = false;
   }
@@ -184,6 +191,7 @@ class CudaTrainer {
 
  private:
   void build_histograms(int d, int n_slots);  // gbdt_cuda_tree.cuh
+  void constrain_level(int d, std::int64_t sidx, bool upload_next);  // gbdt_cuda_tree.cuh
 
   Launch L_;
   GbdtParams p_;
@@ -230,6 +238,17 @@ class CudaTrainer {
   DeviceBuffer<std::uint8_t> nan_bin_;  // nan_mode Learned: per feature, 1 where bin 0 is the NaN bin; else empty
   DeviceBuffer<std::uint8_t> tright_;   // with nan_bin_: per (leaf, f, b), 1 where NaN-right scored tleaf_
   bool smem_set_ = false;
+  // Monotonic and interaction constraints: the host state (gbdt::TreeConstraints),
+  // the level's bounds and allowed features on the device, the features'
+  // constraints, and the level's children's totals (device, host copy).
+  gbdt::TreeConstraints cons_;
+  DeviceBuffer<double> cbounds_;
+  DeviceBuffer<std::uint8_t> callowed_;
+  DeviceBuffer<int> cmono_;
+  DeviceBuffer<std::int64_t> ctot_;
+  std::vector<std::int64_t> ctot_host_;
+  std::vector<std::int32_t> csf_host_;  // the tree's split features so far, all slots
+  double cisg_ = 1.0, cish_ = 1.0;      // the tree's inverse scales (host copy)
 };
 
 }  // namespace

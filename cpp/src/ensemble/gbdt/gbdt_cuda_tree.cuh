@@ -50,6 +50,19 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
   }
   int grown = depth;  // the tree's depth: less than depth_ when the split constraints stop it
   const bool constrained = gbdt::has_split_constraints(p_);
+  const bool cons = depthwise_ && cons_.active() && depth > 0;
+  if (cons) {
+    // The root's bounds and allowed features up; the tree's scales down.
+    cons_.start_tree(depth);
+    csf_host_.assign(static_cast<std::size_t>(splits_per_tree_), -1);
+    ull mb[2] = {0, 0};
+    TL_CUDA_CHECK(cudaMemcpyAsync(mb, maxbits_.data(), sizeof(mb), cudaMemcpyDeviceToHost, s));
+    if (cons_.monotone()) upload(cbounds_, cons_.bounds(0), 2, s);
+    if (cons_.interaction()) upload(callowed_, cons_.allowed().data(), cons_.allowed().size(), s);
+    TL_CUDA_CHECK(cudaStreamSynchronize(s));
+    cisg_ = inv_scale_of(mb[0]);
+    cish_ = inv_scale_of(mb[1]);
+  }
   for (int d = 0; d < depth; ++d) {
     const std::int64_t Lv = std::int64_t(1) << d;
     const std::int64_t sidx = static_cast<std::int64_t>(t) * splits_per_tree_ + gbdt::split_slot(depthwise_, d, 0);
@@ -66,7 +79,9 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
     TL_REQUIRE(Lv <= 65535, ValueError, "max_depth too large for the CUDA backend");
     leaf_score_kernel<<<dim3(static_cast<unsigned>(F_), static_cast<unsigned>(Lv)), kBlock, 0, s>>>(
         cur_.data(), F_, Bp_, D_, Dh_, d_nb, maxbits_.data(), p_.l2_leaf_reg, p_.min_child_weight,
-        p_.min_data_in_leaf, nan_bin_.size() ? nan_bin_.data() : nullptr, tleaf_.data(), tright_.size() ? tright_.data() : nullptr);
+        p_.min_data_in_leaf, nan_bin_.size() ? nan_bin_.data() : nullptr,
+        cons && cons_.monotone() ? cbounds_.data() : nullptr, cons && cons_.monotone() ? cmono_.data() : nullptr,
+        tleaf_.data(), tright_.size() ? tright_.data() : nullptr);
     TL_CUDA_CHECK_LAUNCH("leaf_score_kernel");
     const bool want = d + 1 < depth;
     const int L2 = static_cast<int>(Lv * 2);
@@ -75,9 +90,11 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
       // not split sends its rows left); gbdt::trim_trees cuts the tree
       // after its last split, as on the CPU.
       node_best_kernel<<<static_cast<unsigned>(Lv), kBlock, 0, s>>>(
-          tleaf_.data(), tright_.size() ? tright_.data() : nullptr, F_, Bp_, d_nb, p_.min_split_gain,
-          sfeat_.data() + sidx, sbin_.data() + sidx, sgain_.data() + sidx);
+          tleaf_.data(), tright_.size() ? tright_.data() : nullptr, F_, Bp_, d_nb,
+          cons && cons_.interaction() ? callowed_.data() : nullptr, p_.min_split_gain, sfeat_.data() + sidx,
+          sbin_.data() + sidx, sgain_.data() + sidx);
       TL_CUDA_CHECK_LAUNCH("node_best_kernel");
+      if (cons) constrain_level(d, sidx, want);
       if (want) TL_CUDA_CHECK(cudaMemsetAsync(counts_.data(), 0, sizeof(ull) * L2, s));
       update_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(bins_.data(), n_, sfeat_.data() + sidx,
                                                         sbin_.data() + sidx, true, d, leaf_.data(), want, L2,
@@ -120,6 +137,12 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
     const std::int64_t nthreads = (std::int64_t(1) << depth) * D_;
     if (lossguide_) {
       keep_best_first(t, depth, sidx, nthreads, values);
+    } else if (cons && cons_.monotone()) {
+      // The leaves within their bounds, on the host from the last level's children's totals.
+      std::vector<double> vals(static_cast<std::size_t>(nthreads));
+      cons_.bounded_values(depth, csf_host_.data(), ctot_host_, D_, cisg_, cish_, p_.learning_rate, vals.data());
+      TL_CUDA_CHECK(cudaMemcpyAsync(values, vals.data(), sizeof(double) * vals.size(), cudaMemcpyHostToDevice, s));
+      TL_CUDA_CHECK(cudaStreamSynchronize(s));  // vals is the copy's source
     } else {
       leaf_values_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
           cur_.data(), F_, Bp_, D_, Dh_, depth, sfeat_.data() + sidx, sbin_.data() + sidx, depthwise_,
@@ -193,6 +216,9 @@ void CudaTrainer<T>::keep_best_first(int t, int depth, std::int64_t sidx, std::i
   std::vector<double> vals(static_cast<std::size_t>(nleaf * D_));
   gbdt::values_from_totals(tot, inv_scale_of(mb[0]), inv_scale_of(mb[1]), p_.l2_leaf_reg, p_.learning_rate,
                            vals.data(), vals.size());
+  if (cons_.monotone())
+    cons_.bounded_values(depth, sf.data(), tot, D_, inv_scale_of(mb[0]), inv_scale_of(mb[1]), p_.learning_rate,
+                         vals.data());
   std::vector<std::int32_t> map32(map.begin(), map.end());
   TL_CUDA_CHECK(cudaMemcpyAsync(sfeat_.data() + s0, sf.data(), sizeof(std::int32_t) * nslot,
                                 cudaMemcpyHostToDevice, s));
@@ -205,6 +231,35 @@ void CudaTrainer<T>::keep_best_first(int t, int depth, std::int64_t sidx, std::i
   remap_leaf_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, lg_map_.data(), leaf_.data());
   TL_CUDA_CHECK_LAUNCH("remap_leaf_kernel");
   TL_CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors above are the copies' sources
+}
+
+// Monotonic and interaction constraints after level d's node splits (slots
+// from sidx) are chosen, before the rows move: its split features (and,
+// under monotonic constraints, its children's totals from the level's
+// histograms) to the host, gbdt::TreeConstraints::next_level there, and
+// with upload_next the next level's bounds and allowed features back. One
+// host round trip per level, only with constraints.
+template <class T>
+void CudaTrainer<T>::constrain_level(int d, std::int64_t sidx, bool upload_next) {
+  cudaStream_t s = L_.stream;
+  const std::int64_t L = std::int64_t(1) << d;
+  std::int32_t* sf = csf_host_.data() + (L - 1);
+  TL_CUDA_CHECK(cudaMemcpyAsync(sf, sfeat_.data() + sidx, sizeof(std::int32_t) * L, cudaMemcpyDeviceToHost, s));
+  if (cons_.monotone()) {
+    const std::int64_t nthreads = 2 * L * D_;
+    leaf_totals_kernel<<<static_cast<unsigned>(ceil_div(nthreads, kBlock)), kBlock, 0, s>>>(
+        cur_.data(), F_, Bp_, D_, Dh_, d + 1, sfeat_.data() + sidx, sbin_.data() + sidx, B_.d_count.data(),
+        ctot_.data());
+    TL_CUDA_CHECK_LAUNCH("leaf_totals_kernel");
+    ctot_host_.resize(static_cast<std::size_t>(2 * nthreads));
+    download(ctot_host_.data(), ctot_, ctot_host_.size(), s);
+  }
+  TL_CUDA_CHECK(cudaStreamSynchronize(s));
+  cons_.next_level(d, sf, ctot_host_.data(), D_, cisg_, cish_);
+  if (!upload_next) return;
+  if (cons_.monotone()) upload(cbounds_, cons_.bounds(d + 1), static_cast<std::size_t>(4 * L), s);
+  if (cons_.interaction()) upload(callowed_, cons_.allowed().data(), cons_.allowed().size(), s);
+  TL_CUDA_CHECK(cudaStreamSynchronize(s));  // the host arrays are the copies' sources
 }
 
 // Level d's histograms of the built leaves (n_slots of them). Below the
