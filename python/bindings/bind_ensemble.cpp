@@ -141,7 +141,8 @@ TL_BINDINGS(ensemble) {
       .computed("eval_metric", [](const GbdtFit& r) { return array_of(r.info.eval_metric); },
                 "per round, with an eval set and an eval_metric other than 'Loss'")
       .computed("best_iteration", [](const GbdtFit& r) { return r.info.best_iteration; },
-                "0-based round of the best eval metric (-1 without eval set)")
+                "0-based round of the best eval metric (-1 without eval set), of this fit's rounds (init_model's "
+                "trees not counted)")
       .computed("stopped_early", [](const GbdtFit& r) { return r.info.stopped_early; }, "by early_stopping_rounds")
       .computed("stopped_by_callback", [](const GbdtFit& r) { return r.info.stopped_by_callback; },
                 "the callback returned False")

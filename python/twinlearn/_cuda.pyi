@@ -427,7 +427,9 @@ class GbdtFit:
 
     @property
     def best_iteration(self) -> int:
-        """0-based round of the best eval metric (-1 without eval set)"""
+        """
+        0-based round of the best eval metric (-1 without eval set), of this fit's rounds (init_model's trees not counted)
+        """
 
     @property
     def stopped_early(self) -> bool:

@@ -220,7 +220,8 @@ struct GbdtFitInfo {
   std::vector<double> train_loss;    // per round, when record_train_loss
   std::vector<double> eval_loss;     // per round, when an eval set is given
   std::vector<double> eval_metric;   // per round, when an eval set is given and eval_metric != Loss
-  std::int64_t best_iteration = -1;  // 0-based round with the best eval metric (-1 without eval set)
+  std::int64_t best_iteration = -1;  // 0-based round with the best eval metric (-1 without eval set);
+                                     // a round of this fit: an init model's trees are not counted
   bool stopped_early = false;        // by early_stopping_rounds
   bool stopped_by_callback = false;  // the callback returned false
 };
