@@ -145,7 +145,8 @@ TL_BINDINGS(ensemble) {
       .computed("eval_metric", [](const GbdtFit& r) { return array_of(r.info.eval_metric); },
                 "per round, with an eval set and an eval_metric other than 'Loss'")
       .computed("best_iteration", [](const GbdtFit& r) { return r.info.best_iteration; },
-                "0-based round of the best eval metric (-1 without eval set)")
+                "0-based round of the best eval metric (-1 without eval set), of this fit's rounds (init_model's "
+                "trees not counted)")
       .computed("stopped_early", [](const GbdtFit& r) { return r.info.stopped_early; }, "by early_stopping_rounds")
       .computed("stopped_by_callback", [](const GbdtFit& r) { return r.info.stopped_by_callback; },
                 "the callback returned False")
@@ -166,7 +167,10 @@ TL_BINDINGS(ensemble) {
       nb::arg("params"), nb::arg("border_offsets"), nb::arg("tree"));
 
   // gbdt_fit(ctx, X, y, sample_weight, params: GbdtParams, eval_X, eval_y, eval_weight,
-  //          record_train_loss, callback, train_loss_every) -> GbdtFit.
+  //          record_train_loss, callback, train_loss_every, init_model) -> GbdtFit.
+  // init_model: a model dict (as gbdt_predict takes) to continue boosting from
+  // (gbdt_fit's init: its borders, its raw predictions as the start, the new
+  // trees numbered after its own), or None.
   // The fit runs without the GIL; after every round it takes the GIL briefly to
   // check for signals (Ctrl-C raises KeyboardInterrupt out of the fit) and to
   // call callback(info) when given, info = {round, n_rounds, train_loss (None
@@ -178,8 +182,11 @@ TL_BINDINGS(ensemble) {
       "gbdt_fit",
       [](const tl::Context& ctx, Arr X, HostVec<double> y, std::optional<HostVec<double>> w, const tl::GbdtParams& p,
          std::optional<Arr> eval_X, std::optional<HostVec<double>> eval_y, std::optional<HostVec<double>> eval_w,
-         bool record_train_loss, std::optional<nb::callable> callback, int train_loss_every) {
+         bool record_train_loss, std::optional<nb::callable> callback, int train_loss_every,
+         std::optional<nb::dict> init_model) {
         GbdtFit fit;
+        std::optional<tl::GbdtModel> init;
+        if (init_model) init = model_from_dict(*init_model);
         const tl::GbdtCallback hook = [&](tl::GbdtRound& r) -> bool {
           const bool want_train = callback && train_loss_every > 0 &&
                                   (r.round % train_loss_every == 0 || r.round + 1 == r.n_rounds || r.stopping);
@@ -214,14 +221,16 @@ TL_BINDINGS(ensemble) {
             ev.weight = opt_ptr(eval_w, ev.X.rows, "eval_set sample_weight");
           }
           nb::gil_scoped_release release;
-          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &fit.info, hook);
+          return tl::gbdt_fit<T>(ctx, xv, y.data(), wp, p, ev, record_train_loss, &fit.info, hook,
+                                 init ? &*init : nullptr);
         });
         return fit;
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("y"), nb::arg("sample_weight").none(), nb::arg("params"),
       nb::arg("eval_X").none() = nb::none(), nb::arg("eval_y").none() = nb::none(),
       nb::arg("eval_weight").none() = nb::none(), nb::arg("record_train_loss") = false,
-      nb::arg("callback").none() = nb::none(), nb::arg("train_loss_every") = 0);
+      nb::arg("callback").none() = nb::none(), nb::arg("train_loss_every") = 0,
+      nb::arg("init_model").none() = nb::none());
 
   // gbdt_metric(metric, loss, raw, y, weight) -> float: the eval metric of raw margins (m x n_outputs)
   // against labels and weights (the host arithmetic of gbdt_fit's per-round metric).

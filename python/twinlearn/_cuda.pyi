@@ -443,7 +443,9 @@ class GbdtFit:
 
     @property
     def best_iteration(self) -> int:
-        """0-based round of the best eval metric (-1 without eval set)"""
+        """
+        0-based round of the best eval metric (-1 without eval set), of this fit's rounds (init_model's trees not counted)
+        """
 
     @property
     def stopped_early(self) -> bool:
@@ -472,7 +474,7 @@ class GbdtBorders:
 
 def gbdt_feature_subset(params: GbdtParams, border_offsets: Sequence[int], tree: int) -> NDArray[numpy.uint8]: ...
 
-def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: GbdtParams, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0) -> GbdtFit: ...
+def gbdt_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: GbdtParams, eval_X: Annotated[NDArray, dict(writable=False)] | None = None, eval_y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, eval_weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None, record_train_loss: bool = False, callback: Callable | None = None, train_loss_every: int = 0, init_model: dict | None = None) -> GbdtFit: ...
 
 def gbdt_metric(metric: str, loss: str, raw: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None = None) -> float: ...
 

@@ -84,8 +84,9 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         return None, 2
 
     # -- fitting ----------------------------------------------------------------
-    def _fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
-        return _fit.fit(self, X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model)
+    def _fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None,
+             init_model=None):
+        return _fit.fit(self, X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model, init_model)
 
     # -- the fitted model -------------------------------------------------------
     def _fitted_grow_policy(self):

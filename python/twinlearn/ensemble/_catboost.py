@@ -260,7 +260,8 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         1 for Logloss and RMSE, the number of classes for MultiClass.
     best_iteration_ : int or None
         With an eval_set: the 0-based round of the best eval metric (the
-        lowest loss by default; the first round of the best value).
+        lowest loss by default; the first round of the best value). After
+        a fit with ``init_model``, counted from init_model's first tree.
     evals_result_ : dict
         ``{'validation': {loss: [per-round eval loss]}}`` with an eval_set;
         with an eval_metric other than the loss, ``{'validation': {metric:
@@ -426,7 +427,8 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         return catboost_core_params(self)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None,
+            init_model=None):
         """Fit the boosted trees.
 
         Parameters
@@ -444,6 +446,27 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         use_best_model : bool, default=None
             With eval_set: keep only the trees up to the best round
             (None: True, as in CatBoost).
+        init_model : GradientBoosting, str or path-like, default=None
+            Continue boosting from this model (CatBoost's ``init_model``): a
+            fitted GradientBoosting, or the path of a model written by
+            :meth:`save_model`. Its loss, classes, number of features,
+            ``nan_mode`` and grow policy must be this fit's (else a
+            ValueError). The fit adds ``n_estimators`` new trees to a copy of
+            its trees (init_model itself is not changed): X is binned with its
+            borders (``border_count`` is not used), every row starts from its
+            raw prediction, its ``base_score_`` is kept, and the new trees are
+            numbered after its own, so their row samples and ``rsm`` subsets
+            are those the trees would get in one fit. On the same data and
+            parameters (an integer ``random_state`` when sampling), n1 trees
+            continued by n2 are the model of one fit of n1 + n2 trees, bit for
+            bit, on the CPU and on a GPU. With an eval_set, ``evals_result_``
+            covers the new rounds, the best iteration and early stopping are
+            searched among them only, and ``best_iteration_`` counts the
+            model's trees (it is at least init_model's tree count), so
+            ``use_best_model`` never cuts into init_model's trees. Not
+            available with ``cat_features`` (the continued fit would need
+            the first fit's ordered target statistics of the training rows,
+            which the model does not keep): a ValueError.
 
         Returns
         -------
@@ -457,7 +480,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
             raise ValueError(f"early_stopping_rounds must be a positive int or None, got {early_stopping_rounds!r}")
         if early_stopping_rounds is not None and eval_set is None:
             raise ValueError("early_stopping_rounds needs an eval_set")
-        return self._fit(X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model)
+        return self._fit(X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model, init_model)
 
     def predict_raw(self, X, n_trees=None, iteration_range=None):
         """Raw margins (float32): shape (n_samples,), or (n_samples, n_classes) for MultiClass.

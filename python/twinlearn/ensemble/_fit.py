@@ -11,6 +11,7 @@ from ._checks import check_eval_set, check_input, encode_target, fit_weights
 from ._model import set_model, truncate
 from ._params import MULTICLASS_LOSSES, draws, sampling_seed
 from ._progress import FitProgress
+from ._warm import NOTHING_TO_DO, check_compatible, check_no_categorical, previous_model
 
 
 def core_params(est, loss_name, n_classes, early_stopping_rounds, metric):
@@ -31,10 +32,16 @@ def core_params(est, loss_name, n_classes, early_stopping_rounds, metric):
     return params
 
 
-def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None):
-    """Fits est (a _BoostingCore) and returns it."""
+def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None, use_best_model=None,
+        init_model=None):
+    """Fits est (a _BoostingCore) and returns it. init_model, or est itself
+    under warm_start: the fitted model to continue (_warm)."""
     est._tl_validate_params()
     est._check_core_params()
+    prev = previous_model(est, init_model)
+    if prev is NOTHING_TO_DO:
+        return est
+    check_no_categorical(est, prev)
     device = est._tl_device(X)
     X, y = check_input(est, X, device, reset=True, y=y)
     y = np.asarray(y)
@@ -53,6 +60,11 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
         eX = encode(est, eX)
     metric = est._core_eval_metric(loss_name)
     params = core_params(est, loss_name, n_classes, early_stopping_rounds, metric)
+    init = None
+    if prev is not None:
+        check_compatible(est, prev, X, loss_name, n_classes if loss_name in MULTICLASS_LOSSES else 1, params)
+        params["n_estimators"] = est._tl_new_trees
+        init = prev._model_dict()
     mod, ctx = est._tl_context(device, X)
     period = est._verbose_period()
     progress = None
@@ -61,7 +73,8 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
     try:
         result = mod.gbdt_fit(ctx, X, y_codes, sw, native.params(mod.GbdtParams, **params), eval_X=eX, eval_y=ey,
                               eval_weight=ew, callback=progress,
-                              train_loss_every=period if progress is not None and progress.show_learn else 0)
+                              train_loss_every=period if progress is not None and progress.show_learn else 0,
+                              init_model=init)
     finally:
         if progress is not None:
             progress.close()
@@ -74,7 +87,8 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
     est.evals_result_ = {}
     est.best_iteration_ = None
     if eX is not None:
-        _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress)
+        _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress,
+                   0 if init is None else len(init["tree_depth"]))
     est.n_estimators_ = int(len(est.tree_depth_))
     for key in ("borders_", "split_feature_", "split_bin_", "split_nan_right_", "leaf_values_", "base_score_"):
         identity.record(f"{type(est).__name__}.{key}", getattr(est, key))
@@ -82,20 +96,22 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
     return est
 
 
-def _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress):
+def _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress, n_init=0):
     """The eval history, the best iteration, the model cut there (unless
-    use_best_model is False) and the verbose summary of a fit with an eval set."""
+    use_best_model is False) and the verbose summary of a fit with an eval set.
+    n_init: the trees of the model this fit continued; the history covers the
+    new rounds only and best_iteration_ counts the model's trees (>= n_init)."""
     history = {}
     if metric != "Loss":
         history[metric] = np.asarray(result.eval_metric).tolist()
     history[est._metric_name(loss_name)] = np.asarray(result.eval_loss).tolist()
     est.evals_result_ = {"validation": history}
-    est.best_iteration_ = int(result.best_iteration)
+    est.best_iteration_ = n_init + int(result.best_iteration)
     n_done = len(est.tree_depth_)
     if use_best_model is None or use_best_model:
         truncate(est, est.best_iteration_ + 1)
     if progress is not None:
-        best = next(iter(history.values()))[est.best_iteration_]
+        best = next(iter(history.values()))[est.best_iteration_ - n_init]
         lines = []
         if result.stopped_early:
             lines.append(f"Stopped by overfitting detector  ({int(early_stopping_rounds)} iterations wait)")

@@ -22,7 +22,8 @@ _SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimato
                    "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed",
                    "monotonic_cst": ("grow_policy", "monotone_constraints"),
                    "interaction_cst": ("grow_policy", "interaction_constraints")}
-_SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)"}
+_SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)",
+                        "warm_start": "the fitted model becomes the core's init model (_warm)"}
 _SKLEARN_DERIVED = {
     "n_classes": "the classes of y",
     "early_stopping_rounds": "0: no eval set",
@@ -49,6 +50,7 @@ class _SklearnShaped(_BoostingCore):
         "categorical_features": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
         "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -123,12 +125,14 @@ def _sklearn_shaped_init(default_loss, default_l2):
         monotonic_cst=None,
         interaction_cst=None,
         class_weight=None,
+        warm_start=False,
         random_state=None,
         device=None,
         numeric_mode=None,
     ):
         self.loss = loss
         self.class_weight = class_weight
+        self.warm_start = warm_start
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -227,6 +231,19 @@ _SKLEARN_PARAMS_DOC = """
         split on along its path. Set, it selects per-node trees (see
         ``max_leaf_nodes``). A categorical feature's encoded columns belong
         to its groups.
+    warm_start : bool, default=False
+        As in HistGradientBoosting: when True, a fit of an already fitted
+        estimator adds trees to its model until it has ``n_estimators``
+        (equal: the fit does nothing; fewer than it has: a ValueError). The
+        data must have the same features (and a classifier's y the same
+        classes), else a ValueError. The continued fit bins X with the
+        model's borders, starts every row from the model's raw prediction
+        and numbers the new trees after the old ones, so on the same data
+        and parameters (an integer ``random_state`` when subsampling) a
+        fit of n1 trees grown to n1 + n2 is the model of one fit of n1 + n2
+        trees, bit for bit, on the CPU and on a GPU. Not available with
+        ``categorical_features`` (the continued fit would need the first
+        fit's ordered target statistics of the training rows): a ValueError.
     random_state : int, RandomState instance or None, default=None
         Seeds the row sampling (subsample < 1.0) and the row order of the
         categorical encoding; unused otherwise.
@@ -385,12 +402,14 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         categorical_features=None,
         monotonic_cst=None,
         interaction_cst=None,
+        warm_start=False,
         random_state=None,
         device=None,
         numeric_mode=None,
     ):
         self.loss = loss
         self.alpha = alpha
+        self.warm_start = warm_start
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
         self.max_depth = max_depth

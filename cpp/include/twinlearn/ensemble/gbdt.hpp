@@ -232,7 +232,8 @@ struct GbdtFitInfo {
   std::vector<double> train_loss;    // per round, when record_train_loss
   std::vector<double> eval_loss;     // per round, when an eval set is given
   std::vector<double> eval_metric;   // per round, when an eval set is given and eval_metric != Loss
-  std::int64_t best_iteration = -1;  // 0-based round with the best eval metric (-1 without eval set)
+  std::int64_t best_iteration = -1;  // 0-based round with the best eval metric (-1 without eval set);
+                                     // a round of this fit: an init model's trees are not counted
   bool stopped_early = false;        // by early_stopping_rounds
   bool stopped_by_callback = false;  // the callback returned false
 };
@@ -276,10 +277,25 @@ struct GbdtEvalSet {
 // RMSE any finite value). weight: n non-negative weights (host) or nullptr.
 // record_train_loss: also compute the training loss after every round.
 // callback: called after every round (see GbdtCallback), or empty.
+//
+// init (or nullptr): continue boosting from this fitted model, of the same
+// loss, number of outputs, nan_mode and grow_policy as params and with
+// X.cols features. The fit then bins X (and the eval set) with init's
+// borders (border_count is not used), starts every training and eval row's
+// approximation from init's raw prediction, computed as gbdt_predict_stage
+// does (base_score, then += the leaf values of init's trees in tree order, in
+// double), and grows params.n_estimators new trees numbered from
+// init.n_trees() on: tree init.n_trees() + t draws its rows and features
+// (bootstrap, rsm) from the streams of that index. On the same X, y, weights
+// and params, fitting n1 trees and continuing with n2 more therefore gives
+// the model of one fit of n1 + n2 trees, bit for bit. The result holds init's
+// borders and base_score, init's trees, then the new ones. The eval history
+// (info) covers the new rounds only: best_iteration is a round of this fit
+// (0-based, init's trees not counted) and early stopping counts from there.
 template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                    const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info,
-                   const GbdtCallback& callback = GbdtCallback());
+                   const GbdtCallback& callback = GbdtCallback(), const GbdtModel* init = nullptr);
 
 // The eval metric of raw margins raw (m x n_outputs, host) against labels y
 // and weights w (m entries, host; w may be nullptr), for a model of `loss`

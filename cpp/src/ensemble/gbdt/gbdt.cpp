@@ -1,5 +1,7 @@
 // Validation and dispatch of the gradient-boosted trees.
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "ensemble/gbdt/gbdt_common.hpp"
 #include "ensemble/gbdt/gbdt_constraints.hpp"
@@ -156,10 +158,41 @@ void check_auc_labels(const double* y, const double* w, std::int64_t m) {
 }
 }  // namespace
 
+namespace {
+// gbdt_fit's init: a valid model the continued fit can extend.
+void check_init(const GbdtModel& init, const GbdtParams& p, std::int64_t n_features) {
+  init.validate();
+  TL_REQUIRE(init.loss == p.loss, ValueError, "init model: its loss is '", to_string(init.loss),
+             "', the fit's is '", to_string(p.loss), "'");
+  TL_REQUIRE(init.n_outputs == gbdt_outputs(p.loss, p.n_classes), ValueError, "init model: it has ",
+             init.n_outputs, " outputs, the fit has ", gbdt_outputs(p.loss, p.n_classes));
+  TL_REQUIRE(init.nan_mode == p.nan_mode, ValueError, "init model: its nan_mode is '", to_string(init.nan_mode),
+             "', the fit's is '", to_string(p.nan_mode), "'");
+  TL_REQUIRE(init.grow_policy == p.grow_policy, ValueError, "init model: its grow_policy is '",
+             to_string(init.grow_policy), "', the fit's is '", to_string(p.grow_policy), "'");
+  TL_REQUIRE(init.n_features == n_features, ValueError, "init model: it has ", init.n_features,
+             " features, X has ", n_features);
+  TL_REQUIRE(init.n_trees() + p.n_estimators <= std::numeric_limits<std::int32_t>::max(), ValueError,
+             "init model: ", init.n_trees(), " trees plus n_estimators ", p.n_estimators, " is too many trees");
+}
+
+// The raw predictions of init's trees for the rows of X (n x n_outputs):
+// base_score, then gbdt_predict_stage over all its trees.
+template <class T>
+std::vector<double> init_approx(const Context& ctx, const GbdtModel& init, MatrixView<const T> X) {
+  const int D = init.n_outputs;
+  std::vector<double> acc(static_cast<std::size_t>(X.rows * D));
+  for (std::int64_t i = 0; i < X.rows; ++i)
+    for (int k = 0; k < D; ++k) acc[static_cast<std::size_t>(i * D + k)] = init.base_score[k];
+  gbdt_predict_stage(ctx, init, X, 0, init.n_trees(), acc.data());
+  return acc;
+}
+}  // namespace
+
 template <class T>
 GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                    const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss, GbdtFitInfo* info,
-                   const GbdtCallback& callback) {
+                   const GbdtCallback& callback, const GbdtModel* init) {
   check_params(params);
   check_X(ctx, X, "X");
   check_constraints(params, X.cols);
@@ -178,9 +211,19 @@ GbdtModel gbdt_fit(const Context& ctx, MatrixView<const T> X, const double* y, c
     check_weights(eval.weight, eval.X.rows, "eval_set sample_weight");
     if (params.eval_metric == GbdtMetric::AUC) check_auc_labels(eval.y, eval.weight, eval.X.rows);
   }
+  detail::GbdtInit start;
+  if (init) {
+    check_init(*init, params, X.cols);
+    start.model = init;
+    start.approx = init_approx(ctx, *init, X);
+    if (eval.X.rows > 0) start.eval_approx = init_approx(ctx, *init, eval.X);
+  }
+  const detail::GbdtInit* st = init ? &start : nullptr;
   return ctx.dispatch(
-      [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); },
-      [&] { return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback); });
+      [&] { return detail::gbdt_fit_cpu<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback, st); },
+      [&] {
+        return detail::gbdt_fit_cuda<T>(ctx, X, y, weight, params, eval, record_train_loss, info, callback, st);
+      });
 }
 
 namespace {
@@ -243,7 +286,8 @@ GbdtModel gbdt_borders(const Context& ctx, MatrixView<const T> X, int border_cou
 
 #define TL_GBDT_INSTANTIATE(T)                                                                                      \
   template GbdtModel gbdt_fit<T>(const Context&, MatrixView<const T>, const double*, const double*,                  \
-                                 const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*, const GbdtCallback&); \
+                                 const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*, const GbdtCallback&,  \
+                                 const GbdtModel*);                                                                  \
   template void gbdt_predict<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, GbdtOutput,     \
                                 MatrixView<float>);                                                                  \
   template void gbdt_predict_stage<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,           \

@@ -7,6 +7,7 @@
 // (gbdt_splits.hpp); and here the backends' entry points.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "ensemble/gbdt/gbdt_losses.hpp"
 #include "ensemble/gbdt/gbdt_math.hpp"
@@ -16,15 +17,24 @@
 
 namespace tl::detail {
 
-// Backend entry points (validated inputs only).
+// A fit that continues from a model (gbdt_fit's init): the model, and the
+// raw predictions its trees give the training rows (approx, n x n_outputs)
+// and the eval rows (eval_approx, m x n_outputs), host doubles computed by
+// gbdt_predict_stage before the backend runs.
+struct GbdtInit {
+  const GbdtModel* model = nullptr;
+  std::vector<double> approx, eval_approx;
+};
+
+// Backend entry points (validated inputs only; init: nullptr for a fresh fit).
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                        const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                       GbdtFitInfo* info, const GbdtCallback& callback);
+                       GbdtFitInfo* info, const GbdtCallback& callback, const GbdtInit* init);
 template <class T>
 GbdtModel gbdt_fit_cuda(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                         const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                        GbdtFitInfo* info, const GbdtCallback& callback);
+                        GbdtFitInfo* info, const GbdtCallback& callback, const GbdtInit* init);
 template <class T>
 void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out);

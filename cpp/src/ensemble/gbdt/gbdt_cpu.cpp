@@ -11,10 +11,18 @@ namespace tl::gbdt_cpu {
 
 template <class T>
 CpuTrainer<T>::CpuTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w,
-                          const GbdtParams& p, const GbdtEvalSet<T>& eval)
+                          const GbdtParams& p, const GbdtEvalSet<T>& eval, const GbdtModel* init)
     : ctx_(ctx), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
       Dh_(gbdt::hist_channels(p, D_)), y_(y), w_(w) {
-  B_ = compute_borders(ctx, X, p.border_count, p.nan_mode, w);
+  if (init) {
+    // A continued fit bins with the model's borders; X is checked as compute_borders checks it.
+    count_nan(ctx, X, p.nan_mode);
+    B_.F = F_;
+    B_.nan_max = p.nan_mode == GbdtNanMode::Max;
+    gbdt::padded_borders(*init, B_.padded, B_.count);
+  } else {
+    B_ = compute_borders(ctx, X, p.border_count, p.nan_mode, w);
+  }
   bin_matrix(ctx, X, B_, bins_);
   const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
   Bp_ = ext.bins;
@@ -91,17 +99,17 @@ namespace tl::detail {
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                        const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                       GbdtFitInfo* info, const GbdtCallback& callback) {
+                       GbdtFitInfo* info, const GbdtCallback& callback, const GbdtInit* init) {
   TL_REQUIRE(X.on_host(), ValueError, "the CPU backend needs host arrays");
-  gbdt_cpu::CpuTrainer<T> tr(ctx, X, y, weight, params, eval);
+  gbdt_cpu::CpuTrainer<T> tr(ctx, X, y, weight, params, eval, init ? init->model : nullptr);
   return gbdt::run_fit(tr, params, y, weight, X.rows, eval.y, eval.weight, eval.X.rows, record_train_loss,
-                       ctx.n_threads(), info, callback);
+                       ctx.n_threads(), info, callback, init);
 }
 
 #define TL_GBDT_INSTANTIATE(T)                                                                          \
   template GbdtModel gbdt_fit_cpu<T>(const Context&, MatrixView<const T>, const double*, const double*, \
                                      const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*,      \
-                                     const GbdtCallback&);
+                                     const GbdtCallback&, const GbdtInit*);
 TL_GBDT_INSTANTIATE(float)
 TL_GBDT_INSTANTIATE(double)
 #undef TL_GBDT_INSTANTIATE

@@ -74,13 +74,23 @@ template <class T>
 class CpuTrainer {
  public:
   // Setup, loss and model export (gbdt_cpu.cpp).
+  // init: a continued fit's model (its borders bin X and the eval set), or nullptr.
   CpuTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
-             const GbdtEvalSet<T>& eval);
+             const GbdtEvalSet<T>& eval, const GbdtModel* init = nullptr);
 
-  void init(const std::vector<double>& base) {
-    for (std::int64_t i = 0; i < n_; ++i)
-      for (int k = 0; k < D_; ++k) approx_[i * D_ + k] = base[k];
+  // Approximations: base for every row, or a continued fit's (init->approx, init->eval_approx).
+  void init(const std::vector<double>& base, const detail::GbdtInit* init) {
+    if (init) {
+      approx_ = init->approx;
+    } else {
+      for (std::int64_t i = 0; i < n_; ++i)
+        for (int k = 0; k < D_; ++k) approx_[i * D_ + k] = base[k];
+    }
     if (has_eval_) {
+      if (init) {
+        eapprox_ = init->eval_approx;
+        return;
+      }
       eapprox_.resize(static_cast<std::size_t>(m_ * D_));
       for (std::int64_t i = 0; i < m_; ++i)
         for (int k = 0; k < D_; ++k) eapprox_[i * D_ + k] = base[k];
@@ -96,8 +106,8 @@ class CpuTrainer {
 
   void export_model(GbdtModel& m, int n_trees);
 
-  // Tree growth (gbdt_cpu_tree.cpp).
-  void grow_tree(int t, const std::vector<int>& nb);
+  // Tree growth (gbdt_cpu_tree.cpp): the t-th tree of this fit, tree `tree` of the model.
+  void grow_tree(int t, std::int64_t tree, const std::vector<int>& nb);
 
  private:
   // Gradients (gbdt_cpu_gradients.cpp).

@@ -36,9 +36,9 @@ void count_leaves(const std::int32_t* leaf, std::int64_t m, std::int64_t L, std:
 // nb[f]: the borders of feature f the split search may use (0 under rsm
 // for a feature outside the tree's subset).
 template <class T>
-void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
+void CpuTrainer<T>::grow_tree(int /*t*/, std::int64_t tree, const std::vector<int>& nb) {
   nb_ = nb;
-  gradients(gbdt::row_sampler(p_, t));
+  gradients(gbdt::row_sampler(p_, tree));
   const int depth = depth_;
   const std::int64_t nleaves = std::int64_t(1) << depth;
   const bool dw = gbdt_per_node(p_.grow_policy);
@@ -108,7 +108,7 @@ void CpuTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
       cons_.bounded_values(depth, sf.data(), tot, D_, isg_, ish_, p_.learning_rate, values.data());
   }
   if (gbdt::exact_leaves(p_.loss))
-    gbdt::quantile_leaf_values(p_, t, leaf_.data(), y_, w_, approx_.data(), n_,
+    gbdt::quantile_leaf_values(p_, tree, leaf_.data(), y_, w_, approx_.data(), n_,
                                static_cast<std::int64_t>(values.size()), values.data());
   apply_tree(values);
   if (has_eval_) apply_tree_eval(grown, sf, sb, values);
@@ -225,7 +225,7 @@ void CpuTrainer<T>::total_values(std::int64_t L, std::vector<double>& values) {
     }
 }
 
-template void CpuTrainer<float>::grow_tree(int, const std::vector<int>&);
-template void CpuTrainer<double>::grow_tree(int, const std::vector<int>&);
+template void CpuTrainer<float>::grow_tree(int, std::int64_t, const std::vector<int>&);
+template void CpuTrainer<double>::grow_tree(int, std::int64_t, const std::vector<int>&);
 
 }  // namespace tl::gbdt_cpu

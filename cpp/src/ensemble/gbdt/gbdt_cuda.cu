@@ -28,17 +28,17 @@ namespace tl::detail {
 template <class T>
 GbdtModel gbdt_fit_cuda(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,
                         const GbdtParams& params, const GbdtEvalSet<T>& eval, bool record_train_loss,
-                        GbdtFitInfo* info, const GbdtCallback& callback) {
+                        GbdtFitInfo* info, const GbdtCallback& callback, const GbdtInit* init) {
   DeviceGuard guard(ctx.device().id);
-  gbdt_cuda::CudaTrainer<T> tr(ctx, X, y, weight, params, eval);
+  gbdt_cuda::CudaTrainer<T> tr(ctx, X, y, weight, params, eval, init ? init->model : nullptr);
   return gbdt::run_fit(tr, params, y, weight, X.rows, eval.y, eval.weight, eval.X.rows, record_train_loss,
-                       ctx.n_threads(), info, callback);
+                       ctx.n_threads(), info, callback, init);
 }
 
 #define TL_GBDT_INSTANTIATE(T)                                                                           \
   template GbdtModel gbdt_fit_cuda<T>(const Context&, MatrixView<const T>, const double*, const double*, \
                                       const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*,      \
-                                      const GbdtCallback&);
+                                      const GbdtCallback&, const GbdtInit*);
 TL_GBDT_INSTANTIATE(float)
 TL_GBDT_INSTANTIATE(double)
 #undef TL_GBDT_INSTANTIATE

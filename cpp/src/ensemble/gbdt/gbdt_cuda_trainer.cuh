@@ -21,14 +21,25 @@ namespace {
 template <class T>
 class CudaTrainer {
  public:
+  // init: a continued fit's model (its borders bin X and the eval set), or nullptr.
   CudaTrainer(const Context& ctx, MatrixView<const T> X, const double* y, const double* w, const GbdtParams& p,
-              const GbdtEvalSet<T>& eval)
+              const GbdtEvalSet<T>& eval, const GbdtModel* init = nullptr)
       : L_(make_launch(ctx)), p_(p), n_(X.rows), F_(static_cast<int>(X.cols)), D_(gbdt::outputs_of(p)),
         Dh_(gbdt::hist_channels(p, D_)), y_host_(y), w_host_(w) {
     const int dev = L_.dev;
     {
       auto xs = stage_to_device(ctx, X);
-      B_ = compute_borders_cuda(L_, xs.view, p.border_count, p.nan_mode, w);
+      if (init) {
+        // A continued fit bins with the model's borders; X is checked as compute_borders_cuda checks it.
+        count_nan_cuda(L_, xs.view, p.nan_mode);
+        B_.F = F_;
+        B_.nan_max = p.nan_mode == GbdtNanMode::Max;
+        gbdt::padded_borders(*init, B_.padded, B_.count);
+        B_.d_padded = to_device(B_.padded, dev, L_.stream);
+        B_.d_count = to_device(B_.count, dev, L_.stream);
+      } else {
+        B_ = compute_borders_cuda(L_, xs.view, p.border_count, p.nan_mode, w);
+      }
       bins_ = bin_matrix_cuda(L_, xs.view, B_);
     }
     const gbdt::BinExtent ext = gbdt::bin_extent(B_.count, p.max_depth);
@@ -106,15 +117,26 @@ class CudaTrainer {
     smem_set_ = false;
   }
 
-  void init(const std::vector<double>& base) {
-    std::vector<double> a(static_cast<std::size_t>(n_ * D_));
-    for (std::int64_t i = 0; i < n_; ++i)
-      for (int k = 0; k < D_; ++k) a[i * D_ + k] = base[k];
+  // Approximations: base for every row, or a continued fit's (init->approx, init->eval_approx).
+  void init(const std::vector<double>& base, const detail::GbdtInit* init) {
+    std::vector<double> a;
+    if (init) {
+      a = init->approx;
+    } else {
+      a.resize(static_cast<std::size_t>(n_ * D_));
+      for (std::int64_t i = 0; i < n_; ++i)
+        for (int k = 0; k < D_; ++k) a[i * D_ + k] = base[k];
+    }
     upload(approx_, a.data(), a.size(), L_.stream);
     if (has_eval_) {
-      std::vector<double> e(static_cast<std::size_t>(m_ * D_));
-      for (std::int64_t i = 0; i < m_; ++i)
-        for (int k = 0; k < D_; ++k) e[i * D_ + k] = base[k];
+      std::vector<double> e;
+      if (init) {
+        e = init->eval_approx;
+      } else {
+        e.resize(static_cast<std::size_t>(m_ * D_));
+        for (std::int64_t i = 0; i < m_; ++i)
+          for (int k = 0; k < D_; ++k) e[i * D_ + k] = base[k];
+      }
       upload(eapprox_, e.data(), e.size(), L_.stream);
       TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));  // the host vectors die here
     } else {
@@ -124,10 +146,11 @@ class CudaTrainer {
 
   const std::vector<int>& border_counts() const { return B_.count; }
 
-  // Tree growth (gbdt_cuda_tree.cuh).
-  void grow_tree(int t, const std::vector<int>& nb);
+  // Tree growth (gbdt_cuda_tree.cuh): the t-th tree of this fit (its slots in
+  // the split and leaf buffers), tree `tree` of the model (its sampling streams).
+  void grow_tree(int t, std::int64_t tree, const std::vector<int>& nb);
   void keep_best_first(int t, int depth, std::int64_t sidx, std::int64_t nthreads, double* values);
-  void exact_values(int t, int grown, double* values);
+  void exact_values(std::int64_t tree, int grown, double* values);
 
   double loss(bool eval) {
     const std::int64_t n = eval ? m_ : n_;

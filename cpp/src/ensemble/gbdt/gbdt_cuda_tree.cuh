@@ -20,7 +20,7 @@ namespace {
 // for a feature outside the tree's subset); the split kernels read it in
 // place of the border counts.
 template <class T>
-void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
+void CudaTrainer<T>::grow_tree(int t, std::int64_t tree, const std::vector<int>& nb) {
   cudaStream_t s = L_.stream;
   const int depth = depth_;
   const int* d_nb = B_.d_count.data();
@@ -31,11 +31,11 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
   }
   TL_CUDA_CHECK(cudaMemsetAsync(maxbits_.data(), 0, 2 * sizeof(ull), s));
   gradient_kernel<<<L_.grid(n_), kBlock, 0, s>>>(p_.loss, D_, p_.loss_param, n_, approx_.data(), y_.data(),
-                                                 w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, t),
+                                                 w_.data() ? w_.data() : nullptr, gbdt::row_sampler(p_, tree),
                                                  g_.data(), h_.data(), maxbits_.data());
   TL_CUDA_CHECK_LAUNCH("gradient_kernel");
   quantize_kernel<<<L_.grid(Dh_ == D_ ? n_ * D_ : n_), kBlock, 0, s>>>(n_, D_, Dh_, g_.data(), h_.data(), maxbits_.data(),
-                                                      gbdt::row_sampler(p_, t), w_.data() ? w_.data() : nullptr,
+                                                      gbdt::row_sampler(p_, tree), w_.data() ? w_.data() : nullptr,
                                                       q_.data());
   TL_CUDA_CHECK_LAUNCH("quantize_kernel");
   double* values = values_.data() + static_cast<std::int64_t>(t) * leaves_per_tree_;
@@ -150,7 +150,7 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
       TL_CUDA_CHECK_LAUNCH("leaf_values_kernel");
     }
   }
-  if (gbdt::exact_leaves(p_.loss)) exact_values(t, grown, values);
+  if (gbdt::exact_leaves(p_.loss)) exact_values(tree, grown, values);
   apply_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, leaf_.data(), values, approx_.data());
   TL_CUDA_CHECK_LAUNCH("apply_kernel");
   if (has_eval_) {
@@ -166,7 +166,7 @@ void CudaTrainer<T>::grow_tree(int t, const std::vector<int>& nb) {
 // (gbdt::quantile_leaf_values, as the CPU), from the rows' leaves and
 // approximations before the tree is applied: one host round trip per tree.
 template <class T>
-void CudaTrainer<T>::exact_values(int t, int grown, double* values) {
+void CudaTrainer<T>::exact_values(std::int64_t tree, int grown, double* values) {
   cudaStream_t s = L_.stream;
   const std::int64_t nl = (std::int64_t(1) << grown) * D_;
   leaf_host_.resize(static_cast<std::size_t>(n_));
@@ -175,7 +175,7 @@ void CudaTrainer<T>::exact_values(int t, int grown, double* values) {
   download(leaf_host_.data(), leaf_, leaf_host_.size(), s);
   download(approx_host_.data(), approx_, approx_host_.size(), s);
   TL_CUDA_CHECK(cudaStreamSynchronize(s));
-  gbdt::quantile_leaf_values(p_, t, leaf_host_.data(), y_host_, w_host_, approx_host_.data(), n_, nl, vals.data());
+  gbdt::quantile_leaf_values(p_, tree, leaf_host_.data(), y_host_, w_host_, approx_host_.data(), n_, nl, vals.data());
   TL_CUDA_CHECK(cudaMemcpyAsync(values, vals.data(), sizeof(double) * vals.size(), cudaMemcpyHostToDevice, s));
   TL_CUDA_CHECK(cudaStreamSynchronize(s));  // vals is the copy's source
 }

@@ -1,8 +1,11 @@
 // The boosting loop shared by both backends, and host helpers. A backend
 // supplies a trainer (CpuTrainer, CudaTrainer) with
-//   void init(const std::vector<double>& base);  // approximations := base
+//   void init(const std::vector<double>& base, const detail::GbdtInit* init);
+//                                                // approximations := base, or init's (approx, eval_approx)
 //   const std::vector<int>& border_counts() const; // borders per feature
-//   void grow_tree(int t, const std::vector<int>& nb); // fit tree t, update approximations; its splits
+//   void grow_tree(int t, std::int64_t tree, const std::vector<int>& nb);
+//                                                // fit the t-th tree of this fit, tree `tree` of the model
+//                                                // (its sampling streams), update approximations; its splits
 //                                                // may use feature f's first nb[f] borders (0: not f)
 //   double loss(bool eval);                      // canonical mean loss (RMSE: its root)
 //   const double* eval_raw();                    // the eval set's raw predictions (m x D) on the host,
@@ -65,6 +68,16 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 // split_border from split_feature / split_bin and the borders (0 for a
 // Depthwise node that does not split).
 void fill_split_borders(GbdtModel& m);
+
+// The model's borders in the padded layout (kMaxBordersPadded per feature,
+// +infinity past each feature's count), as the backends' border selections
+// leave them: the inverse of set_borders. A continued fit bins with these.
+void padded_borders(const GbdtModel& m, std::vector<double>& padded, std::vector<int>& counts);
+
+// A continued fit's result: init's trees put before m's (the new trees), and
+// init's borders and base_score. split_gain: init's entries, or 0 where init
+// has none.
+void prepend_trees(GbdtModel& m, const GbdtModel& init);
 
 // nan_mode Learned: per feature, 1 where its padded borders (count[f] of
 // them) start with the NaN bin's border (gbdt::has_nan_bin), else 0.
@@ -146,17 +159,20 @@ class RoundView final : public GbdtRound {
 };
 
 // ey, ew: the eval set's labels and weights (host; m = 0 without eval set).
+// init: a continued fit (gbdt_fit's init), or nullptr. The new trees are
+// numbered from init's tree count on; base_score is init's.
 template <class Trainer>
 GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const double* w, std::int64_t n,
                   const double* ey, const double* ew, std::int64_t m, bool record_train_loss, int n_threads,
-                  GbdtFitInfo* info, const GbdtCallback& callback) {
+                  GbdtFitInfo* info, const GbdtCallback& callback, const detail::GbdtInit* init = nullptr) {
   GbdtModel model;
   model.loss = p.loss;
   model.nan_mode = p.nan_mode;
   model.grow_policy = p.grow_policy;
   model.n_outputs = outputs_of(p);
-  model.base_score = base_score(p, model.n_outputs, y, w, n, n_threads);
-  tr.init(model.base_score);
+  model.base_score = init ? init->model->base_score : base_score(p, model.n_outputs, y, w, n, n_threads);
+  const std::int64_t t0 = init ? init->model->n_trees() : 0;
+  tr.init(model.base_score, init);
   GbdtFitInfo local;
   GbdtFitInfo& fi = info ? *info : local;
   fi = GbdtFitInfo{};
@@ -170,7 +186,7 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
   int done = 0;
   const std::vector<int> counts = tr.border_counts();
   for (int t = 0; t < p.n_estimators; ++t) {
-    tr.grow_tree(t, p.rsm < 1.0 ? allowed_counts(p, counts, t) : counts);
+    tr.grow_tree(t, t0 + t, p.rsm < 1.0 ? allowed_counts(p, counts, t0 + t) : counts);
     done = t + 1;
     view.next_round(t);
     if (record_train_loss) fi.train_loss.push_back(view.train_loss());
@@ -209,6 +225,7 @@ GbdtModel run_fit(Trainer& tr, const GbdtParams& p, const double* y, const doubl
   split_nan_from_codes(model);
   trim_trees(model);
   fill_split_borders(model);
+  if (init) prepend_trees(model, *init->model);
   return model;
 }
 

@@ -382,6 +382,37 @@ void fill_split_borders(GbdtModel& m) {
         m.split_feature[s] < 0 ? 0.0 : m.borders[m.border_offsets[m.split_feature[s]] + m.split_bin[s]];
 }
 
+void padded_borders(const GbdtModel& m, std::vector<double>& padded, std::vector<int>& counts) {
+  const int F = m.n_features;
+  padded.assign(static_cast<std::size_t>(F) * kMaxBordersPadded, num::double_from_bits(0x7ff0000000000000ULL));
+  counts.assign(static_cast<std::size_t>(F), 0);
+  for (int f = 0; f < F; ++f) {
+    const std::int32_t a = m.border_offsets[f], b = m.border_offsets[f + 1];
+    counts[f] = b - a;
+    for (std::int32_t j = a; j < b; ++j) padded[static_cast<std::size_t>(f) * kMaxBordersPadded + (j - a)] = m.borders[j];
+  }
+}
+
+void prepend_trees(GbdtModel& m, const GbdtModel& init) {
+  auto before = [](auto& v, const auto& head) { v.insert(v.begin(), head.begin(), head.end()); };
+  const std::size_t init_splits = init.split_feature.size();
+  before(m.tree_depth, init.tree_depth);
+  before(m.split_feature, init.split_feature);
+  before(m.split_bin, init.split_bin);
+  before(m.split_border, init.split_border);
+  if (init.split_gain.size() == init_splits) {
+    before(m.split_gain, init.split_gain);
+  } else {
+    m.split_gain.insert(m.split_gain.begin(), init_splits, 0.0);
+  }
+  if (m.nan_mode == GbdtNanMode::Learned) before(m.split_nan_right, init.split_nan_right);
+  before(m.leaf_values, init.leaf_values);
+  m.borders = init.borders;
+  m.border_offsets = init.border_offsets;
+  m.n_features = init.n_features;
+  m.base_score = init.base_score;
+}
+
 }  // namespace gbdt
 
 void gbdt_lossguide_keep(const std::int32_t* split_feature, const double* split_gain, int depth, int max_leaves,
