@@ -106,6 +106,13 @@ class CudaTrainer {
     sgain_ = DeviceBuffer<double>(nsplit, dev);
     leaves_per_tree_ = (std::int64_t(1) << depth_) * D_;
     values_ = DeviceBuffer<double>(n_trees * static_cast<std::size_t>(leaves_per_tree_), dev);
+    // A tree that stops early leaves the slots below its depth unwritten, and
+    // export_model downloads every slot (then keeps the used ones): zero them
+    // so no uninitialised device memory is read.
+    TL_CUDA_CHECK(cudaMemsetAsync(sfeat_.data(), 0, sizeof(std::int32_t) * nsplit, L_.stream));
+    TL_CUDA_CHECK(cudaMemsetAsync(sbin_.data(), 0, sizeof(std::int32_t) * nsplit, L_.stream));
+    TL_CUDA_CHECK(cudaMemsetAsync(sgain_.data(), 0, sizeof(double) * nsplit, L_.stream));
+    if (values_.size()) TL_CUDA_CHECK(cudaMemsetAsync(values_.data(), 0, sizeof(double) * values_.size(), L_.stream));
     cons_.setup(p, F_);
     if (cons_.active() && depth_ > 0) {  // monotonic and interaction constraints (per-node trees)
       cbounds_ = DeviceBuffer<double>(static_cast<std::size_t>(2 * Lmax), dev);
