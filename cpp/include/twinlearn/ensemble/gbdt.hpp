@@ -76,7 +76,8 @@ enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
 // raw margins with ties counted half; a label is positive when > 0.5. Accuracy:
 // classification losses, the weighted share of rows whose predicted class
 // (margin > 0, or the largest margin, lowest class on ties, both on the
-// float32 margins that predict uses) is the label (binary: label > 0.5). RMSE,
+// margins rounded to float32, as they were before predictions were float64;
+// kept so that fits keep their bits) is the label (binary: label > 0.5). RMSE,
 // MAE: regression losses, on the prediction (exp of the margin under a log
 // link). AUC and Accuracy are better when higher.
 enum class GbdtMetric : int { Loss = 0, AUC = 1, Accuracy = 2, RMSE = 3, MAE = 4 };
@@ -292,14 +293,14 @@ std::vector<std::uint8_t> gbdt_feature_subset(const GbdtParams& params, const st
 enum class GbdtOutput : int { Raw = 0, Probability = 1, Exponent = 2 };
 
 // Predictions of trees [0, n_trees) (n_trees < 0: all) for X (n x d, host or
-// device). out: n x n_outputs float32, host or on the context's device. Per
+// device). out: n x n_outputs float64, host or on the context's device. Per
 // row, acc = base_score, then acc += leaf value of each tree in tree order,
-// in double; Raw writes float(acc), Probability and Exponent write
-// float(link(acc)) with the link above, computed in double with the
-// project's exp (gbdt_link on the host gives the same bits).
+// in double; Raw writes acc, Probability and Exponent write link(acc) with
+// the link above, computed in double with the project's exp (gbdt::link,
+// shared by both backends; gbdt_link on the host gives the same bits).
 template <class T>
 void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
-                  GbdtOutput kind, MatrixView<float> out);
+                  GbdtOutput kind, MatrixView<double> out);
 
 // Staged prediction: acc (n x n_outputs doubles, host) += the leaf values of
 // trees [tree_begin, tree_end), tree by tree, in the same order as
@@ -309,9 +310,9 @@ template <class T>
 void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
                         std::int64_t tree_end, double* acc);
 
-// out[i] = float(acc[i]) (Raw) or float(link(acc row)) (Probability), rows of
+// out[i] = acc[i] (Raw) or link(acc row) (Probability, Exponent), rows of
 // n_outputs entries; host arrays, the same arithmetic as gbdt_predict.
-void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, float* out);
+void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out);
 
 // The borders the fit would compute for X (diagnostics and tests):
 // model.borders / model.border_offsets only.
