@@ -310,6 +310,45 @@ TL_BINDINGS(ensemble) {
       },
       nb::arg("loss"), nb::arg("acc"), nb::arg("kind"), nb::arg("sklearn_shape") = false);
 
+  // gbdt_leaf_cover(ctx, model, X, weight=None) -> float64 per leaf: the weight of X's rows (host) reaching it.
+  m.def(
+      "gbdt_leaf_cover",
+      [](const tl::Context& ctx, const nb::dict& model, Arr X, std::optional<HostVec<double>> w) {
+        tl::GbdtModel mdl = model_from_dict(model);
+        std::vector<double> cover = by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          const double* wp = opt_ptr(w, xv.rows, "weight");
+          nb::gil_scoped_release release;
+          return tl::gbdt_leaf_cover<T>(ctx, mdl, xv, wp);
+        });
+        return copy_vector(cover);
+      },
+      nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("weight").none() = nb::none());
+
+  // gbdt_shap_values(ctx, model, X, leaf_cover) -> float64 (n, n_outputs, n_features + 1): TreeSHAP
+  // contributions of X's rows (host), the expected value last.
+  m.def(
+      "gbdt_shap_values",
+      [](const tl::Context& ctx, const nb::dict& model, Arr X, HostVec<double> leaf_cover) {
+        tl::GbdtModel mdl = model_from_dict(model);
+        const std::vector<double> cover(leaf_cover.data(), leaf_cover.data() + leaf_cover.shape(0));
+        return by_float_dtype(X, "X", [&](auto tag) -> nb::object {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          double* buf = nullptr;
+          auto a = new_array<double>({static_cast<std::size_t>(xv.rows), static_cast<std::size_t>(mdl.n_outputs),
+                                      static_cast<std::size_t>(mdl.n_features) + 1},
+                                     &buf);
+          {
+            nb::gil_scoped_release release;
+            tl::gbdt_shap_values<T>(ctx, mdl, xv, cover, buf);
+          }
+          return nb::cast(a);
+        });
+      },
+      nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("leaf_cover"));
+
   // gbdt_validate(model): raises ValueError naming the first inconsistency.
   m.def("gbdt_validate", [](const nb::dict& model) { model_from_dict(model).validate(); }, nb::arg("model"));
 

@@ -195,3 +195,60 @@ def labels_from_raw(est, raw):
     if raw.shape[1] == 1:
         return est.classes_[(raw[:, 0] > 0).astype(np.intp)]
     return est.classes_[np.argmax(raw, axis=1)]
+
+
+def _host_encoded(est, X):
+    """X checked and encoded as the trees see it, on the host (NumPy)."""
+    X, _ = check_input(est, _io.to_host(X), "cpu", reset=False)
+    return np.ascontiguousarray(_io.to_numpy(encode(est, X)))
+
+
+def shap_values(est, X, reference=None, reference_weight=None):
+    """Exact TreeSHAP contributions of each feature to the raw margins of X's
+    rows: float64 (n_samples, n_outputs_, n_features_in_ + 1), the expected
+    value last. The branches are weighed by the covers of `reference` (its
+    rows' weights per leaf; default the rows of X themselves), since the
+    model stores no training covers. With categorical features an input
+    column's value is the sum of its encoded columns' (in encoded column
+    order). Host code (tl::gbdt_shap_values): the same bits on every
+    device and thread count."""
+    check_is_fitted(est)
+    Xh = _host_encoded(est, X)
+    if reference is None:
+        if reference_weight is not None:
+            raise ValueError("reference_weight needs a reference")
+        R = Xh
+    else:
+        R = _host_encoded(est, reference)
+    w = None
+    if reference_weight is not None:
+        w = np.asarray(_io.to_numpy(reference_weight), dtype=np.float64)
+        if w.ndim != 1 or w.shape[0] != R.shape[0]:
+            raise ValueError(f"reference_weight must have one entry per reference row ({R.shape[0]}), "
+                             f"got shape {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("reference_weight must be finite and >= 0")
+        w = np.ascontiguousarray(w)
+    if R.shape[0] == 0 or (w is not None and not w.sum() > 0):
+        raise ValueError("the reference rows must have a positive total weight (the covers of the SHAP values)")
+    mod, ctx = est._tl_context("cpu")
+    model = model_dict(est)
+    cover = mod.gbdt_leaf_cover(ctx, model, R, w)
+    phi = mod.gbdt_shap_values(ctx, model, Xh, cover)
+    enc = getattr(est, "_cat_encoder", None)
+    if enc is not None:
+        src = enc.sources()
+        out = np.zeros((phi.shape[0], phi.shape[1], est.n_features_in_ + 1), dtype=np.float64)
+        for c, j in enumerate(src):  # encoded column order: a fixed summation order
+            out[:, :, j] += phi[:, :, c]
+        out[:, :, -1] = phi[:, :, -1]
+        phi = out
+    identity.record(f"{type(est).__name__}.shap_values", phi)
+    return phi
+
+
+def contributions(est, X, reference=None, reference_weight=None):
+    """shap_values in the public shape: (n_samples, n_features_in_ + 1) for a
+    model of one output, (n_samples, n_outputs_, n_features_in_ + 1) otherwise."""
+    phi = shap_values(est, X, reference, reference_weight)
+    return phi[:, 0, :] if phi.shape[1] == 1 else phi

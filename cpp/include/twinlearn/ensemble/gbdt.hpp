@@ -314,6 +314,26 @@ void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<c
 // n_outputs entries; host arrays, the same arithmetic as gbdt_predict.
 void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out);
 
+// SHAP values (exact TreeSHAP, Lundberg et al. 2018, Algorithm 2; host code
+// shared by every backend). The model does not store training covers, so the
+// branches are weighed by the covers of a reference set: gbdt_leaf_cover
+// returns, per leaf (sum over trees of 2^depth entries, the leaf order of
+// leaf_values without the outputs), the sum of the weights (nullptr: 1 per
+// row) of X's rows (host) that reach it, in row order. gbdt_shap_values writes
+// out (n x n_outputs x (n_features + 1), host): out[i][k][j] is feature j's
+// contribution to output k's raw margin of row i (host X), out[i][k][F] the
+// expected value, base_score[k] plus each tree's cover-weighted mean leaf
+// value; a row's values sum to its margin up to rounding. A node's cover is
+// its leaves' sum; a per-node split of feature -1 is no split (its rows go
+// left); a branch of cover 0 the row does not take adds nothing. Rows run in
+// parallel, each in a fixed order: the bits do not depend on the thread count.
+template <class T>
+std::vector<double> gbdt_leaf_cover(const Context& ctx, const GbdtModel& model, MatrixView<const T> X,
+                                    const double* weight);
+template <class T>
+void gbdt_shap_values(const Context& ctx, const GbdtModel& model, MatrixView<const T> X,
+                      const std::vector<double>& leaf_cover, double* out);
+
 // The borders the fit would compute for X (diagnostics and tests):
 // model.borders / model.border_offsets only.
 template <class T>
