@@ -216,3 +216,22 @@ def test_bad_input_is_a_value_error():
         m.get_feature_importance("gain", data=X)
     with pytest.raises(ValueError, match="importance_type"):
         m.get_feature_importance("bogus")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grow_policy", ["SymmetricTree", "Depthwise", "Lossguide"])
+def test_shap_values_cpu_and_gpu_give_identical_bits(grow_policy):
+    # Host code whatever the device: a GPU-fitted model (the CPU's, bit for bit)
+    # gives the CPU's values, for NumPy and device-array rows alike.
+    from twinlearn.testing import to_device
+
+    X, y = higgs_like(n=6000, d=6, seed=9)
+    kw = dict(loss="MultiClass", n_estimators=15, max_depth=5, grow_policy=grow_policy, nan_mode="Min",
+              numeric_mode="identical")
+    cpu = GradientBoosting(device="cpu", **kw).fit(X, y + (np.nan_to_num(X[:, 2]) > 1))
+    gpu = GradientBoosting(device="cuda:0", **kw).fit(X, y + (np.nan_to_num(X[:, 2]) > 1))
+    a = cpu.predict_contributions(X[:500], reference=X)
+    b = gpu.predict_contributions(X[:500], reference=X)
+    assert bits(a) == bits(b)
+    c = gpu.predict_contributions(to_device("torch", X[:500]), reference=to_device("torch", X))
+    assert isinstance(c, np.ndarray) and bits(c) == bits(a)

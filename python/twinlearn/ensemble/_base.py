@@ -213,7 +213,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         reference rows), and each row's values sum to its raw margin up to
         rounding. With categorical features an input column's value is the
         sum of its encoded columns'. Computed on the host, in float64, with
-        the same bits on every device and thread count.
+        the same bits on every device and thread count; device arrays are
+        copied to the host and the result is a NumPy array.
 
         Returns
         -------
