@@ -184,8 +184,9 @@ def test_large_values_below_the_limits_are_computed():
                                   lambda: tl.GradientBoosting(loss="Poisson", n_estimators=3, device="cpu")],
                          ids=["Regressor", "RMSE", "Poisson"])
 def test_gradient_boosting_targets_beyond_float32(make):
-    """Targets above float32's largest value (3.4e38): the predictions are
-    float32 and came back -inf or inf. scikit-learn's
+    """Targets above float32's largest value (3.4e38), beyond the boosters'
+    supported range (their predictions came back -inf or inf when they were
+    float32): a clear error. scikit-learn's
     HistGradientBoostingRegressor (float32 raw predictions too) fits
     1e39-scale targets with 'invalid value' warnings and predicts a constant
     -1.69e38."""
@@ -194,21 +195,22 @@ def test_gradient_boosting_targets_beyond_float32(make):
     y = np.abs(rng.standard_normal(60)) * 1e39
     est = make()
     with pytest.raises(ValueError, match=r"Input y holds values too large for .*above 3.4028235e\+38, the largest "
-                                         r"float32, the dtype of the predictions"):
+                                         r"float32, the limit of the boosters' targets"):
         est.fit(X, y)
     assert np.isfinite(make().fit(X, y / 1e10).predict(X)).all()
 
 
-def test_gradient_boosting_predictions_overflowing_float32():
-    """A model whose margins leave float32 (here: leaves scaled up after the
-    fit) gets an error at predict, and at each stage, not inf."""
+def test_gradient_boosting_predictions_overflowing_float64():
+    """A model whose margins leave float64 (here: leaves set to 1e308 after
+    the fit, three trees) gets an error at predict, and at each stage that
+    overflows, not inf."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 3))
     est = tl.GradientBoostingRegressor(n_estimators=3, device="cpu").fit(X, X[:, 0])
-    est.leaf_values_ = est.leaf_values_ * 1e300
-    with pytest.raises(ValueError, match="predictions of GradientBoostingRegressor overflow float32"):
+    est.leaf_values_ = np.full_like(est.leaf_values_, 1e308)
+    with pytest.raises(ValueError, match="predictions of GradientBoostingRegressor overflow float64"):
         est.predict(X)
-    with pytest.raises(ValueError, match="predictions of GradientBoostingRegressor overflow float32"):
+    with pytest.raises(ValueError, match="predictions of GradientBoostingRegressor overflow float64"):
         list(est.staged_predict(X))
 
 

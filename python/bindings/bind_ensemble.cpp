@@ -248,7 +248,7 @@ TL_BINDINGS(ensemble) {
       },
       nb::arg("metric"), nb::arg("loss"), nb::arg("raw"), nb::arg("y"), nb::arg("weight").none() = nb::none());
 
-  // gbdt_predict(ctx, model, X, n_trees, kind, out): out (n x n_outputs float32) is written.
+  // gbdt_predict(ctx, model, X, n_trees, kind, out): out (n x n_outputs float64) is written.
   m.def(
       "gbdt_predict",
       [](const tl::Context& ctx, const nb::dict& model, Arr X, std::int64_t n_trees, const std::string& kind,
@@ -258,7 +258,7 @@ TL_BINDINGS(ensemble) {
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
-          auto ov = as_matrix<float>(out, "out");
+          auto ov = as_matrix<double>(out, "out");
           nb::gil_scoped_release release;
           tl::gbdt_predict<T>(ctx, mdl, xv, n_trees, k, ov);
         });
@@ -282,30 +282,28 @@ TL_BINDINGS(ensemble) {
       },
       nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("tree_begin"), nb::arg("tree_end"), nb::arg("acc"));
 
-  // gbdt_link(loss, acc, kind, sklearn_shape=False, float64=False) -> the
-  // float32 values of gbdt_predict from the margins acc (host arithmetic of
-  // gbdt_predict), in acc's shape; with sklearn_shape, in scikit-learn's
-  // (the rule of _proba_from_core and _raw_to_decision, in float32
-  // arithmetic): one probability column p gives the two columns [1 - p, p];
-  // two raw columns give their difference r1 - r0; any other single column
-  // gives a vector. float64 gives the same float32 values as float64 (what
-  // the accelerator hands scikit-learn code, without a conversion per stage).
+  // gbdt_link(loss, acc, kind, sklearn_shape=False) -> the float64 values of
+  // gbdt_predict from the margins acc (host arithmetic of gbdt_predict), in
+  // acc's shape; with sklearn_shape, in scikit-learn's (the rule of
+  // proba_from_core and raw_to_decision, in float64 arithmetic): one
+  // probability column p gives the two columns [1 - p, p]; two raw columns
+  // give their difference r1 - r0; any other single column gives a vector.
   m.def(
       "gbdt_link",
       [](const std::string& loss, nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> acc,
-         const std::string& kind, bool sklearn_shape, bool float64) -> nb::object {
+         const std::string& kind, bool sklearn_shape) -> nb::object {
         const tl::GbdtLoss l = tl::parse_gbdt_loss(loss);
         const tl::GbdtOutput k = parse_output(kind);
         const std::int64_t n = static_cast<std::int64_t>(acc.shape(0));
         const int D = static_cast<int>(acc.shape(1));
-        std::vector<float> v(static_cast<std::size_t>(n * D));
+        std::vector<double> v(static_cast<std::size_t>(n * D));
         tl::gbdt_link(l, D, acc.data(), n, k, v.data());
         std::vector<std::size_t> shape = {static_cast<std::size_t>(n), static_cast<std::size_t>(D)};
-        std::vector<float> shaped;
+        std::vector<double> shaped;
         if (sklearn_shape && D == 1 && k == tl::GbdtOutput::Probability) {
           shaped.resize(static_cast<std::size_t>(2 * n));
           for (std::int64_t i = 0; i < n; ++i) {
-            shaped[2 * i] = 1.0f - v[i];
+            shaped[2 * i] = 1.0 - v[i];
             shaped[2 * i + 1] = v[i];
           }
           shape = {static_cast<std::size_t>(n), 2};
@@ -316,17 +314,53 @@ TL_BINDINGS(ensemble) {
         } else if (sklearn_shape && D == 1) {
           shape = {static_cast<std::size_t>(n)};
         }
-        const std::vector<float>& out = shaped.empty() ? v : shaped;  // n == 0 leaves both empty
-        auto emit = [&](auto tag) -> nb::object {
-          using T = decltype(tag);
-          T* buf = nullptr;
-          auto a = shape.size() == 1 ? new_array<T>({shape[0]}, &buf) : new_array<T>({shape[0], shape[1]}, &buf);
-          for (std::size_t i = 0; i < out.size(); ++i) buf[i] = static_cast<T>(out[i]);
-          return nb::cast(a);
-        };
-        return float64 ? emit(double{}) : emit(float{});
+        const std::vector<double>& out = shaped.empty() ? v : shaped;  // n == 0 leaves both empty
+        double* buf = nullptr;
+        auto a = shape.size() == 1 ? new_array<double>({shape[0]}, &buf)
+                                   : new_array<double>({shape[0], shape[1]}, &buf);
+        for (std::size_t i = 0; i < out.size(); ++i) buf[i] = out[i];
+        return nb::cast(a);
       },
-      nb::arg("loss"), nb::arg("acc"), nb::arg("kind"), nb::arg("sklearn_shape") = false, nb::arg("float64") = false);
+      nb::arg("loss"), nb::arg("acc"), nb::arg("kind"), nb::arg("sklearn_shape") = false);
+
+  // gbdt_leaf_cover(ctx, model, X, weight=None) -> float64 per leaf: the weight of X's rows (host) reaching it.
+  m.def(
+      "gbdt_leaf_cover",
+      [](const tl::Context& ctx, const nb::dict& model, Arr X, std::optional<HostVec<double>> w) {
+        tl::GbdtModel mdl = model_from_dict(model);
+        std::vector<double> cover = by_float_dtype(X, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          const double* wp = opt_ptr(w, xv.rows, "weight");
+          nb::gil_scoped_release release;
+          return tl::gbdt_leaf_cover<T>(ctx, mdl, xv, wp);
+        });
+        return copy_vector(cover);
+      },
+      nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("weight").none() = nb::none());
+
+  // gbdt_shap_values(ctx, model, X, leaf_cover) -> float64 (n, n_outputs, n_features + 1): TreeSHAP
+  // contributions of X's rows (host), the expected value last.
+  m.def(
+      "gbdt_shap_values",
+      [](const tl::Context& ctx, const nb::dict& model, Arr X, HostVec<double> leaf_cover) {
+        tl::GbdtModel mdl = model_from_dict(model);
+        const std::vector<double> cover(leaf_cover.data(), leaf_cover.data() + leaf_cover.shape(0));
+        return by_float_dtype(X, "X", [&](auto tag) -> nb::object {
+          using T = decltype(tag);
+          auto xv = as_matrix<const T>(X, "X");
+          double* buf = nullptr;
+          auto a = new_array<double>({static_cast<std::size_t>(xv.rows), static_cast<std::size_t>(mdl.n_outputs),
+                                      static_cast<std::size_t>(mdl.n_features) + 1},
+                                     &buf);
+          {
+            nb::gil_scoped_release release;
+            tl::gbdt_shap_values<T>(ctx, mdl, xv, cover, buf);
+          }
+          return nb::cast(a);
+        });
+      },
+      nb::arg("ctx"), nb::arg("model"), nb::arg("X"), nb::arg("leaf_cover"));
 
   // gbdt_validate(model): raises ValueError naming the first inconsistency.
   m.def("gbdt_validate", [](const nb::dict& model) { model_from_dict(model).validate(); }, nb::arg("model"));

@@ -295,9 +295,9 @@ def test_interface_clone_and_pickle(name):
                 got = getattr(loaded, m)(Q)
             if isinstance(want, tuple):
                 want, got = want[1], got[1]
-            # twinlearn's float32 predictions (HistGradientBoosting) against scikit-learn's
-            # float64 evaluation of the same trees; everything else within rounding.
-            tol = 1e-5 if name.startswith("Hist") else 1e-9
+            # twinlearn's float64 predictions against scikit-learn's evaluation of
+            # the mirrored state, within rounding.
+            tol = 1e-9
             assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=tol, atol=tol)
 
 
@@ -355,18 +355,13 @@ def test_hist_gradient_boosting_state_serves_scikit_learns_methods():
     staged = list(acc.staged_predict_proba(X))
     assert len(staged) == HGB["max_iter"] and staged[-1].dtype == np.float64
     assert_allclose(staged[-1], acc.predict_proba(X))
-    # The accelerated stages are the native estimator's float32 stages, as float64.
+    # The accelerated stages are the native estimator's float64 stages, as they are.
     native = acc.__dict__["_twinlearn"].est
-    assert native._tl_float64_output
     decision = list(acc.staged_decision_function(X))
-    native._tl_float64_output = False
-    try:
-        for a, b in zip(staged, native.staged_predict_proba(X)):
-            assert b.dtype == np.float32 and a.tobytes() == b.astype(np.float64).tobytes()
-        for a, b in zip(decision, native.staged_decision_function(X)):
-            assert a.dtype == np.float64 and a.tobytes() == b.astype(np.float64).tobytes()
-    finally:
-        native._tl_float64_output = True
+    for a, b in zip(staged, native.staged_predict_proba(X)):
+        assert b.dtype == np.float64 and a.tobytes() == b.tobytes()
+    for a, b in zip(decision, native.staged_decision_function(X)):
+        assert a.dtype == np.float64 and a.tobytes() == b.tobytes()
     # A separating arm: without the leaf ordering the mirrored trees would not agree.
     acc._predictors[0][0].nodes["value"][-1] += 1.0
     assert not np.allclose(HistGradientBoostingClassifier.predict_proba(acc, X), plain)

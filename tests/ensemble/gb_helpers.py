@@ -75,12 +75,12 @@ def tree_leaves(est, d, ss, X):
 
 
 def numpy_raw(est, X):
-    """The raw margins by tree_leaves, accumulated in double in tree order, then float32."""
+    """The raw margins by tree_leaves, accumulated in double in tree order (float64, as predict)."""
     n, D = np.shape(X)[0], est.n_outputs_
     acc = np.tile(est.base_score_, (n, 1)).astype(np.float64)
     for d, ss, ls in trees(est):
         acc = acc + est.leaf_values_[ls].reshape(-1, D)[tree_leaves(est, d, ss, X)]
-    return acc.astype(np.float32)
+    return acc
 
 
 def check_booster_estimator(est):

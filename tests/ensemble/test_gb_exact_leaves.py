@@ -110,7 +110,7 @@ def _sum_leaves(m, leaves, t0, t1):
     acc = np.tile(m.base_score_, (leaves.shape[0], 1)).astype(np.float64)
     for t in range(t0, t1):
         acc = acc + m.leaf_values_[lo[t]:lo[t + 1]].reshape(-1, D)[leaves[:, t]]
-    return acc.astype(np.float32)
+    return acc
 
 
 @pytest.mark.parametrize("kw", [{}, {"nan_mode": "Max"}, {"grow_policy": "Depthwise", "nan_mode": "Learned"},
@@ -132,7 +132,7 @@ def test_pred_leaf_indexes_the_values_predictions_add(kw, loss):
     assert bits(m.predict_raw(X, iteration_range=(0, 12))) == bits(m.predict_raw(X, n_trees=12))
     assert bits(m.predict_proba(X, iteration_range=(0, 0))) == bits(m.predict_proba(X))
     p = m.predict_proba(X, iteration_range=(5, 20))
-    assert p.dtype == np.float32 and np.allclose(p.sum(axis=1), 1.0, atol=1e-6)
+    assert p.dtype == np.float64 and np.allclose(p.sum(axis=1), 1.0, atol=1e-12)
 
 
 def test_iteration_range_regression_and_errors():

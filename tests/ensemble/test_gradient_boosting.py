@@ -232,9 +232,8 @@ def test_staged_predictions_end_at_predict():
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_sklearn_shaped_stages_follow_the_python_rule(n_classes):
     # The scikit-learn-shaped staged outputs are shaped in the core binding
-    # (gbdt_link's sklearn_shape); each stage must equal the float32 rule of
-    # _proba_from_core / _raw_to_decision applied to the plain stage, and the
-    # float64 outputs asked by twinlearn.accel must hold the same values.
+    # (gbdt_link's sklearn_shape); each stage must equal the float64 rule of
+    # _proba_from_core / _raw_to_decision applied to the plain stage.
     X, y = make_classification(n_samples=600, n_features=6, n_informative=4, n_classes=n_classes,
                                random_state=3)
     clf = GradientBoostingClassifier(n_estimators=9, device="cpu").fit(X, y)
@@ -243,20 +242,13 @@ def test_sklearn_shaped_stages_follow_the_python_rule(n_classes):
     proba, dec = list(clf.staged_predict_proba(X)), list(clf.staged_decision_function(X))
     assert len(proba) == len(dec) == 9
     for p, r, sp_, sd in zip(plain_p, plain_r, proba, dec):
-        assert sp_.dtype == np.float32 and sd.dtype == np.float32
+        assert sp_.dtype == np.float64 and sd.dtype == np.float64
         assert bits(sp_) == bits(clf._proba_from_core(p))
         assert bits(sd) == bits(clf._raw_to_decision(r))
     assert bits(proba[-1]) == bits(clf.predict_proba(X))
-    clf._tl_float64_output = True
-    for a, b in zip(clf.staged_predict_proba(X), proba):
-        assert a.dtype == np.float64 and bits(a) == bits(b.astype(np.float64))
-    for a, b in zip(clf.staged_decision_function(X), dec):
-        assert a.dtype == np.float64 and bits(a) == bits(b.astype(np.float64))
     reg = GradientBoostingRegressor(n_estimators=5, device="cpu").fit(X, y.astype(float))
     vals = list(reg.staged_predict(X))
-    assert vals[-1].dtype == np.float32 and vals[-1].shape == (600,) and bits(vals[-1]) == bits(reg.predict(X))
-    reg._tl_float64_output = True
-    assert all(bits(a) == bits(b.astype(np.float64)) for a, b in zip(reg.staged_predict(X), vals))
+    assert vals[-1].dtype == np.float64 and vals[-1].shape == (600,) and bits(vals[-1]) == bits(reg.predict(X))
 
 
 def test_early_stopping_and_best_model():
@@ -322,11 +314,11 @@ def test_string_labels_and_feature_importances():
     assert clf2.feature_importances_[1] > clf2.feature_importances_[0]
 
 
-def test_regression_predicts_float32_and_fits_training_data():
+def test_regression_predicts_float64_and_fits_training_data():
     X, y = load_diabetes(return_X_y=True)
     reg = GradientBoostingRegressor(n_estimators=50, device="cpu").fit(X, y)
     pred = reg.predict(X)
-    assert pred.dtype == np.float32 and pred.shape == (len(y),)
+    assert pred.dtype == np.float64 and pred.shape == (len(y),)
     assert reg.score(X, y) > 0.6
     assert abs(reg.base_score_[0] - y.mean()) < 1e-9
 

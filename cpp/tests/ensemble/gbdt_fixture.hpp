@@ -83,10 +83,10 @@ inline GbdtModel fit(const tl::Context& ctx, const Data& D, const GbdtParams& p,
                              w ? w->data() : nullptr, p, ev, true, info);
 }
 
-inline std::vector<float> predict(const tl::Context& ctx, const GbdtModel& m, const Data& D, tl::GbdtOutput kind) {
-  std::vector<float> out(static_cast<std::size_t>(D.n * m.n_outputs));
+inline std::vector<double> predict(const tl::Context& ctx, const GbdtModel& m, const Data& D, tl::GbdtOutput kind) {
+  std::vector<double> out(static_cast<std::size_t>(D.n * m.n_outputs));
   tl::gbdt_predict<float>(ctx, m, tl::MatrixView<const float>(D.X.data(), D.n, D.d), -1, kind,
-                          tl::MatrixView<float>(out.data(), D.n, m.n_outputs));
+                          tl::MatrixView<double>(out.data(), D.n, m.n_outputs));
   return out;
 }
 

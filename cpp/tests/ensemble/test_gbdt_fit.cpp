@@ -243,7 +243,7 @@ TEST(GbdtFit, StagedPredictionAddsUpToPredict) {
   std::vector<double> acc(static_cast<std::size_t>(D.n), m.base_score[0]);
   for (std::int64_t t = 0; t < m.n_trees(); ++t)
     tl::gbdt_predict_stage<float>(cpu(2), m, tl::MatrixView<const float>(D.X.data(), D.n, D.d), t, t + 1, acc.data());
-  std::vector<float> raw(acc.size()), prob(acc.size());
+  std::vector<double> raw(acc.size()), prob(acc.size());
   tl::gbdt_link(m.loss, 1, acc.data(), D.n, tl::GbdtOutput::Raw, raw.data());
   tl::gbdt_link(m.loss, 1, acc.data(), D.n, tl::GbdtOutput::Probability, prob.data());
   EXPECT_TRUE(same_bits_vec(raw, predict(cpu(3), m, D, tl::GbdtOutput::Raw)));
@@ -313,9 +313,10 @@ TEST(GbdtFit, RejectsBadParametersAndLabels) {
   Dz.y[3] = 1.0;
   EXPECT_NO_THROW(fit(cpu(1), Dz, params(GbdtLoss::Poisson, 2, 2)));
   const GbdtModel m = fit(cpu(1), D, params(GbdtLoss::Logloss, 2, 2));
-  std::vector<float> X3(30), out(10);
+  std::vector<float> X3(30);
+  std::vector<double> out(10);
   EXPECT_THROW(tl::gbdt_predict<float>(cpu(1), m, tl::MatrixView<const float>(X3.data(), 10, 3), -1,
-                                       tl::GbdtOutput::Raw, tl::MatrixView<float>(out.data(), 10, 1)),
+                                       tl::GbdtOutput::Raw, tl::MatrixView<double>(out.data(), 10, 1)),
                tl::ValueError);
 }
 

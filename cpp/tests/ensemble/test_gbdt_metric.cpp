@@ -92,7 +92,7 @@ TEST(GbdtPinball, FitStartsAtTheQuantileAndCoversAlpha) {
     tl::GbdtFitInfo info;
     const GbdtModel m = fit(cpu(2), D, p, nullptr, nullptr, &info);
     EXPECT_EQ(m.base_score[0], tl::gbdt::weighted_quantile(D.y.data(), nullptr, D.n, alpha));
-    const std::vector<float> pred = predict(cpu(2), m, D, tl::GbdtOutput::Raw);
+    const std::vector<double> pred = predict(cpu(2), m, D, tl::GbdtOutput::Raw);
     double below = 0;
     for (std::int64_t i = 0; i < D.n; ++i) below += D.y[i] <= pred[i];
     EXPECT_NEAR(below / D.n, alpha, 0.03);

@@ -77,7 +77,7 @@ TEST(GbdtConstraints, MinSplitGainStopsTheTree) {
   std::vector<double> acc(static_cast<std::size_t>(D.n), m.base_score[0]);
   tl::gbdt_predict_stage<float>(cpu(2), m, tl::MatrixView<const float>(D.X.data(), D.n, D.d), 0, m.n_trees(),
                                 acc.data());
-  std::vector<float> raw(acc.size());
+  std::vector<double> raw(acc.size());
   tl::gbdt_link(m.loss, 1, acc.data(), D.n, tl::GbdtOutput::Raw, raw.data());
   EXPECT_TRUE(same_bits_vec(raw, predict(cpu(1), m, D, tl::GbdtOutput::Raw)));
   // min_split_gain 0: only levels of positive score.
@@ -361,10 +361,10 @@ TEST(GbdtNanLearned, EachSplitSendsNanWhereItsRowsBelong) {
     EXPECT_LE(got, right * (1 + 1e-12));
     EXPECT_LT(got, 0.8 * wrong);
     // Prediction sends NaN the learned way: the NaN rows' predicted class is nan_label.
-    const std::vector<float> pr = predict(cpu(2), learned, D, tl::GbdtOutput::Probability);
+    const std::vector<double> pr = predict(cpu(2), learned, D, tl::GbdtOutput::Probability);
     for (std::int64_t i = 0; i < D.n; ++i)
       if (std::isnan(D.X[i * 2])) {
-        ASSERT_EQ(pr[i] > 0.5f, nan_label == 1.0) << i;
+        ASSERT_EQ(pr[i] > 0.5, nan_label == 1.0) << i;
       }
   }
 }

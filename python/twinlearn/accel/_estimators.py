@@ -95,22 +95,6 @@ _NEIGHBOR_KWARGS = ("n_neighbors", "return_distance", "mode", "radius", "sort_re
 _NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
 
 
-def _hgb_configure(tl):
-    """The twinlearn estimator yields its staged predictions as float64 (the
-    float32 values): scikit-learn's dtype with no conversion per stage."""
-    tl._tl_float64_output = True
-
-
-def _hgb_output(method, out):
-    """twinlearn's float32 predictions as scikit-learn's float64; the staged
-    ones already are (_hgb_configure), so their generator is handed on as is."""
-    if method.startswith("staged_"):
-        return out
-    if isinstance(out, np.ndarray) and out.dtype == np.float32:
-        return out.astype(np.float64)
-    return out
-
-
 def _hgb_translate(params):
     """A leaf limit that binds (below 2**max_depth) or min_samples_leaf > 1 asks
     for scikit-learn's kind of tree: twinlearn's best-first per-node trees with a
@@ -346,7 +330,7 @@ _HGB_NOTES = (
     "levels, one split per level, with NaN below every value. Either way the model is twinlearn's, "
     "of comparable quality, not scikit-learn's model (borders, gains and regularization are "
     "twinlearn's). `max_iter` boosting rounds (one multi-output tree per round for several classes). "
-    "Predictions are computed in float32 (returned as float64)."
+    "Predictions are computed in float64 (the margins summed in double), as scikit-learn's."
 )
 _HGB_EXAMPLE = {"max_depth": 6, "max_leaf_nodes": None, "min_samples_leaf": 1, "early_stopping": False}
 
@@ -712,8 +696,6 @@ ENTRIES = (
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
-        output=_hgb_output,
-        configure=_hgb_configure,
         kwargs=("sample_weight",),
         allow_nan=True,
         min_rows=DEFAULT_MIN_ROWS,
@@ -738,8 +720,6 @@ ENTRIES = (
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
-        output=_hgb_output,
-        configure=_hgb_configure,
         kwargs=("sample_weight",),
         allow_nan=True,
         min_rows=DEFAULT_MIN_ROWS,

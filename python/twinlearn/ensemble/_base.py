@@ -158,24 +158,73 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         """Total split gain per feature, normalized to sum to 1 (zeros when no split has gain)."""
         return self.get_feature_importance("gain")
 
-    def get_feature_importance(self, importance_type="gain"):
-        """Importance of each input feature.
+    def get_feature_importance(self, importance_type="gain", data=None, type=None, reference=None,
+                               reference_weight=None):
+        """Importance of each input feature, or (CatBoost's ``type='ShapValues'``)
+        the SHAP values of the rows of `data`.
 
         Parameters
         ----------
-        importance_type : {'gain', 'split'}, default='gain'
+        importance_type : {'gain', 'split', 'ShapValues'}, default='gain'
             'gain': the total split gain of the feature's splits, normalized to
             sum to 1 (``feature_importances_``); 'split': the number of splits
             on the feature (an int array): tree levels of oblivious trees,
             nodes of 'Depthwise' and 'Lossguide' trees (nodes that do not
             split, feature -1, are no splits and count for nothing). With ``cat_features`` an
             encoded column counts for the input column it came from.
+            'ShapValues': as :meth:`predict_contributions` of `data`.
+        data : array-like of shape (n_samples, n_features_in_), optional
+            The rows to explain ('ShapValues' only, where it is required).
+        type : str, optional
+            CatBoost's name for importance_type (``type='ShapValues'``); when
+            given it wins over importance_type.
+        reference, reference_weight : optional
+            'ShapValues': the rows whose weights per leaf are the covers (see
+            :meth:`predict_contributions`).
 
         Returns
         -------
         importances : ndarray of shape (n_features_in_,)
+            For 'ShapValues', float64 of shape (n_samples, n_features_in_ + 1),
+            the expected value last, or (n_samples, n_classes, n_features_in_ + 1)
+            for a model of several outputs (MultiClass), as CatBoost's.
         """
-        return _importance.feature_importance(self, importance_type)
+        kind = importance_type if type is None else type
+        if kind == "ShapValues":
+            if data is None:
+                raise ValueError("get_feature_importance(type='ShapValues') needs data, the rows to explain")
+            return _predict.contributions(self, data, reference, reference_weight)
+        if data is not None or reference is not None or reference_weight is not None:
+            raise ValueError(f"data and reference are for type='ShapValues', not {kind!r}")
+        return _importance.feature_importance(self, kind)
+
+    def predict_contributions(self, X, reference=None, reference_weight=None):
+        """SHAP values: each input feature's contribution to the raw margin
+        (``decision_function`` / ``predict_raw``, before the link) of each
+        row, by exact TreeSHAP (Lundberg et al. 2018), XGBoost's
+        ``predict(pred_contribs=True)`` and CatBoost's ShapValues.
+
+        The model stores no training covers, so the conditional expectations
+        weigh each branch by the covers of a reference set: the total
+        ``reference_weight`` (default 1 per row) of the `reference` rows that
+        reach each leaf; `reference` defaults to X itself. Pass the training
+        rows (and sample weights) as reference for the covers of the fit. The
+        last column is the expected value: the base score plus each tree's
+        cover-weighted mean leaf value (the weighted mean margin of the
+        reference rows), and each row's values sum to its raw margin up to
+        rounding. With categorical features an input column's value is the
+        sum of its encoded columns'. Computed on the host, in float64, with
+        the same bits on every device and thread count; device arrays are
+        copied to the host and the result is a NumPy array.
+
+        Returns
+        -------
+        contributions : ndarray of float64
+            (n_samples, n_features_in_ + 1) for a model of one output,
+            (n_samples, n_outputs_, n_features_in_ + 1) otherwise (MultiClass,
+            MultiClassOneVsAll: one block per class).
+        """
+        return _predict.contributions(self, X, reference, reference_weight)
 
     @property
     def encoded_feature_names_(self):

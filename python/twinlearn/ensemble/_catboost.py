@@ -483,7 +483,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         return self._fit(X, y, sample_weight, eval_set, early_stopping_rounds, use_best_model, init_model)
 
     def predict_raw(self, X, n_trees=None, iteration_range=None):
-        """Raw margins (float32): shape (n_samples,), or (n_samples, n_classes) for MultiClass.
+        """Raw margins (float64): shape (n_samples,), or (n_samples, n_classes) for MultiClass.
 
         n_trees: use only the first n_trees trees (default all).
         iteration_range: (begin, end), use only trees [begin, end) (XGBoost's
@@ -497,21 +497,21 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
 
     @available_if(_has_classification_loss)
     def decision_function(self, X):
-        """Raw margins (float32) in scikit-learn's shape: (n_samples,) for two classes
+        """Raw margins (float64) in scikit-learn's shape: (n_samples,) for two classes
         (MultiClass with two classes: margin of class 1 minus margin of class 0), else
         (n_samples, n_classes)."""
         return self._raw_to_decision(self._predict_core(X, "raw"))
 
     @available_if(_has_classification_loss)
     def predict_proba(self, X, n_trees=None, iteration_range=None):
-        """Class probabilities (float32), shape (n_samples, n_classes).
+        """Class probabilities (float64), shape (n_samples, n_classes).
 
         n_trees, iteration_range: as in :meth:`predict_raw`."""
         self._require_classifier("predict_proba")
         return self._proba_from_core(self._range_core(X, "probability", n_trees, iteration_range))
 
     def predict(self, X, n_trees=None, iteration_range=None, pred_leaf=False):
-        """Class labels (classification losses) or predicted values (RMSE, float32).
+        """Class labels (classification losses) or predicted values (RMSE, float64).
 
         n_trees, iteration_range: as in :meth:`predict_raw`.
         pred_leaf: return instead each row's leaf index in each tree of the

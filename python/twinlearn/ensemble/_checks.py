@@ -54,19 +54,20 @@ def probabilistic(y):
     return y.dtype.kind == "f" and bool(np.all((y >= 0) & (y <= 1))) and not bool(np.all((y == 0) | (y == 1)))
 
 
-#: The largest target magnitude of a regression: the predictions are float32.
+#: The largest target magnitude of a regression (the fit's supported range).
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def check_target_magnitude(est, y):
-    """A clear error for regression targets beyond float32's range: the
-    model is fitted in float64 but predicts in float32, where such values
-    overflow to infinity."""
+    """A clear error for regression targets beyond float32's range. The
+    predictions are float64, but the fit supports targets within float32's
+    range only (scikit-learn's HistGradientBoostingRegressor fits such
+    targets with 'invalid value' warnings and predicts a constant)."""
     largest = float(np.max(np.abs(y), initial=0.0))
     if largest > FLOAT32_MAX:
         raise ValueError(
             f"Input y holds values too large for {type(est).__name__}: its largest magnitude {largest:.4g} is "
-            f"above {FLOAT32_MAX:.8g}, the largest float32, the dtype of the predictions. Scale y down."
+            f"above {FLOAT32_MAX:.8g}, the largest float32, the limit of the boosters' targets. Scale y down."
         )
 
 

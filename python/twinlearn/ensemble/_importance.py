@@ -12,7 +12,7 @@ def feature_importance(est, importance_type="gain"):
     has gain) or number of splits ('split', int64) per input feature."""
     check_is_fitted(est)
     if importance_type not in ("gain", "split"):
-        raise ValueError(f"importance_type must be 'gain' or 'split', got {importance_type!r}")
+        raise ValueError(f"importance_type must be 'gain', 'split' or 'ShapValues', got {importance_type!r}")
     feature = np.asarray(est.split_feature_, dtype=np.intp)
     gain = np.asarray(est.split_gain_, dtype=np.float64)
     real = feature >= 0  # Depthwise nodes that do not split hold -1

@@ -1,9 +1,11 @@
 """Predictions of a fitted gradient-boosting model.
 
-The core writes float32 raw margins or probabilities (n, n_outputs) into an
-array of the input's kind (host or device); staged predictions accumulate
-the margins tree by tree in a host float64 array and apply the link on the
-host (gbdt_link), the same arithmetic as gbdt_predict. The shapes of
+The core writes float64 raw margins or probabilities (n, n_outputs) into an
+array of the input's kind (host or device): the margins are accumulated in
+double and the link is computed in double, with no rounding to float32
+(scikit-learn's and CatBoost's dtype). Staged predictions accumulate the
+margins tree by tree in a host float64 array and apply the link on the host
+(gbdt_link), the same arithmetic as gbdt_predict. The shapes of
 scikit-learn (decision values, two-column probabilities, labels) are made
 from those here.
 """
@@ -49,7 +51,7 @@ def tree_range(est, n_trees=None, iteration_range=None):
 
 
 def predict_core(est, X, kind, n_trees=None, iteration_range=None):
-    """float32 (n, n_outputs) raw margins or probabilities, on the backend's side
+    """float64 (n, n_outputs) raw margins or probabilities, on the backend's side
     (a device array on a GPU); the public method mirrors it to the caller's type.
     Trees [begin, end) of `iteration_range` with begin > 0 are accumulated in
     float64 on the host from the base score (the staged predictions' arithmetic),
@@ -63,9 +65,9 @@ def predict_core(est, X, kind, n_trees=None, iteration_range=None):
         acc = np.empty((X.shape[0], est.n_outputs_), dtype=np.float64)
         acc[:] = est.base_score_[None, :]
         mod.gbdt_predict_stage(ctx, model_dict(est), X, begin, end, acc)
-        out = np.ascontiguousarray(mod.gbdt_link(est._loss_name, acc, kind, False, False), dtype=np.float32)
+        out = mod.gbdt_link(est._loss_name, acc, kind, False)
     else:
-        out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float32))
+        out = _io.empty_like_kind(X, (X.shape[0], est.n_outputs_), np.dtype(np.float64))
         mod.gbdt_predict(ctx, model_dict(est), X, -1 if n_trees is None and iteration_range is None else end,
                          kind, out)
     check_predictions(est, out)
@@ -110,22 +112,21 @@ def leaf_indices(est, X, n_trees=None, iteration_range=None):
 
 
 def check_predictions(est, out):
-    """out, unless a prediction overflowed: the float32 output (host or
-    device) holds an infinity, which finite margins of a model whose targets
-    fit float32 do not reach."""
+    """out, unless a prediction overflowed: the float64 output (host or
+    device) holds an infinity (a sum of leaf values beyond float64's range,
+    or exp of a margin above 709.78 under a log link)."""
     if _io.any_nonfinite(out, find_nan=False):
         raise ValueError(
-            f"The predictions of {type(est).__name__} overflow float32, the dtype they are computed in "
-            f"(largest value {np.finfo(np.float32).max:.8g}): the model's values are too large for it."
+            f"The predictions of {type(est).__name__} overflow float64, the dtype they are computed in "
+            f"(largest value {np.finfo(np.float64).max:.8g}): the model's values are too large for it."
         )
     return out
 
 
 def staged_core(est, X, kind, sklearn_shape=False):
-    """The predictions after each tree, NumPy: float32 (n, n_outputs), or
-    with sklearn_shape in scikit-learn's shape (gbdt_link). An estimator
-    whose ``_tl_float64_output`` is set (twinlearn.accel's, serving
-    scikit-learn code) yields the same values as float64."""
+    """The predictions after each tree, NumPy: float64 (n, n_outputs), or
+    with sklearn_shape in scikit-learn's shape (gbdt_link), each stage the
+    bits of the prediction with that many trees."""
     check_is_fitted(est)
     device = est._tl_device(X)
     X, _ = check_input(est, X, device, reset=False)
@@ -134,10 +135,9 @@ def staged_core(est, X, kind, sklearn_shape=False):
     model = model_dict(est)
     acc = np.empty((X.shape[0], est.n_outputs_), dtype=np.float64)
     acc[:] = est.base_score_[None, :]
-    f64 = est.__dict__.get("_tl_float64_output", False)
     for t in range(len(est.tree_depth_)):
         mod.gbdt_predict_stage(ctx, model, X, t, t + 1, acc)
-        yield check_predictions(est, mod.gbdt_link(est._loss_name, acc, kind, sklearn_shape, f64))
+        yield check_predictions(est, mod.gbdt_link(est._loss_name, acc, kind, sklearn_shape))
 
 
 def value_kind(est):
@@ -195,3 +195,60 @@ def labels_from_raw(est, raw):
     if raw.shape[1] == 1:
         return est.classes_[(raw[:, 0] > 0).astype(np.intp)]
     return est.classes_[np.argmax(raw, axis=1)]
+
+
+def _host_encoded(est, X):
+    """X checked and encoded as the trees see it, on the host (NumPy)."""
+    X, _ = check_input(est, _io.to_host(X), "cpu", reset=False)
+    return np.ascontiguousarray(_io.to_numpy(encode(est, X)))
+
+
+def shap_values(est, X, reference=None, reference_weight=None):
+    """Exact TreeSHAP contributions of each feature to the raw margins of X's
+    rows: float64 (n_samples, n_outputs_, n_features_in_ + 1), the expected
+    value last. The branches are weighed by the covers of `reference` (its
+    rows' weights per leaf; default the rows of X themselves), since the
+    model stores no training covers. With categorical features an input
+    column's value is the sum of its encoded columns' (in encoded column
+    order). Host code (tl::gbdt_shap_values): the same bits on every
+    device and thread count."""
+    check_is_fitted(est)
+    Xh = _host_encoded(est, X)
+    if reference is None:
+        if reference_weight is not None:
+            raise ValueError("reference_weight needs a reference")
+        R = Xh
+    else:
+        R = _host_encoded(est, reference)
+    w = None
+    if reference_weight is not None:
+        w = np.asarray(_io.to_numpy(reference_weight), dtype=np.float64)
+        if w.ndim != 1 or w.shape[0] != R.shape[0]:
+            raise ValueError(f"reference_weight must have one entry per reference row ({R.shape[0]}), "
+                             f"got shape {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("reference_weight must be finite and >= 0")
+        w = np.ascontiguousarray(w)
+    if R.shape[0] == 0 or (w is not None and not w.sum() > 0):
+        raise ValueError("the reference rows must have a positive total weight (the covers of the SHAP values)")
+    mod, ctx = est._tl_context("cpu")
+    model = model_dict(est)
+    cover = mod.gbdt_leaf_cover(ctx, model, R, w)
+    phi = mod.gbdt_shap_values(ctx, model, Xh, cover)
+    enc = getattr(est, "_cat_encoder", None)
+    if enc is not None:
+        src = enc.sources()
+        out = np.zeros((phi.shape[0], phi.shape[1], est.n_features_in_ + 1), dtype=np.float64)
+        for c, j in enumerate(src):  # encoded column order: a fixed summation order
+            out[:, :, j] += phi[:, :, c]
+        out[:, :, -1] = phi[:, :, -1]
+        phi = out
+    identity.record(f"{type(est).__name__}.shap_values", phi)
+    return phi
+
+
+def contributions(est, X, reference=None, reference_weight=None):
+    """shap_values in the public shape: (n_samples, n_features_in_ + 1) for a
+    model of one output, (n_samples, n_outputs_, n_features_in_ + 1) otherwise."""
+    phi = shap_values(est, X, reference, reference_weight)
+    return phi[:, 0, :] if phi.shape[1] == 1 else phi

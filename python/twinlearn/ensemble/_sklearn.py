@@ -260,7 +260,8 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
     The model of :class:`GradientBoosting` (Logloss for two classes, softmax
     'MultiClass' for more) with scikit-learn's names and defaults in the
     style of :class:`sklearn.ensemble.HistGradientBoostingClassifier`.
-    Predicted probabilities and decision values are float32.
+    Predicted probabilities and decision values are float64 (the margins
+    summed in double, as scikit-learn's).
 
     Parameters
     ----------
@@ -310,11 +311,11 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
         return "Logloss" if n_classes <= 2 else "MultiClass"
 
     def decision_function(self, X):
-        """Raw margins (float32): (n_samples,) for two classes, else (n_samples, n_classes)."""
+        """Raw margins (float64): (n_samples,) for two classes, else (n_samples, n_classes)."""
         return self._raw_to_decision(self._predict_core(X, "raw"))
 
     def predict_proba(self, X):
-        """Class probabilities (float32), shape (n_samples, n_classes)."""
+        """Class probabilities (float64), shape (n_samples, n_classes)."""
         return self._proba_from_core(self._predict_core(X, "probability"))
 
     def predict(self, X):
@@ -338,7 +339,7 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
 
     The model of :class:`GradientBoosting` with ``loss='RMSE'`` (a gradient
     step on the squared error), with scikit-learn's names. Predictions are
-    float32.
+    float64 (the margins summed in double, as scikit-learn's).
 
     Parameters
     ----------
@@ -440,7 +441,7 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         return tags
 
     def predict(self, X):
-        """Predicted values (float32), shape (n_samples,): exp of the margin for loss='poisson'."""
+        """Predicted values (float64), shape (n_samples,): exp of the margin for loss='poisson'."""
         return self._predict_core(X, self._value_kind())[:, 0]
 
     def staged_predict(self, X):

@@ -76,7 +76,8 @@ enum class GbdtBootstrap : int { No = 0, Bernoulli = 1, Bayesian = 2 };
 // raw margins with ties counted half; a label is positive when > 0.5. Accuracy:
 // classification losses, the weighted share of rows whose predicted class
 // (margin > 0, or the largest margin, lowest class on ties, both on the
-// float32 margins that predict uses) is the label (binary: label > 0.5). RMSE,
+// margins rounded to float32, as they were before predictions were float64;
+// kept so that fits keep their bits) is the label (binary: label > 0.5). RMSE,
 // MAE: regression losses, on the prediction (exp of the margin under a log
 // link). AUC and Accuracy are better when higher.
 enum class GbdtMetric : int { Loss = 0, AUC = 1, Accuracy = 2, RMSE = 3, MAE = 4 };
@@ -320,14 +321,14 @@ std::vector<std::uint8_t> gbdt_feature_subset(const GbdtParams& params, const st
 enum class GbdtOutput : int { Raw = 0, Probability = 1, Exponent = 2 };
 
 // Predictions of trees [0, n_trees) (n_trees < 0: all) for X (n x d, host or
-// device). out: n x n_outputs float32, host or on the context's device. Per
+// device). out: n x n_outputs float64, host or on the context's device. Per
 // row, acc = base_score, then acc += leaf value of each tree in tree order,
-// in double; Raw writes float(acc), Probability and Exponent write
-// float(link(acc)) with the link above, computed in double with the
-// project's exp (gbdt_link on the host gives the same bits).
+// in double; Raw writes acc, Probability and Exponent write link(acc) with
+// the link above, computed in double with the project's exp (gbdt::link,
+// shared by both backends; gbdt_link on the host gives the same bits).
 template <class T>
 void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
-                  GbdtOutput kind, MatrixView<float> out);
+                  GbdtOutput kind, MatrixView<double> out);
 
 // Staged prediction: acc (n x n_outputs doubles, host) += the leaf values of
 // trees [tree_begin, tree_end), tree by tree, in the same order as
@@ -337,9 +338,29 @@ template <class T>
 void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
                         std::int64_t tree_end, double* acc);
 
-// out[i] = float(acc[i]) (Raw) or float(link(acc row)) (Probability), rows of
+// out[i] = acc[i] (Raw) or link(acc row) (Probability, Exponent), rows of
 // n_outputs entries; host arrays, the same arithmetic as gbdt_predict.
-void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, float* out);
+void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out);
+
+// SHAP values (exact TreeSHAP, Lundberg et al. 2018, Algorithm 2; host code
+// shared by every backend). The model does not store training covers, so the
+// branches are weighed by the covers of a reference set: gbdt_leaf_cover
+// returns, per leaf (sum over trees of 2^depth entries, the leaf order of
+// leaf_values without the outputs), the sum of the weights (nullptr: 1 per
+// row) of X's rows (host) that reach it, in row order. gbdt_shap_values writes
+// out (n x n_outputs x (n_features + 1), host): out[i][k][j] is feature j's
+// contribution to output k's raw margin of row i (host X), out[i][k][F] the
+// expected value, base_score[k] plus each tree's cover-weighted mean leaf
+// value; a row's values sum to its margin up to rounding. A node's cover is
+// its leaves' sum; a per-node split of feature -1 is no split (its rows go
+// left); a branch of cover 0 the row does not take adds nothing. Rows run in
+// parallel, each in a fixed order: the bits do not depend on the thread count.
+template <class T>
+std::vector<double> gbdt_leaf_cover(const Context& ctx, const GbdtModel& model, MatrixView<const T> X,
+                                    const double* weight);
+template <class T>
+void gbdt_shap_values(const Context& ctx, const GbdtModel& model, MatrixView<const T> X,
+                      const std::vector<double>& leaf_cover, double* out);
 
 // The borders the fit would compute for X (diagnostics and tests):
 // model.borders / model.border_offsets only.

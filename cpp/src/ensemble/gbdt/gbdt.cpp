@@ -242,7 +242,7 @@ void check_predict(const Context& ctx, const GbdtModel& model, MatrixView<const 
 
 template <class T>
 void gbdt_predict(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t n_trees,
-                  GbdtOutput kind, MatrixView<float> out) {
+                  GbdtOutput kind, MatrixView<double> out) {
   if (n_trees < 0) n_trees = model.n_trees();
   check_predict(ctx, model, X, 0, n_trees);
   TL_REQUIRE(out.rows == X.rows && out.cols == model.n_outputs, ValueError, "gbdt_predict: output shape (", out.rows,
@@ -268,10 +268,10 @@ void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<c
   if (X.rows == 0 || tree_begin == tree_end) return;
   ctx.dispatch(
       [&] {
-        detail::gbdt_predict_cpu<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<float>());
+        detail::gbdt_predict_cpu<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<double>());
       },
       [&] {
-        detail::gbdt_predict_cuda<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<float>());
+        detail::gbdt_predict_cuda<T>(ctx, model, X, tree_begin, tree_end, acc, GbdtOutput::Raw, MatrixView<double>());
       });
 }
 
@@ -289,7 +289,7 @@ GbdtModel gbdt_borders(const Context& ctx, MatrixView<const T> X, int border_cou
                                  const GbdtParams&, const GbdtEvalSet<T>&, bool, GbdtFitInfo*, const GbdtCallback&,  \
                                  const GbdtModel*);                                                                  \
   template void gbdt_predict<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, GbdtOutput,     \
-                                MatrixView<float>);                                                                  \
+                                MatrixView<double>);                                                                 \
   template void gbdt_predict_stage<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t,           \
                                       std::int64_t, double*);                                                        \
   template GbdtModel gbdt_borders<T>(const Context&, MatrixView<const T>, int, GbdtNanMode);

@@ -37,10 +37,10 @@ GbdtModel gbdt_fit_cuda(const Context& ctx, MatrixView<const T> X, const double*
                         GbdtFitInfo* info, const GbdtCallback& callback, const GbdtInit* init);
 template <class T>
 void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
-                      std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out);
+                      std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<double> out);
 template <class T>
 void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
-                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out);
+                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<double> out);
 template <class T>
 GbdtModel gbdt_borders_cpu(const Context& ctx, MatrixView<const T> X, int border_count, GbdtNanMode nan_mode);
 template <class T>

@@ -55,7 +55,7 @@ using gbdt_cpu::pfor;
 
 template <class T>
 void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
-                      std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out) {
+                      std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<double> out) {
   TL_REQUIRE(X.on_host() && (acc || out.on_host()), ValueError, "the CPU backend needs host arrays");
   std::vector<std::int64_t> so, lo;
   gbdt::tree_offsets(model, &so, &lo);
@@ -86,9 +86,9 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
         for (int k = 0; k < D; ++k) acc[i * D + k] = a[k];
       } else if (kind != GbdtOutput::Raw) {
         gbdt::link(model.loss, D, kind, a.data(), pr.data());
-        for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(pr[k]);
+        for (int k = 0; k < D; ++k) out(i, k) = pr[k];
       } else {
-        for (int k = 0; k < D; ++k) out(i, k) = static_cast<float>(a[k]);
+        for (int k = 0; k < D; ++k) out(i, k) = a[k];
       }
     }
   });
@@ -96,7 +96,7 @@ void gbdt_predict_cpu(const Context& ctx, const GbdtModel& model, MatrixView<con
 
 #define TL_GBDT_INSTANTIATE(T)                                                                           \
   template void gbdt_predict_cpu<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, \
-                                    std::int64_t, double*, GbdtOutput, MatrixView<float>);
+                                    std::int64_t, double*, GbdtOutput, MatrixView<double>);
 TL_GBDT_INSTANTIATE(float)
 TL_GBDT_INSTANTIATE(double)
 #undef TL_GBDT_INSTANTIATE

@@ -12,7 +12,7 @@ namespace {
 // where snan, a Learned model's split_nan_right, says so), accumulated in
 // double in tree order, from base (acc == nullptr) or from acc. D == 1 keeps
 // the accumulator in a register; otherwise acc (n x D) holds it. Then either
-// acc is left (staged) or out gets float(acc) or float(link(acc)).
+// acc is left (staged) or out (float64) gets acc or link(acc).
 // The leaf of row x in the tree whose splits start at so (see GbdtModel).
 template <class T>
 __device__ __forceinline__ std::int64_t tree_leaf(const T* x, int dp, std::int64_t so,
@@ -40,7 +40,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
                                const double* __restrict__ leaves,
                                const double* __restrict__ base, int D, bool nan_max, bool depthwise, GbdtLoss loss,
                                bool start_from_acc,
-                               bool staged, int kind, double* __restrict__ acc, float* __restrict__ out) {
+                               bool staged, int kind, double* __restrict__ acc, double* __restrict__ out) {
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const T* x = X + i * F;
@@ -53,7 +53,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
       } else {
         double p = a;
         if (kind != static_cast<int>(GbdtOutput::Raw)) gbdt::link(loss, 1, static_cast<GbdtOutput>(kind), &a, &p);
-        out[i] = static_cast<float>(p);
+        out[i] = p;
       }
       continue;
     }
@@ -67,7 +67,7 @@ __global__ void predict_kernel(const T* __restrict__ X, std::int64_t n, int F, s
     }
     if (staged) continue;
     if (kind != static_cast<int>(GbdtOutput::Raw)) gbdt::link(loss, D, static_cast<GbdtOutput>(kind), a, a);
-    for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(a[k]);
+    for (int k = 0; k < D; ++k) out[i * D + k] = a[k];
   }
 }
 
@@ -86,7 +86,7 @@ using gbdt_cuda::upload;
 
 template <class T>
 void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<const T> X, std::int64_t tree_begin,
-                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<float> out) {
+                       std::int64_t tree_end, double* acc, GbdtOutput kind, MatrixView<double> out) {
   DeviceGuard guard(ctx.device().id);
   const Launch L = make_launch(ctx);
   const int dev = L.dev;
@@ -108,13 +108,13 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   DeviceBuffer<double> d_acc;
   if (staged || D > 1) d_acc = DeviceBuffer<double>(static_cast<std::size_t>(n * D), dev);
   if (staged) upload(d_acc, acc, static_cast<std::size_t>(n * D), L.stream);
-  DeviceBuffer<float> d_out;
-  float* outp = nullptr;
+  DeviceBuffer<double> d_out;
+  double* outp = nullptr;
   if (!staged) {
     TL_REQUIRE(out.is_c_contiguous(), ValueError, "gbdt_predict: output must be C-contiguous");
     outp = out.data;
     if (out.on_host()) {
-      d_out = DeviceBuffer<float>(static_cast<std::size_t>(n * D), dev);
+      d_out = DeviceBuffer<double>(static_cast<std::size_t>(n * D), dev);
       outp = d_out.data();
     }
   }
@@ -127,13 +127,13 @@ void gbdt_predict_cuda(const Context& ctx, const GbdtModel& model, MatrixView<co
   TL_CUDA_CHECK_LAUNCH("predict_kernel");
   if (staged) download(acc, d_acc, static_cast<std::size_t>(n * D), L.stream);
   if (!staged && out.on_host())
-    TL_CUDA_CHECK(cudaMemcpyAsync(out.data, outp, sizeof(float) * n * D, cudaMemcpyDeviceToHost, L.stream));
+    TL_CUDA_CHECK(cudaMemcpyAsync(out.data, outp, sizeof(double) * n * D, cudaMemcpyDeviceToHost, L.stream));
   TL_CUDA_CHECK(cudaStreamSynchronize(L.stream));
 }
 
 #define TL_GBDT_INSTANTIATE(T)                                                                            \
   template void gbdt_predict_cuda<T>(const Context&, const GbdtModel&, MatrixView<const T>, std::int64_t, \
-                                     std::int64_t, double*, GbdtOutput, MatrixView<float>);
+                                     std::int64_t, double*, GbdtOutput, MatrixView<double>);
 TL_GBDT_INSTANTIATE(float)
 TL_GBDT_INSTANTIATE(double)
 #undef TL_GBDT_INSTANTIATE

@@ -180,15 +180,13 @@ void GbdtModel::validate() const {
   }
 }
 
-void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, float* out) {
+void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out) {
   const int D = n_outputs;
-  std::vector<double> p(static_cast<std::size_t>(D));
   for (std::int64_t i = 0; i < n; ++i) {
     if (kind != GbdtOutput::Raw) {
-      gbdt::link(loss, D, kind, acc + i * D, p.data());
-      for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(p[k]);
+      gbdt::link(loss, D, kind, acc + i * D, out + i * D);
     } else {
-      for (int k = 0; k < D; ++k) out[i * D + k] = static_cast<float>(acc[i * D + k]);
+      for (int k = 0; k < D; ++k) out[i * D + k] = acc[i * D + k];
     }
   }
 }
