@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from .. import _native as native
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
 from . import _predict
 from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
+from ._early_stopping import RoundMonitor
 from ._params import sklearn_core_params
 
 # How the parameters of both reach the core's GbdtParams (their _tl_native).
@@ -20,11 +24,19 @@ _SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimato
                    "max_leaf_nodes": ("grow_policy", "max_leaves"),
                    "min_samples_leaf": ("grow_policy", "min_data_in_leaf"), "l2_regularization": "l2_leaf_reg",
                    "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed"}
-_SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)"}
+_SKLEARN_PYTHON_ONLY = {
+    "categorical_features": "encoded on the host before the fit (_categorical)",
+    "early_stopping": "HGB's rule, applied in Python from the core's per-round callback (_early_stopping)",
+    "scoring": "chooses the core's eval metric of the validation set (_early_stopping.SCORERS)",
+    "validation_fraction": "the validation rows, split on the host and given to the core as its eval set",
+    "n_iter_no_change": "HGB's rule (_early_stopping.should_stop)",
+    "tol": "HGB's rule (_early_stopping.should_stop)",
+    "verbose": "printed by Python from the core's per-round callback",
+}
 _SKLEARN_DERIVED = {
     "n_classes": "the classes of y",
-    "early_stopping_rounds": "0: no eval set",
-    "eval_metric": "'Loss': no eval set",
+    "early_stopping_rounds": "0: the callback stops the fit (HGB's rule), not the core",
+    "eval_metric": "'Loss', or the metric of scoring with early stopping",
     "nan_mode": "'Min' for oblivious trees, 'Learned' for per-node ones (as scikit-learn's)",
     "boost_from_average": "True but for the multiclass loss",
     "bagging_temperature": "1: no Bayesian bootstrap",
@@ -45,6 +57,13 @@ class _SklearnShaped(_BoostingCore):
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
         "categorical_features": ["array-like", None],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "scoring": [str, None],
+        "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither"),
+                                Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -65,6 +84,21 @@ class _SklearnShaped(_BoostingCore):
 
     def _core_params(self):
         return sklearn_core_params(self)
+
+    def _round_monitor(self, n_rows, loss_name, n_classes):
+        monitor = RoundMonitor(self, n_rows, loss_name, n_classes)
+        if not monitor.needed():
+            self.do_early_stopping_ = False
+            self.train_score_ = np.asarray([], dtype=np.float64)
+            self.validation_score_ = np.asarray([], dtype=np.float64)
+            return None
+        return monitor
+
+    @property
+    def n_iter_(self):
+        """The number of boosting rounds fitted (HGB's name; ``n_estimators_``)."""
+        check_is_fitted(self)
+        return self.n_estimators_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -115,6 +149,12 @@ def _sklearn_shaped_init(default_loss, default_l2):
         subsample=1.0,
         categorical_features=None,
         class_weight=None,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -130,6 +170,12 @@ def _sklearn_shaped_init(default_loss, default_l2):
         self.max_bins = max_bins
         self.subsample = subsample
         self.categorical_features = categorical_features
+        self.early_stopping = early_stopping
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -348,6 +394,12 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         max_bins=255,
         subsample=1.0,
         categorical_features=None,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -363,6 +415,12 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         self.max_bins = max_bins
         self.subsample = subsample
         self.categorical_features = categorical_features
+        self.early_stopping = early_stopping
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
