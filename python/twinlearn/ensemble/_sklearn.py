@@ -238,9 +238,53 @@ _SKLEARN_PARAMS_DOC = """
         with more becomes ordered target statistics, the rows visited in an
         order drawn from ``random_state`` (docs/NUMERICS.md). ``'from_dtype'``
         is not accepted: name the columns.
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the score has not improved for ``n_iter_no_change`` rounds
+        (scikit-learn's HistGradientBoosting rule, below). 'auto': on when
+        the data has more than 10 000 rows. Off, the fit is the one without
+        these parameters, bit for bit.
+    scoring : str or None, default='loss'
+        The score early stopping follows (higher is better): 'loss' (the
+        negative loss, scikit-learn's: half the mean squared error for
+        'squared_error', the mean log loss, absolute error, pinball loss or
+        Poisson half-deviance ``exp(f) - y f``), None (the estimator's
+        ``score``: accuracy, R^2), or one of 'accuracy', 'roc_auc' (two
+        classes), 'neg_log_loss', 'neg_root_mean_squared_error',
+        'neg_mean_squared_error', 'neg_mean_absolute_error', 'r2'. These
+        are the core's per-round eval metrics (computed on the host, the
+        same on every device); other scorers and callables raise a
+        ValueError. As scikit-learn, a scorer's training score uses at most
+        10 000 training rows (drawn as HGB's ``_get_small_trainset``).
+    validation_fraction : int, float or None, default=0.1
+        The rows held out to score early stopping: a fraction in (0, 1) or
+        a number of rows, drawn as scikit-learn's HistGradientBoosting does
+        (``train_test_split`` of the rows, stratified by class for
+        classifiers, under the seed
+        ``check_random_state(random_state).randint(2**32 - 1)``), on the host.
+        The trees are fitted on the other rows. None: score the training
+        data.
+    n_iter_no_change : int, default=10
+    tol : float, default=1e-7
+        Early stopping ends the fit after the round where none of the last
+        ``n_iter_no_change`` scores is above the score
+        ``n_iter_no_change + 1`` entries back plus ``tol`` (the scores
+        start with the model before the first tree). All trees fitted are
+        kept, as in scikit-learn.
+    verbose : int, default=0
+        1: a line when the fit starts and a summary ("Fit N trees in T s,
+        (L total leaves)"); 2 and more: also a line per round, "[i/n] 1 tree,
+        train loss: ..., val loss: ..., in 0.005s" (scikit-learn's format,
+        without the per-round leaf count and depth, which the core reports
+        only at the end, nor the time breakdown). Printed to ``sys.stdout``
+        and flushed from the fitting thread, so they show in notebooks.
     random_state : int, RandomState instance or None, default=None
-        Seeds the row sampling (subsample < 1.0) and the row order of the
-        categorical encoding; unused otherwise.
+        Seeds the row sampling (subsample < 1.0), the row order of the
+        categorical encoding and the validation split of early stopping;
+        unused otherwise.
+
+    ``max_iter`` (scikit-learn's name of ``n_estimators``) is no alias here:
+    two parameters for one value break ``get_params``/``set_params`` round
+    trips and ``clone``; the accelerator translates it.
     device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
     numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
         Every mode is served by ``identical``.
@@ -269,6 +313,15 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     n_outputs_ : int
+    n_iter_ : int
+        The number of boosting rounds fitted (``n_estimators_``).
+    do_early_stopping_ : bool
+    train_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the training data (a scorer's: at most 10 000 of its
+        rows), entry 0 before the first tree; empty without early stopping.
+    validation_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the validation rows; empty without early stopping or
+        with ``validation_fraction=None``.
     """ + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
@@ -352,6 +405,15 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
     Attributes
     ----------
     n_outputs_ : int
+    n_iter_ : int
+        The number of boosting rounds fitted (``n_estimators_``).
+    do_early_stopping_ : bool
+    train_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the training data (a scorer's: at most 10 000 of its
+        rows), entry 0 before the first tree; empty without early stopping.
+    validation_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the validation rows; empty without early stopping or
+        with ``validation_fraction=None``.
     """ + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
