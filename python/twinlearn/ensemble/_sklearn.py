@@ -56,7 +56,7 @@ class _SklearnShaped(_BoostingCore):
         "l2_regularization": [Interval(numbers.Real, 0, None, closed="left")],
         "max_bins": [Interval(numbers.Integral, 2, 256, closed="both")],
         "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
-        "categorical_features": ["array-like", None],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "scoring": [str, None],
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither"),
@@ -228,16 +228,24 @@ _SKLEARN_PARAMS_DOC = """
         tree (as in :class:`sklearn.ensemble.GradientBoostingClassifier`):
         below 1.0 each row takes part in a tree with this probability
         (:class:`GradientBoosting`'s ``bootstrap_type='Bernoulli'``).
-    categorical_features : array-like of int or str, or boolean mask, default=None
-        The categorical columns, as column indices, DataFrame column names or
+    categorical_features : 'from_dtype', array-like of int or str, or boolean mask, default=None
+        The categorical columns, as column indices, DataFrame column names,
         a boolean mask (:class:`GradientBoosting`'s ``cat_features``, with
-        ``one_hot_max_size=2``). Their values are category codes (any
-        numbers; NaN is a category of its own). The encoding is CatBoost's,
+        ``one_hot_max_size=2``) or 'from_dtype': a DataFrame's pandas
+        category columns and columns of strings (scikit-learn's
+        HistGradientBoosting takes category columns only; its default is
+        'from_dtype', twinlearn's stays None). Their values are category
+        codes (any numbers; NaN is a category of its own) or, in a DataFrame,
+        labels: a category column's categories or the sorted strings of a
+        string column become codes 0, 1, ... on the host (the same model as
+        those integer codes, bit for bit), kept with the model; at
+        prediction a label not seen in training is an unseen category and a
+        missing one NaN. A column mixing label types raises a ValueError
+        naming it. The encoding is CatBoost's,
         not scikit-learn's partition splits: a column with at most 2
         categories in training becomes one indicator per category, a column
         with more becomes ordered target statistics, the rows visited in an
-        order drawn from ``random_state`` (docs/NUMERICS.md). ``'from_dtype'``
-        is not accepted: name the columns.
+        order drawn from ``random_state`` (docs/NUMERICS.md).
     early_stopping : 'auto' or bool, default='auto'
         Stop when the score has not improved for ``n_iter_no_change`` rounds
         (scikit-learn's HistGradientBoosting rule, below). 'auto': on when
