@@ -196,3 +196,30 @@ def test_verbose_prints_hgbs_lines_to_stdout():
     with contextlib.redirect_stdout(quiet):
         GradientBoostingClassifier(n_estimators=5, verbose=1, device="cpu").fit(X, y)
     assert len(quiet.getvalue().splitlines()) == 2  # verbose=1: no per-round lines
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cls, scoring, classes", [(GradientBoostingClassifier, "loss", 2),
+                                                   (GradientBoostingClassifier, "accuracy", 3),
+                                                   (GradientBoostingClassifier, "roc_auc", 2),
+                                                   (GradientBoostingRegressor, "loss", 0),
+                                                   (GradientBoostingRegressor, "r2", 0)])
+@pytest.mark.parametrize("device_input", [False, True])
+def test_early_stopping_cpu_and_gpu_give_identical_bits(cls, scoring, classes, device_input):
+    """The split is drawn on the host and the scores are the backends' canonical
+    losses and host metrics: the same stop, the same trees, the same scores."""
+    X, y, s = _data(n=12_000, classes=max(classes, 2))
+    target = y if classes else s
+    kw = dict(n_estimators=300, learning_rate=0.5, scoring=scoring, n_iter_no_change=3, random_state=1,
+              numeric_mode="identical")  # 'auto': on with 12 000 rows
+    cpu = cls(device="cpu", **kw).fit(X, target)
+    Xg = X
+    if device_input:
+        cp = pytest.importorskip("cupy")
+        Xg = cp.asarray(X)
+    gpu = cls(device="cuda:0", **kw).fit(Xg, target)
+    assert cpu.do_early_stopping_ and gpu.do_early_stopping_ and cpu.n_iter_ < 300
+    assert_same_model(cpu, gpu)
+    assert cpu.n_iter_ == gpu.n_iter_
+    assert cpu.train_score_.tobytes() == gpu.train_score_.tobytes()
+    assert cpu.validation_score_.tobytes() == gpu.validation_score_.tobytes()
