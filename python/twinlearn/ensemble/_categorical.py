@@ -289,14 +289,6 @@ def _label_column(col):
         str(dt).startswith("string")
 
 
-def _labels_of(col):
-    """The column's labels as objects (None where missing)."""
-    import pandas as pd
-
-    values = col.to_numpy(dtype=object)
-    return [None if v is None or (not isinstance(v, (str, bytes)) and pd.isna(v)) else v for v in values]
-
-
 def frame_codes(est, X, reset):
     """X with its categorical label columns (pandas category dtype, strings)
     as float category codes, the encoding of est's categorical features
@@ -334,7 +326,7 @@ def frame_codes(est, X, reset):
             if getattr(col.dtype, "name", "") == "category":
                 vocab = [v.item() if hasattr(v, "item") else v for v in col.cat.categories]
             else:
-                present = {v for v in _labels_of(col) if v is not None}
+                present = set(col.dropna().unique().tolist())
                 kinds = {type(v) for v in present}
                 if len(kinds) > 1:
                     raise ValueError(f"categorical column {X.columns[j]!r} mixes label types {sorted(k.__name__ for k in kinds)}; "
@@ -347,11 +339,13 @@ def frame_codes(est, X, reset):
         return X
     if not reset and X.shape[1] != getattr(est, "n_features_in_", X.shape[1]):
         return X  # the feature-count check reports it
+    import pandas as pd
+
     X = X.copy()
     for j, vocab in labels.items():
-        index = {v: k for k, v in enumerate(vocab)}
-        unseen = float(len(vocab))
-        codes = np.asarray([np.nan if v is None else index.get(v, unseen) for v in _labels_of(X.iloc[:, j])],
-                           dtype=np.float64)
+        col = X.iloc[:, j]
+        codes = pd.Index(vocab, dtype=object).get_indexer(col.to_numpy(dtype=object)).astype(np.float64)
+        codes[codes < 0] = float(len(vocab))  # a label not seen at fit: a code no training row has
+        codes[np.asarray(col.isna())] = np.nan
         X[X.columns[j]] = codes
     return X
