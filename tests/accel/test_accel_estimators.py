@@ -207,7 +207,7 @@ UNSERVED = [
     ("LogisticRegression", {"warm_start": True}, "warm_start=True unsupported"),
     ("Lasso", {"warm_start": True}, "warm_start=True unsupported"),
     ("ElasticNet", {"precompute": np.eye(6)}, "precompute=array"),
-    ("HistGradientBoostingClassifier", {**HGB, "early_stopping": True}, "early_stopping=True unsupported"),
+    ("HistGradientBoostingClassifier", {**HGB, "early_stopping": True, "scoring": "f1"}, "scoring='f1' unsupported"),
     ("HistGradientBoostingClassifier", {"early_stopping": False}, "max_depth=None unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_depth": 17}, "max_depth=17 unsupported"),
     ("HistGradientBoostingClassifier", {**HGB, "max_features": 0.5}, "max_features=0.5 unsupported"),
@@ -450,17 +450,38 @@ def test_hist_gradient_boosting_per_node_trees(kw):
 
 def test_hist_gradient_boosting_auto_early_stopping_depends_on_rows(caplog):
     """early_stopping='auto' (scikit-learn's default) stops early above 10 000
-    rows only: served up to them, scikit-learn above, with the reason logged."""
+    rows only; twinlearn serves both sides, with scikit-learn's rule."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     accel.set_verbose(True)
     caplog.set_level(logging.INFO, logger=LOGGER)
-    for n, where in ((10_000, "twinlearn:cpu"), (10_001, "scikit-learn")):
+    for n, on in ((10_000, False), (10_001, True)):
         X, y = _regression(n=n)
         acc = _fit(accel.accelerate(HistGradientBoostingRegressor)(max_iter=5, max_depth=3), X, y)
-        assert accel.fitted_on(acc) == where, n
-    assert acc.do_early_stopping_  # scikit-learn's own fit stopped early
-    assert any("early_stopping='auto' unsupported with 10001 rows" in m for m in messages(caplog))
+        assert accel.fitted_on(acc) == "twinlearn:cpu", n
+        assert acc.do_early_stopping_ is on
+        assert acc.train_score_.shape == ((acc.n_iter_ + 1,) if on else (0,))
+        assert acc.validation_score_.shape == acc.train_score_.shape
+    native = acc.__dict__["_twinlearn"].est
+    assert native.early_stopping == "auto" and native.do_early_stopping_
+
+
+def test_hist_gradient_boosting_early_stopping_translates():
+    """early_stopping, scoring, validation_fraction, n_iter_no_change, tol and
+    verbose reach the twinlearn estimator; its fit stops by scikit-learn's rule."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = _classification(n=3000)
+    params = {**HGB, "max_iter": 200, "learning_rate": 0.5, "early_stopping": True, "scoring": "accuracy",
+              "validation_fraction": 0.2, "n_iter_no_change": 3, "tol": 0.0, "random_state": 0}
+    acc = _fit(accel.accelerate(HistGradientBoostingClassifier)(**params), X, y)
+    assert accel.fitted_on(acc) == "twinlearn:cpu"
+    native = acc.__dict__["_twinlearn"].est
+    for k in ("early_stopping", "scoring", "validation_fraction", "n_iter_no_change", "tol", "verbose"):
+        assert getattr(native, k) == params.get(k, 0), k
+    assert acc.n_iter_ < 200 and acc.do_early_stopping_
+    assert acc.validation_score_.shape == (acc.n_iter_ + 1,)
+    assert_array_equal(acc.validation_score_, native.validation_score_)
 
 
 def _trees(est):

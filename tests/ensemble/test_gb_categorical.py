@@ -8,7 +8,7 @@ import pytest
 
 from twinlearn import GradientBoosting, GradientBoostingRegressor
 from twinlearn.ensemble._categorical import TS_STREAM, CategoricalEncoder
-from gb_helpers import bits
+from gb_helpers import assert_same_model, bits
 
 
 def categorical_data(n=3000, seed=0, n_cats=20):
@@ -160,12 +160,10 @@ def test_bad_cat_features_raise(cat_features, message):
 @pytest.mark.parametrize("cls, param", [(GradientBoosting, "cat_features"),
                                          (GradientBoostingRegressor, "categorical_features")])
 def test_pandas_category_of_strings_is_named(cls, param):
-    """A pandas category column whose categories are strings: the error
-    names the column and its numeric codes, at fit and at predict (the
-    categorical path takes numeric category codes). scikit-learn's
-    HistGradientBoosting encodes such a column itself
-    (categorical_features='from_dtype'); without that it fails with
-    'could not convert string to float', naming no column."""
+    """A pandas category column whose categories are strings: encoded by its
+    labels where it is a categorical feature; elsewhere (a numeric feature,
+    or a model fitted on numeric codes) the error names the column and its
+    numeric codes, at fit and at predict."""
     pd = pytest.importorskip("pandas")
     X, y = categorical_data(n=200)
     df = pd.DataFrame(X, columns=["num", "city", "flag"])
@@ -174,9 +172,11 @@ def test_pandas_category_of_strings_is_named(cls, param):
     named = df.assign(flag=pd.Categorical(np.where(df["flag"] > 0, "yes", "no")))
     message = r"Column 'flag' of X: its categories are strings .*X\['flag'\]\.cat\.codes"
     with pytest.raises(ValueError, match=message):
-        cls(n_estimators=2, device="cpu", **{param: ["flag"]}).fit(named, y)
+        cls(n_estimators=2, device="cpu", **{param: ["city"]}).fit(named, y)
     with pytest.raises(ValueError, match=message):
         est.predict(named)
+    by_label = cls(n_estimators=2, device="cpu", **{param: ["flag"]}).fit(named, y)
+    assert by_label.predict(named).shape == (200,)
 
 
 def test_infinite_category_raises():
@@ -236,3 +236,88 @@ def test_sklearn_shaped_estimators_take_categorical_features():
     assert list(reg.encoded_feature_names_) == ["x0", "x2", "x1:ts"]
     with pytest.raises(ValueError, match=r"categorical_features must hold column indices in \[0, 3\)"):
         GradientBoostingClassifier(categorical_features=[5], **kw).fit(X, y)
+
+
+# -- labels: pandas category and string columns ---------------------------------------
+def _label_frame(n=2000, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    colors = np.array(["red", "green", "blue", "cyan", "magenta"])
+    c = rng.integers(0, 5, n)
+    x = rng.standard_normal(n)
+    y = ((c >= 2) ^ (x > 0.5)).astype(int)
+    df = pd.DataFrame({"x": x, "color": colors[c], "flag": np.where(c % 2 == 0, "yes", "no")})
+    return df, y
+
+
+def test_string_categories_equal_their_sorted_integer_codes():
+    """A column of strings is the column of its labels' sorted positions, bit for bit."""
+    import pandas as pd
+
+    from twinlearn.ensemble import GradientBoostingClassifier
+
+    df, y = _label_frame()
+    codes = df.copy()
+    for c in ("color", "flag"):
+        codes[c] = pd.factorize(df[c], sort=True)[0].astype(float)
+    kw = dict(n_estimators=10, categorical_features=["color", "flag"], random_state=0, device="cpu")
+    a = GradientBoostingClassifier(**kw).fit(df, y)
+    b = GradientBoostingClassifier(**kw).fit(codes, y)
+    assert_same_model(a, b)
+    assert bits(a.predict_proba(df)) == bits(b.predict_proba(codes))
+    # (Without the label encoding the string columns are refused: scikit-learn's text error.)
+    # 'from_dtype': category columns are the categorical ones; their categories' order gives the codes.
+    cat = df.astype({"color": "category", "flag": "category"})
+    d = GradientBoostingClassifier(**{**kw, "categorical_features": "from_dtype"}).fit(cat, y)
+    assert_same_model(a, d)
+    assert bits(d.predict_proba(cat)) == bits(a.predict_proba(df))
+
+
+def test_string_categories_at_prediction_and_in_model_files(tmp_path):
+    from twinlearn.ensemble import GradientBoosting, GradientBoostingClassifier
+
+    df, y = _label_frame()
+    clf = GradientBoostingClassifier(n_estimators=10, categorical_features=["color"], random_state=0,
+                                     device="cpu").fit(df.drop(columns="flag"), y)
+    X = df.drop(columns="flag")
+    t = X.copy()
+    t.loc[0, "color"] = "unseen"
+    t.loc[1, "color"] = None
+    p = clf.predict_proba(t)
+    assert np.isfinite(p).all()
+    # An unseen label is a code no training row has; a missing label is NaN
+    # (here unseen too: training had none): the numeric model's predictions.
+    vocab = {"blue": 0, "cyan": 1, "green": 2, "magenta": 3, "red": 4}
+    num = X.assign(color=X["color"].map(vocab).astype(float))
+    ref = GradientBoostingClassifier(n_estimators=10, categorical_features=["color"], random_state=0,
+                                     device="cpu").fit(num, y)
+    num.loc[0, "color"] = 5.0
+    num.loc[1, "color"] = np.nan
+    assert bits(ref.predict_proba(num)) == bits(p)
+    clf.save_model(tmp_path / "m.json")
+    loaded = GradientBoostingClassifier(device="cpu").load_model(tmp_path / "m.json")
+    assert bits(loaded.predict_proba(t)) == bits(p)
+    # GradientBoosting's cat_features takes string columns through the same code.
+    g = GradientBoosting(n_estimators=10, cat_features=["color"], random_state=0, device="cpu").fit(X, y)
+    assert g.score(X, y) > 0.9
+
+
+def test_from_dtype_without_label_columns_and_mixed_labels():
+    import pandas as pd
+
+    from twinlearn.ensemble import GradientBoostingRegressor
+
+    df, y = _label_frame(n=300)
+    num = df[["x"]]
+    a = GradientBoostingRegressor(n_estimators=3, categorical_features="from_dtype", device="cpu").fit(num, y)
+    b = GradientBoostingRegressor(n_estimators=3, device="cpu").fit(num, y)
+    assert_same_model(a, b)
+    mixed = df.assign(color=df["color"].astype(object))
+    mixed.loc[0, "color"] = 3
+    with pytest.raises(ValueError, match="'color' mixes label types"):
+        GradientBoostingRegressor(n_estimators=3, categorical_features=["color"], device="cpu").fit(mixed, y)
+    # A string column that is not categorical is refused, naming it.
+    with pytest.raises(ValueError, match="Column 'flag'"):
+        GradientBoostingRegressor(n_estimators=3, categorical_features=["color"], device="cpu").fit(df, y)
+    assert pd is not None

@@ -190,9 +190,9 @@ def test_cpu_and_device_give_identical_bits(device, kind):
 def test_bits_do_not_depend_on_thread_count(threads):
     X, y = higgs_like(n=40000, d=6, seed=5)
     with twinlearn.config_context(n_threads=4):
-        ref = GradientBoostingClassifier(n_estimators=8, device="cpu").fit(X, y)
+        ref = GradientBoostingClassifier(n_estimators=8, early_stopping=False, device="cpu").fit(X, y)
     with twinlearn.config_context(n_threads=threads):
-        other = GradientBoostingClassifier(n_estimators=8, device="cpu").fit(X, y)
+        other = GradientBoostingClassifier(n_estimators=8, early_stopping=False, device="cpu").fit(X, y)
         assert bits(other.predict_proba(X)) == bits(ref.predict_proba(X))
     assert_same_model(ref, other)
 

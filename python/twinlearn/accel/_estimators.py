@@ -114,26 +114,30 @@ def _hgb_translate(params):
         "max_bins": params["max_bins"],
         "random_state": params["random_state"],
         **constraints,
+        # Early stopping and progress lines: the same names, defaults and rule in twinlearn.
+        "early_stopping": params["early_stopping"],
+        "scoring": params["scoring"],
+        "validation_fraction": params["validation_fraction"],
+        "n_iter_no_change": params["n_iter_no_change"],
+        "tol": params["tol"],
+        "verbose": params["verbose"],
         **({"class_weight": params["class_weight"]} if "class_weight" in params else {}),
     }
 
 
-#: scikit-learn's early_stopping='auto' turns early stopping on above this many rows.
-_HGB_AUTO_EARLY_STOPPING_ROWS = 10_000
-
-
-def _hgb_check_rows(params, n_rows):
-    if params["early_stopping"] == "auto" and n_rows > _HGB_AUTO_EARLY_STOPPING_ROWS:
-        return (f"parameter early_stopping='auto' unsupported with {n_rows} rows (scikit-learn stops early "
-                f"above {_HGB_AUTO_EARLY_STOPPING_ROWS}, which the twinlearn estimator does not implement; "
-                "early_stopping=False runs on twinlearn)")
-    return None
+#: The scorers twinlearn's early stopping computes (twinlearn.ensemble._early_stopping.SCORERS).
+_HGB_SCORERS = ("loss", "accuracy", "roc_auc", "neg_log_loss", "neg_root_mean_squared_error",
+                "neg_mean_squared_error", "neg_mean_absolute_error", "r2")
 
 
 def _hgb_check(params):
     if params.get("max_depth") is None:
         return ("parameter max_depth=None unsupported (twinlearn grows trees within a fixed depth, 1 to 16; "
                 "scikit-learn's best-first trees may grow deeper)")
+    if params.get("early_stopping") is not False and not (params.get("scoring") is None
+                                                          or params.get("scoring") in _HGB_SCORERS):
+        return (f"parameter scoring={params.get('scoring')!r} unsupported with early stopping (twinlearn scores "
+                f"None or {', '.join(_HGB_SCORERS)})")
     return None
 
 
@@ -278,9 +282,9 @@ def _hgb_derive(tl, params):
     return {
         "n_iter_": int(tl.n_estimators_),
         "n_trees_per_iteration_": k,
-        "do_early_stopping_": False,
-        "train_score_": np.asarray([]),
-        "validation_score_": np.asarray([]),
+        "do_early_stopping_": bool(tl.do_early_stopping_),
+        "train_score_": np.asarray(tl.train_score_),
+        "validation_score_": np.asarray(tl.validation_score_),
         "is_categorical_": None,
         "_preprocessor": None,
         "_is_categorical_remapped": None,
@@ -289,7 +293,7 @@ def _hgb_derive(tl, params):
         "_baseline_prediction": np.asarray(tl.base_score_, dtype=np.float64).reshape(1, k),
         "_bin_mapper": Lazy(bin_mapper),
         "_predictors": Lazy(lambda: _hgb_predictors(tl)),
-        "_use_validation_data": False,
+        "_use_validation_data": bool(tl.do_early_stopping_) and params["validation_fraction"] is not None,
     }
 
 
@@ -305,18 +309,21 @@ _HGB_PARAMS = {
     "monotonic_cst": ANY,
     "interaction_cst": ANY,
     "categorical_features": one_of("from_dtype", None),
-    "early_stopping": one_of(False, "auto"),
+    "early_stopping": ANY,
     "scoring": ANY,
     "validation_fraction": ANY,
     "n_iter_no_change": ANY,
     "tol": ANY,
+    "verbose": ANY,
     "random_state": ANY,
 }
 _HGB_CHECK_DOC = (
     "`max_depth` is set (1 to 16). "
-    "`early_stopping` must be False, or its default 'auto' with at most 10 000 rows (above, "
-    "scikit-learn stops early, which the twinlearn estimator does not implement), so `scoring`, "
-    "`validation_fraction`, `n_iter_no_change` and `tol` have no effect. Categorical features (pandas category columns, "
+    "Early stopping (`early_stopping` True, or 'auto' with more than 10 000 rows, as scikit-learn) runs on "
+    "twinlearn with scikit-learn's rule, validation split and `scoring` 'loss' (its default), None or one of "
+    "accuracy, roc_auc, neg_log_loss, neg_root_mean_squared_error, neg_mean_squared_error, "
+    "neg_mean_absolute_error, r2; other scorers run on scikit-learn. `verbose` prints scikit-learn's lines "
+    "(without the per-round leaf counts and time breakdown). Categorical features (pandas category columns, "
     "`categorical_features` masks), feature subsampling and warm starts run on scikit-learn; class "
     "weights multiply the sample weights, as in scikit-learn. `monotonic_cst` and `interaction_cst` run "
     "on twinlearn (per-node trees, scikit-learn's rules and checks)."
@@ -692,7 +699,6 @@ ENTRIES = (
         params={**_HGB_PARAMS, "loss": one_of("log_loss"), "class_weight": ANY},
         check=_hgb_check,
         check_doc=_HGB_CHECK_DOC,
-        check_rows=_hgb_check_rows,
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),
@@ -716,7 +722,6 @@ ENTRIES = (
         params={**_HGB_PARAMS, "loss": one_of("squared_error", "poisson")},
         check=_hgb_check,
         check_doc=_HGB_CHECK_DOC,
-        check_rows=_hgb_check_rows,
         translate=_hgb_translate,
         derive=_hgb_derive,
         lazy=("_bin_mapper", "_predictors"),

@@ -79,6 +79,11 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
     def _metric_name(self, loss_name):
         return loss_name
 
+    def _round_monitor(self, n_rows, loss_name, n_classes):
+        """The per-round monitor of a fit (early stopping, progress lines:
+        _early_stopping.RoundMonitor), or None."""
+        return None
+
     def _cat_settings(self):
         """(cat_features, one_hot_max_size); the scikit-learn-shaped estimators have none."""
         return None, 2

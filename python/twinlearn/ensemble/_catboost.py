@@ -175,7 +175,10 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
     cat_features : array-like of int or str, or boolean mask, default=None
         The categorical columns (indices, DataFrame column names, or a mask).
         Their values are category codes: any finite numbers compared for
-        equality, NaN a category of its own. A column with at most
+        equality, NaN a category of its own; in a DataFrame also labels (a
+        pandas category column, strings), coded 0, 1, ... in the categories'
+        order or the labels' sorted order, kept with the model (an unseen
+        label is an unseen category). A column with at most
         ``one_hot_max_size`` categories in training becomes one indicator
         column per category; one with more becomes ordered target
         statistics, CatBoost's scheme: rows are visited in an order drawn

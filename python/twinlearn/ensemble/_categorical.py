@@ -22,6 +22,12 @@ device, so it is the same on the CPU and CUDA backends and the numeric
 contract of the trees is unchanged. The encoded columns are: the numeric
 columns in their order, then each categorical column's in the order of
 ``cat_features``.
+
+In a pandas DataFrame a categorical column may hold labels instead of codes
+(a category column, strings): :func:`frame_codes` turns them into codes
+0, 1, ... (the category column's categories in order, else the sorted
+labels) before the checks, at fit and prediction alike, and the labels are
+saved with the model.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ class CategoricalEncoder:
         self.one_hot_max_size = int(one_hot_max_size)
         self.categories = {}  # j -> sorted finite category values (float64), NaN last when seen
         self.stats = {}  # j -> (sums (n_categories, k), counts (n_categories,), priors (k,)), statistics only
+        self.labels = {}  # j -> the labels of codes 0, 1, ... (pandas label columns: frame_codes)
 
     # -- fitting ------------------------------------------------------------------
     @property
@@ -149,6 +156,8 @@ class CategoricalEncoder:
             cats = self.categories[j]
             entry = {"feature": j, "categories": floats(cats[~np.isnan(cats)]),
                      "nan_category": bool(np.isnan(cats).any())}
+            if j in self.labels:
+                entry["labels"] = list(self.labels[j])
             if j in self.stats:
                 sums, counts, priors = self.stats[j]
                 entry.update(sums=[floats(r) for r in sums], counts=floats(counts), priors=floats(priors))
@@ -168,6 +177,10 @@ class CategoricalEncoder:
             if c.get("nan_category"):
                 cats = np.append(cats, np.nan)
             enc.categories[j] = cats
+            if "labels" in c:
+                if not isinstance(c["labels"], list):
+                    raise ValueError(f"the labels of categorical feature {j} must be a list")
+                enc.labels[j] = list(c["labels"])
             if "sums" in c:
                 sums = np.asarray([[number(v) for v in r] for r in c["sums"]], dtype=np.float64)
                 counts = np.asarray([number(v) for v in c["counts"]], dtype=np.float64)
@@ -232,6 +245,8 @@ def encode_fit(est, X, y_codes, n_classes, loss_name):
     """The training matrix for the trees: X itself without categorical
     features, else its encoding (host float64); sets est._cat_encoder."""
     cat_features, one_hot_max_size = est._cat_settings()
+    if isinstance(cat_features, str) and cat_features == "from_dtype":
+        cat_features = getattr(est, "_cat_from_dtype", None)
     est._cat_encoder = None
     if cat_features is None or len(np.atleast_1d(np.asarray(cat_features, dtype=object))) == 0:
         return X
@@ -247,6 +262,7 @@ def encode_fit(est, X, y_codes, n_classes, loss_name):
         return mod.rng_uniform(ctx, seed, stream, 0, n, "float64")
 
     encoded = enc.fit_transform(_io.to_numpy(X), targets, seed, uniforms)
+    enc.labels = {j: v for j, v in (getattr(est, "_cat_labels", None) or {}).items() if j in enc.cat_features}
     est._cat_encoder = enc
     return encoded
 
@@ -255,3 +271,81 @@ def encode(est, X):
     """The encoded matrix for the trees (host float64), or X without cat_features."""
     enc = getattr(est, "_cat_encoder", None)
     return X if enc is None else enc.transform(_io.to_numpy(X))
+
+
+# -- categories given as labels (pandas) -----------------------------------------------
+def _is_frame(X):
+    return hasattr(X, "columns") and hasattr(X, "iloc") and hasattr(X, "dtypes")
+
+
+def _label_column(col):
+    """True for a pandas column of labels: category dtype, or strings (object or string dtype)."""
+    dt = col.dtype
+    if getattr(dt, "name", "") == "category":
+        return True
+    if getattr(dt, "kind", "O") not in "OSU" and not str(dt).startswith("string"):
+        return False
+    return any(isinstance(v, (str, bytes)) for v in col.dropna().to_numpy(dtype=object)[:1000]) or \
+        str(dt).startswith("string")
+
+
+def frame_codes(est, X, reset):
+    """X with its categorical label columns (pandas category dtype, strings)
+    as float category codes, the encoding of est's categorical features
+    (``_CAT_PARAM``: 'from_dtype', indices, names or a mask). At fit
+    (reset) the labels of each column are sorted (a category column keeps its
+    categories' order) and label k gets code k; est._cat_labels keeps them
+    (saved with the model). Missing labels are NaN (a category of their
+    own); a label not seen at fit gets a code no training row has (unseen).
+    Other input passes unchanged."""
+    if not _is_frame(X):
+        if reset:
+            est._cat_labels = {}
+            est._cat_from_dtype = None
+        return X
+    cat_param = getattr(est, est._CAT_PARAM, None)
+    from_dtype = isinstance(cat_param, str) and cat_param == "from_dtype"
+    if reset:
+        est._cat_from_dtype = None
+        if from_dtype:
+            est._cat_from_dtype = [j for j in range(X.shape[1]) if _label_column(X.iloc[:, j])]
+        labels = {}
+        if cat_param is not None and not from_dtype:
+            # the named columns: through the same checks as the encoder's (names need feature names)
+            class _Names:
+                _CAT_PARAM = est._CAT_PARAM
+                n_features_in_ = X.shape[1]
+                feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+            named = cat_indices(_Names, cat_param)
+        else:
+            named = est._cat_from_dtype or []
+        for j in named:
+            col = X.iloc[:, j]
+            if not _label_column(col):
+                continue
+            if getattr(col.dtype, "name", "") == "category":
+                vocab = [v.item() if hasattr(v, "item") else v for v in col.cat.categories]
+            else:
+                present = set(col.dropna().unique().tolist())
+                kinds = {type(v) for v in present}
+                if len(kinds) > 1:
+                    raise ValueError(f"categorical column {X.columns[j]!r} mixes label types {sorted(k.__name__ for k in kinds)}; "
+                                     "give one type (e.g. strings) per column")
+                vocab = sorted(present)
+            labels[j] = vocab
+        est._cat_labels = labels
+    labels = getattr(est, "_cat_labels", None) or {}
+    if not labels:
+        return X
+    if not reset and X.shape[1] != getattr(est, "n_features_in_", X.shape[1]):
+        return X  # the feature-count check reports it
+    import pandas as pd
+
+    X = X.copy()
+    for j, vocab in labels.items():
+        col = X.iloc[:, j]
+        codes = pd.Index(vocab, dtype=object).get_indexer(col.to_numpy(dtype=object)).astype(np.float64)
+        codes[codes < 0] = float(len(vocab))  # a label not seen at fit: a code no training row has
+        codes[np.asarray(col.isna())] = np.nan
+        X[X.columns[j]] = codes
+    return X

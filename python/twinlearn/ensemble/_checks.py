@@ -23,7 +23,9 @@ def check_input(est, X, device, *, reset, y=NO_Y):
     """(X, y) as arrays the backend for `device` takes (X not copied when usable).
     y=NO_Y: X alone (prediction), y returned as None; y=None at fit raises
     scikit-learn's message."""
-    X = _io.place(X, device)
+    from ._categorical import frame_codes
+
+    X = _io.place(frame_codes(est, X, reset), device)
     predicting = isinstance(y, str) and y == NO_Y
     if _io.is_device_array(X):
         X = _io.as_device_matrix(X, "X")

@@ -52,13 +52,25 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
     else:
         loss_name = est._core_loss(0)
     y_codes, n_classes = encode_target(est, y, loss_name, counted)
-    X = encode_fit(est, X, y_codes, n_classes, loss_name)
     sw = fit_weights(est, y, sample_weight, X.shape[0])
+    # The scikit-learn-shaped boosters' early stopping and verbose lines (None for GradientBoosting).
+    monitor = est._round_monitor(X.shape[0], loss_name, n_classes)
+    if prev is not None and monitor is not None and monitor.stopping:
+        # HistGradientBoosting carries the scores of the earlier fit on; here a
+        # continued fit's scores would restart at its first new tree.
+        raise ValueError("warm_start=True with early stopping is not supported (early_stopping=True, or 'auto' "
+                         "with more than 10 000 rows): pass early_stopping=False to add trees to the model")
+    if monitor is not None:
+        X, y_codes, sw = monitor.split(X, y_codes, sw)
+    X = encode_fit(est, X, y_codes, n_classes, loss_name)
     eX = ey = ew = None
     if eval_set is not None:
         eX, ey, ew = check_eval_set(est, eval_set, device, loss_name)
         eX = encode(est, eX)
-    metric = est._core_eval_metric(loss_name)
+    elif monitor is not None:
+        eX, ey, ew = monitor.eval_set(X, y_codes, sw, lambda A: encode(est, A))
+        monitor.prepare_scorers(y_codes, sw)
+    metric = est._core_eval_metric(loss_name) if monitor is None else monitor.core_metric
     params = core_params(est, loss_name, n_classes, early_stopping_rounds, metric)
     init = None
     if prev is not None:
@@ -67,13 +79,17 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
         init = prev._model_dict()
     mod, ctx = est._tl_context(device, X)
     period = est._verbose_period()
-    progress = None
+    progress = callback = None
+    train_loss_every = 0
     if period:
-        progress = FitProgress(period, show_learn=eX is None or metric == "Loss")
+        progress = callback = FitProgress(period, show_learn=eX is None or metric == "Loss")
+        train_loss_every = period if progress.show_learn else 0
+    if monitor is not None:
+        callback, train_loss_every = monitor, monitor.train_loss_every
+        monitor.begin()
     try:
         result = mod.gbdt_fit(ctx, X, y_codes, sw, native.params(mod.GbdtParams, **params), eval_X=eX, eval_y=ey,
-                              eval_weight=ew, callback=progress,
-                              train_loss_every=period if progress is not None and progress.show_learn else 0,
+                              eval_weight=ew, callback=callback, train_loss_every=train_loss_every,
                               init_model=init)
     finally:
         if progress is not None:
@@ -86,7 +102,9 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
     est._nan_mode = params["nan_mode"]
     est.evals_result_ = {}
     est.best_iteration_ = None
-    if eX is not None:
+    if monitor is not None:
+        monitor.finish(est)
+    elif eX is not None:
         _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress,
                    0 if init is None else len(init["tree_depth"]))
     est.n_estimators_ = int(len(est.tree_depth_))

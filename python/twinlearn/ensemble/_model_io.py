@@ -287,6 +287,7 @@ def _parse(est, doc):
     base_score = _numbers(doc, "base_score", "the model")
     _require(len(base_score) == D, f"'base_score' must have n_outputs = {D} entries, got {len(base_score)}")
     new._cat_encoder = None
+    new._cat_labels = {}
     new.n_features_in_ = n_features
     if doc.get("categorical") is not None:
         cat = doc["categorical"]
@@ -300,6 +301,7 @@ def _parse(est, doc):
         _require(enc.n_features == n_in and enc.n_out == n_features,
                  "the categorical encoding must give the trees' 'n_features' columns")
         new._cat_encoder = enc
+        new._cat_labels = dict(enc.labels)
         new.n_features_in_ = enc.n_features
     if doc.get("feature_names") is not None:
         names = _field(doc, "feature_names", list)

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from .. import _native as native
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin
 from . import _predict
 from ._base import _COMMON_DOC_ATTRIBUTES, _BoostingCore
+from ._early_stopping import RoundMonitor
 from ._params import sklearn_core_params
 
 # How the parameters of both reach the core's GbdtParams (their _tl_native).
@@ -22,12 +26,20 @@ _SKLEARN_FIELDS = {"learning_rate": "learning_rate", "n_estimators": "n_estimato
                    "max_bins": "border_count", "subsample": ("bootstrap", "subsample"), "random_state": "seed",
                    "monotonic_cst": ("grow_policy", "monotone_constraints"),
                    "interaction_cst": ("grow_policy", "interaction_constraints")}
-_SKLEARN_PYTHON_ONLY = {"categorical_features": "encoded on the host before the fit (_categorical)",
-                        "warm_start": "the fitted model becomes the core's init model (_warm)"}
+_SKLEARN_PYTHON_ONLY = {
+    "categorical_features": "encoded on the host before the fit (_categorical)",
+    "early_stopping": "HGB's rule, applied in Python from the core's per-round callback (_early_stopping)",
+    "scoring": "chooses the core's eval metric of the validation set (_early_stopping.SCORERS)",
+    "validation_fraction": "the validation rows, split on the host and given to the core as its eval set",
+    "n_iter_no_change": "HGB's rule (_early_stopping.should_stop)",
+    "tol": "HGB's rule (_early_stopping.should_stop)",
+    "verbose": "printed by Python from the core's per-round callback",
+    "warm_start": "the fitted model becomes the core's init model (_warm)",
+}
 _SKLEARN_DERIVED = {
     "n_classes": "the classes of y",
-    "early_stopping_rounds": "0: no eval set",
-    "eval_metric": "'Loss': no eval set",
+    "early_stopping_rounds": "0: the callback stops the fit (HGB's rule), not the core",
+    "eval_metric": "'Loss', or the metric of scoring with early stopping",
     "nan_mode": "'Min' for oblivious trees, 'Learned' for per-node ones (as scikit-learn's)",
     "boost_from_average": "True but for the multiclass loss",
     "bagging_temperature": "1: no Bayesian bootstrap",
@@ -51,6 +63,14 @@ class _SklearnShaped(_BoostingCore):
         "monotonic_cst": ["array-like", dict, None],
         "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
         "warm_start": ["boolean"],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "scoring": [str, None],
+        "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither"),
+                                Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
         **TL_PARAMETER_CONSTRAINTS,
     }
@@ -73,6 +93,21 @@ class _SklearnShaped(_BoostingCore):
 
     def _core_params(self):
         return sklearn_core_params(self)
+
+    def _round_monitor(self, n_rows, loss_name, n_classes):
+        monitor = RoundMonitor(self, n_rows, loss_name, n_classes)
+        if not monitor.needed():
+            self.do_early_stopping_ = False
+            self.train_score_ = np.asarray([], dtype=np.float64)
+            self.validation_score_ = np.asarray([], dtype=np.float64)
+            return None
+        return monitor
+
+    @property
+    def n_iter_(self):
+        """The number of boosting rounds fitted (HGB's name; ``n_estimators_``)."""
+        check_is_fitted(self)
+        return self.n_estimators_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -126,6 +161,12 @@ def _sklearn_shaped_init(default_loss, default_l2):
         interaction_cst=None,
         class_weight=None,
         warm_start=False,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -144,6 +185,12 @@ def _sklearn_shaped_init(default_loss, default_l2):
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
+        self.early_stopping = early_stopping
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
@@ -202,16 +249,24 @@ _SKLEARN_PARAMS_DOC = """
         tree (as in :class:`sklearn.ensemble.GradientBoostingClassifier`):
         below 1.0 each row takes part in a tree with this probability
         (:class:`GradientBoosting`'s ``bootstrap_type='Bernoulli'``).
-    categorical_features : array-like of int or str, or boolean mask, default=None
-        The categorical columns, as column indices, DataFrame column names or
+    categorical_features : 'from_dtype', array-like of int or str, or boolean mask, default=None
+        The categorical columns, as column indices, DataFrame column names,
         a boolean mask (:class:`GradientBoosting`'s ``cat_features``, with
-        ``one_hot_max_size=2``). Their values are category codes (any
-        numbers; NaN is a category of its own). The encoding is CatBoost's,
+        ``one_hot_max_size=2``) or 'from_dtype': a DataFrame's pandas
+        category columns and columns of strings (scikit-learn's
+        HistGradientBoosting takes category columns only; its default is
+        'from_dtype', twinlearn's stays None). Their values are category
+        codes (any numbers; NaN is a category of its own) or, in a DataFrame,
+        labels: a category column's categories or the sorted strings of a
+        string column become codes 0, 1, ... on the host (the same model as
+        those integer codes, bit for bit), kept with the model; at
+        prediction a label not seen in training is an unseen category and a
+        missing one NaN. A column mixing label types raises a ValueError
+        naming it. The encoding is CatBoost's,
         not scikit-learn's partition splits: a column with at most 2
         categories in training becomes one indicator per category, a column
         with more becomes ordered target statistics, the rows visited in an
-        order drawn from ``random_state`` (docs/NUMERICS.md). ``'from_dtype'``
-        is not accepted: name the columns.
+        order drawn from ``random_state`` (docs/NUMERICS.md).
     monotonic_cst : array-like of int of shape (n_features,) or dict, default=None
         scikit-learn's monotonic constraints: per feature -1 (the prediction
         does not increase with it), 0 (no constraint) or 1 (does not
@@ -244,9 +299,55 @@ _SKLEARN_PARAMS_DOC = """
         trees, bit for bit, on the CPU and on a GPU. Not available with
         ``categorical_features`` (the continued fit would need the first
         fit's ordered target statistics of the training rows): a ValueError.
+        Nor with early stopping on (``early_stopping=True``, or 'auto' with
+        more than 10 000 rows): a ValueError; pass ``early_stopping=False``.
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the score has not improved for ``n_iter_no_change`` rounds
+        (scikit-learn's HistGradientBoosting rule, below). 'auto': on when
+        the data has more than 10 000 rows. Off, the fit is the one without
+        these parameters, bit for bit.
+    scoring : str or None, default='loss'
+        The score early stopping follows (higher is better): 'loss' (the
+        negative loss, scikit-learn's: half the mean squared error for
+        'squared_error', the mean log loss, absolute error, pinball loss or
+        Poisson half-deviance ``exp(f) - y f``), None (the estimator's
+        ``score``: accuracy, R^2), or one of 'accuracy', 'roc_auc' (two
+        classes), 'neg_log_loss', 'neg_root_mean_squared_error',
+        'neg_mean_squared_error', 'neg_mean_absolute_error', 'r2'. These
+        are the core's per-round eval metrics (computed on the host, the
+        same on every device); other scorers and callables raise a
+        ValueError. As scikit-learn, a scorer's training score uses at most
+        10 000 training rows (drawn as HGB's ``_get_small_trainset``).
+    validation_fraction : int, float or None, default=0.1
+        The rows held out to score early stopping: a fraction in (0, 1) or
+        a number of rows, drawn as scikit-learn's HistGradientBoosting does
+        (``train_test_split`` of the rows, stratified by class for
+        classifiers, under the seed
+        ``check_random_state(random_state).randint(2**32 - 1)``), on the host.
+        The trees are fitted on the other rows. None: score the training
+        data.
+    n_iter_no_change : int, default=10
+    tol : float, default=1e-7
+        Early stopping ends the fit after the round where none of the last
+        ``n_iter_no_change`` scores is above the score
+        ``n_iter_no_change + 1`` entries back plus ``tol`` (the scores
+        start with the model before the first tree). All trees fitted are
+        kept, as in scikit-learn.
+    verbose : int, default=0
+        1: a line when the fit starts and a summary ("Fit N trees in T s,
+        (L total leaves)"); 2 and more: also a line per round, "[i/n] 1 tree,
+        train loss: ..., val loss: ..., in 0.005s" (scikit-learn's format,
+        without the per-round leaf count and depth, which the core reports
+        only at the end, nor the time breakdown). Printed to ``sys.stdout``
+        and flushed from the fitting thread, so they show in notebooks.
     random_state : int, RandomState instance or None, default=None
-        Seeds the row sampling (subsample < 1.0) and the row order of the
-        categorical encoding; unused otherwise.
+        Seeds the row sampling (subsample < 1.0), the row order of the
+        categorical encoding and the validation split of early stopping;
+        unused otherwise.
+
+    ``max_iter`` (scikit-learn's name of ``n_estimators``) is no alias here:
+    two parameters for one value break ``get_params``/``set_params`` round
+    trips and ``clone``; the accelerator translates it.
     device : {None, 'auto', 'cpu', 'cuda', 'cuda:N'}, default=None
     numeric_mode : {None, 'fast', 'deterministic', 'identical'}, default=None
         Every mode is served by ``identical``.
@@ -276,6 +377,15 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     n_outputs_ : int
+    n_iter_ : int
+        The number of boosting rounds fitted (``n_estimators_``).
+    do_early_stopping_ : bool
+    train_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the training data (a scorer's: at most 10 000 of its
+        rows), entry 0 before the first tree; empty without early stopping.
+    validation_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the validation rows; empty without early stopping or
+        with ``validation_fraction=None``.
     """ + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
@@ -359,6 +469,15 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
     Attributes
     ----------
     n_outputs_ : int
+    n_iter_ : int
+        The number of boosting rounds fitted (``n_estimators_``).
+    do_early_stopping_ : bool
+    train_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the training data (a scorer's: at most 10 000 of its
+        rows), entry 0 before the first tree; empty without early stopping.
+    validation_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the validation rows; empty without early stopping or
+        with ``validation_fraction=None``.
     """ + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
@@ -404,6 +523,12 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         monotonic_cst=None,
         interaction_cst=None,
         warm_start=False,
+        early_stopping="auto",
+        scoring="loss",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-7,
+        verbose=0,
         random_state=None,
         device=None,
         numeric_mode=None,
@@ -422,6 +547,12 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
         self.categorical_features = categorical_features
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
+        self.early_stopping = early_stopping
+        self.scoring = scoring
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.verbose = verbose
         self.random_state = random_state
         self.device = device
         self.numeric_mode = numeric_mode
