@@ -201,3 +201,12 @@ def test_warm_start_gpu_equals_one_fit():
     est.set_params(n_estimators=8).fit(X, y)
     assert_same_model(full, est)
     assert_same_model(_sk(GradientBoostingRegressor, 8, True).fit(X, y), est)
+
+
+def test_warm_start_with_early_stopping_on_is_refused_and_off_continues():
+    X, y = _data("Logloss")
+    est = _sk(GradientBoostingClassifier, 3, False, warm_start=True, early_stopping=True).fit(X, y)
+    with pytest.raises(ValueError, match="warm_start=True with early stopping is not supported"):
+        est.set_params(n_estimators=5).fit(X, y)
+    est.set_params(early_stopping=False).fit(X, y)  # the first fit's trees, two more
+    assert est.n_estimators_ == 5
