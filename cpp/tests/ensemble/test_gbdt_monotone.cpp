@@ -12,8 +12,8 @@ namespace {
 const double kInf = std::numeric_limits<double>::infinity();
 
 // Raw predictions along feature f (values v0 + k * step) from rows of D.
-std::vector<std::vector<float>> along(const GbdtModel& m, const Data& D, int f, int rows, int steps) {
-  std::vector<std::vector<float>> out;
+std::vector<std::vector<double>> along(const GbdtModel& m, const Data& D, int f, int rows, int steps) {
+  std::vector<std::vector<double>> out;
   for (int r = 0; r < rows; ++r) {
     Data G{steps, D.d, {}, {}};
     for (int k = 0; k < steps; ++k)
@@ -68,13 +68,13 @@ TEST(GbdtMonotone, PredictionsAreMonotoneAndThreadCountsAgree) {
       p.monotone_constraints = {sign, 0, 0, 0, 0};
       const GbdtModel held = fit(cpu(1), D, p);
       expect_same_model(held, fit(cpu(4), D, p));
-      float worst_free = 0.0f, worst_held = 0.0f;
+      double worst_free = 0.0, worst_held = 0.0;
       for (const auto& row : along(free, D, 0, 20, 80))
         for (std::size_t k = 1; k < row.size(); ++k) worst_free = std::min(worst_free, sign * (row[k] - row[k - 1]));
       for (const auto& row : along(held, D, 0, 20, 80))
         for (std::size_t k = 1; k < row.size(); ++k) worst_held = std::min(worst_held, sign * (row[k] - row[k - 1]));
-      EXPECT_LT(worst_free, -1e-3f);  // separating arm
-      EXPECT_EQ(worst_held, 0.0f);
+      EXPECT_LT(worst_free, -1e-3);  // separating arm
+      EXPECT_EQ(worst_held, 0.0);
     }
 }
 
