@@ -221,6 +221,13 @@ struct GbdtModel {
   std::vector<std::uint8_t> split_nan_right;
   std::vector<double> leaf_values;           // sum over trees of 2^depth * n_outputs
   std::vector<double> base_score;            // n_outputs
+  // Training rows per leaf (sum over trees of 2^depth, the leaf order of
+  // leaf_values without the outputs): the rows that took part in the tree
+  // (weight gbdt::row_weight > 0: sample weight times bootstrap weight) and
+  // reached the leaf, exact integers on every backend; the default SHAP
+  // covers. Empty when unknown (a model built by hand, read from an older
+  // file, or continued from one without counts).
+  std::vector<std::int64_t> leaf_count;
 
   std::int64_t n_trees() const { return static_cast<std::int64_t>(tree_depth.size()); }
   // Checks that the arrays are consistent with each other (sizes, indices,
