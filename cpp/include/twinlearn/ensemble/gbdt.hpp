@@ -350,9 +350,9 @@ void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<c
 void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out);
 
 // SHAP values (exact TreeSHAP, Lundberg et al. 2018, Algorithm 2; host code
-// shared by every backend). The model does not store training covers, so the
-// branches are weighed by the covers of a reference set: gbdt_leaf_cover
-// returns, per leaf (sum over trees of 2^depth entries, the leaf order of
+// shared by every backend). The branches are weighed by leaf covers: the
+// model's training leaf_count as doubles (LightGBM's rule, the Python
+// default), or those of a reference set: gbdt_leaf_cover returns, per leaf (sum over trees of 2^depth entries, the leaf order of
 // leaf_values without the outputs), the sum of the weights (nullptr: 1 per
 // row) of X's rows (host) that reach it, in row order. gbdt_shap_values writes
 // out (n x n_outputs x (n_features + 1), host): out[i][k][j] is feature j's
