@@ -60,6 +60,7 @@ tl::GbdtModel model_from_dict(const nb::dict& d) {
   m.base_score = from_dict<double>(d, "base_score");
   if (d.contains("split_gain")) m.split_gain = from_dict<double>(d, "split_gain");
   if (d.contains("split_nan_right")) m.split_nan_right = from_dict<std::uint8_t>(d, "split_nan_right");
+  if (d.contains("leaf_count")) m.leaf_count = from_dict<std::int64_t>(d, "leaf_count");
   return m;
 }
 
@@ -139,6 +140,8 @@ TL_BINDINGS(ensemble) {
                 "uint8; empty unless nan_mode is 'Learned'")
       .computed("leaf_values", [](const GbdtFit& r) { return array_of(r.model.leaf_values); }, "float64")
       .computed("base_score", [](const GbdtFit& r) { return array_of(r.model.base_score); }, "float64, n_outputs")
+      .computed("leaf_count", [](const GbdtFit& r) { return array_of(r.model.leaf_count); },
+                "int64, one per leaf: the training rows of positive weight in the tree reaching it")
       .computed("train_loss", [](const GbdtFit& r) { return array_of(r.info.train_loss); },
                 "per round, with record_train_loss")
       .computed("eval_loss", [](const GbdtFit& r) { return array_of(r.info.eval_loss); }, "per round, with an eval set")

@@ -430,6 +430,12 @@ class GbdtFit:
         """float64, n_outputs"""
 
     @property
+    def leaf_count(self) -> object:
+        """
+        int64, one per leaf: the training rows of positive weight in the tree reaching it
+        """
+
+    @property
     def train_loss(self) -> object:
         """per round, with record_train_loss"""
 

@@ -10,7 +10,7 @@ from sklearn.model_selection import cross_validate, train_test_split
 from twinlearn.testing import bits
 
 MODEL_ATTRS = ("borders_", "border_offsets_", "tree_depth_", "split_feature_", "split_bin_", "split_border_",
-               "split_gain_", "split_nan_right_", "leaf_values_", "base_score_")
+               "split_gain_", "split_nan_right_", "leaf_values_", "base_score_", "leaf_count_")
 
 
 def split(X, y, seed=0):

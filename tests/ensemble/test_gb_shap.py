@@ -31,20 +31,25 @@ def _goes_right(est, slot, v):
 def _brute_force(est, X, R, w=None):
     """(phi, expected): Shapley values (n, D, F) of the game v(S) = sum over
     trees of E[tree | x_S], where a split on a feature outside S averages its
-    children by their reference covers (rows of R, weights w), and expected
-    = v(empty set) plus the base score. X: the encoded columns (F of them); R: raw rows."""
+    children by their reference covers (rows of R, weights w; R None: the
+    model's training leaf counts, leaf_count_), and expected = v(empty set)
+    plus the base score. X: the encoded columns (F of them); R: raw rows."""
     F, D = X.shape[1], est.n_outputs_
     per_node = _predict.fitted_grow_policy(est) in ("Depthwise", "Lossguide")
     depth = est.tree_depth_.astype(np.int64)
     n_splits = np.where(per_node, (1 << depth) - 1, depth)
     so = np.concatenate([[0], np.cumsum(n_splits)])
     lo = np.concatenate([[0], np.cumsum((1 << depth) * D)])
-    leaves = _predict.leaf_indices(est, R)  # the prediction's branch rule (R as given: leaf_indices encodes it)
-    w = np.ones(len(R)) if w is None else w
+    if R is not None:
+        leaves = _predict.leaf_indices(est, R)  # the prediction's branch rule (R as given: leaf_indices encodes it)
+        w = np.ones(len(R)) if w is None else w
     trees = []
     for t in range(len(depth)):
-        cov = np.zeros(1 << depth[t])
-        np.add.at(cov, leaves[:, t], w)
+        if R is None:
+            cov = est.leaf_count_[lo[t] // D:lo[t + 1] // D].astype(np.float64)
+        else:
+            cov = np.zeros(1 << depth[t])
+            np.add.at(cov, leaves[:, t], w)
         trees.append((int(depth[t]), so[t], est.leaf_values_[lo[t]:lo[t + 1]].reshape(-1, D), cov))
 
     def node_cover(d, cov, level, p):
@@ -93,10 +98,11 @@ def _encoded(est, X):
 
 
 def _check(est, X, R=None, w=None, rtol=1e-9):
-    """est's values for X (reference R) against the brute force, and local accuracy."""
+    """est's values for X (reference R; None: the training leaf counts) against
+    the brute force, and local accuracy."""
     phi = _predict.shap_values(est, X, R, w)
     Xe = _encoded(est, X)
-    want, expected = _brute_force(est, Xe, X if R is None else R, w)
+    want, expected = _brute_force(est, Xe, R, w)
     if getattr(est, "_cat_encoder", None) is None:
         np.testing.assert_allclose(phi[:, :, :-1], want, rtol=rtol, atol=1e-12)
     np.testing.assert_allclose(phi[:, :, -1], np.broadcast_to(expected, phi[:, :, -1].shape), rtol=rtol, atol=1e-12)
@@ -118,7 +124,8 @@ def test_treeshap_is_the_brute_force_shapley_value(grow_policy, nan_mode):
     Q = X[:40].copy()
     Q[::7, 2] = np.nan
     assert np.isnan(Q).any()
-    _check(m, Q)
+    _check(m, Q)  # the training leaf counts
+    _check(m, Q, R=Q)  # covers of the explained rows
     _check(m, Q, R=X[:600])  # covers of another reference set
     _check(m, Q, R=X[:600], w=np.linspace(0.1, 3.0, 600))
 

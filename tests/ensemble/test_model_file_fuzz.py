@@ -191,6 +191,9 @@ def _tree_field(data, key, value, tree=0, index=0):
     ("split_borders", 12345.0, "has border value"),
     ("leaf_values", math.nan, "NaN is not a JSON number"),
     ("leaf_values", "1", "bad number"),
+    ("leaf_counts", -1, r"'leaf_counts' must be an integer in \[0, "),
+    ("leaf_counts", 1.5, r"'leaf_counts' must be an integer in \[0, "),
+    ("leaf_counts", 2**63, r"'leaf_counts' must be an integer in \[0, "),
 ])
 def test_named_problems(saved, tmp_path, key, value, problem):
     cls, data, X, _ = saved["oblivious"]
@@ -223,6 +226,25 @@ def test_depthwise_tree_index_out_of_range(saved, tmp_path):
     doc["trees"][0]["split_nan_right"][0] = 2
     with pytest.raises(ValueError, match=r"'split_nan_right' must be an integer in \[0, 1\]"):
         _load(cls, json.dumps(doc).encode(), tmp_path)
+
+
+def test_leaf_counts_in_every_tree_or_none(saved, tmp_path):
+    cls, data, X, expected = saved["oblivious"]
+    doc = json.loads(data)
+    assert all("leaf_counts" in t for t in doc["trees"])
+    del doc["trees"][1]["leaf_counts"]
+    with pytest.raises(ValueError, match="'leaf_counts' must be in every tree or in none"):
+        _load(cls, json.dumps(doc).encode(), tmp_path)
+    doc = json.loads(data)
+    doc["trees"][0]["leaf_counts"].append(3)
+    with pytest.raises(ValueError, match="tree 0 needs 2\\*\\*depth = 8 leaf counts"):
+        _load(cls, json.dumps(doc).encode(), tmp_path)
+    doc = json.loads(data)
+    for t in doc["trees"]:
+        del t["leaf_counts"]  # a file of an older version
+    est = _load(cls, json.dumps(doc).encode(), tmp_path)
+    assert est.leaf_count_.size == 0
+    np.testing.assert_array_equal(est.predict(X), expected)
 
 
 @pytest.mark.parametrize("classes, problem", [

@@ -106,6 +106,7 @@ inline void expect_same_model(const GbdtModel& a, const GbdtModel& b) {
   EXPECT_EQ(a.split_nan_right, b.split_nan_right);
   EXPECT_TRUE(same_bits_vec(a.leaf_values, b.leaf_values));
   EXPECT_TRUE(same_bits_vec(a.base_score, b.base_score));
+  EXPECT_EQ(a.leaf_count, b.leaf_count);
 }
 
 inline GbdtParams params(GbdtLoss loss, int trees = 20, int depth = 4) {

@@ -45,6 +45,12 @@ _COMMON_DOC_ATTRIBUTES = """
         Tree t's ``2**depth * n_outputs_`` leaf values (both policies), leaf index = sum over levels
         of (went right) << level.
     base_score_ : ndarray of float64, shape (n_outputs_,)
+    leaf_count_ : ndarray of int64
+        Tree t's ``2**depth`` training leaf counts, in the leaf order of ``leaf_values_`` (without the
+        outputs): the number of training rows that took part in the tree (sample weight times
+        bootstrap weight > 0; with ``subsample`` < 1 the tree's sampled rows) and reached the leaf.
+        The default covers of :meth:`predict_contributions`. Empty for a model without them (saved
+        by an older version, or continued from such a model).
     feature_importances_ : ndarray of shape (n_features_in_,)
         Total split gain per feature, normalized.
 """
@@ -184,7 +190,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
             CatBoost's name for importance_type (``type='ShapValues'``); when
             given it wins over importance_type.
         reference, reference_weight : optional
-            'ShapValues': the rows whose weights per leaf are the covers (see
+            'ShapValues': the rows whose weights per leaf are the covers
+            (default: the training leaf counts ``leaf_count_``; see
             :meth:`predict_contributions`).
 
         Returns
@@ -209,14 +216,19 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         row, by exact TreeSHAP (Lundberg et al. 2018), XGBoost's
         ``predict(pred_contribs=True)`` and CatBoost's ShapValues.
 
-        The model stores no training covers, so the conditional expectations
-        weigh each branch by the covers of a reference set: the total
-        ``reference_weight`` (default 1 per row) of the `reference` rows that
-        reach each leaf; `reference` defaults to X itself. Pass the training
-        rows (and sample weights) as reference for the covers of the fit. The
-        last column is the expected value: the base score plus each tree's
-        cover-weighted mean leaf value (the weighted mean margin of the
-        reference rows), and each row's values sum to its raw margin up to
+        The conditional expectations weigh each branch by its cover. By
+        default (``reference=None``) these are the training leaf counts
+        ``leaf_count_``, LightGBM's rule: the number of training rows of the
+        tree (positive sample and bootstrap weight, unweighted) that reached
+        each leaf, so explaining a single row gives its contributions against
+        the training data; a model without counts (saved by an older
+        version) raises a ValueError asking for `reference`. With
+        `reference`, the covers are the total ``reference_weight`` (default 1
+        per row) of the `reference` rows that reach each leaf instead (the
+        training rows, unweighted, with ``subsample=1``, give the default's
+        covers). The last column is the expected value: the base score plus
+        each tree's cover-weighted mean leaf value (the mean margin of the
+        cover rows), and each row's values sum to its raw margin up to
         rounding. With categorical features an input column's value is the
         sum of its encoded columns'. Computed on the host, in float64, with
         the same bits on every device and thread count; device arrays are

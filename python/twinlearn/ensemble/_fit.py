@@ -108,7 +108,8 @@ def fit(est, X, y, sample_weight=None, eval_set=None, early_stopping_rounds=None
         _keep_best(est, result, metric, loss_name, use_best_model, early_stopping_rounds, progress,
                    0 if init is None else len(init["tree_depth"]))
     est.n_estimators_ = int(len(est.tree_depth_))
-    for key in ("borders_", "split_feature_", "split_bin_", "split_nan_right_", "leaf_values_", "base_score_"):
+    for key in ("borders_", "split_feature_", "split_bin_", "split_nan_right_", "leaf_values_", "base_score_",
+                "leaf_count_"):
         identity.record(f"{type(est).__name__}.{key}", getattr(est, key))
     est._tl_record_fit(device, "identical")
     return est

@@ -4,8 +4,9 @@ layout, and the model the core predicts with.
 A fit sets ``<key>_`` for every key of :data:`MODEL_KEYS` (NumPy arrays),
 ``grow_policy_``, ``n_outputs_`` and the private ``_loss_name`` and
 ``_nan_mode``; :func:`model_dict` hands them to the core. Models pickled or
-saved by older versions may lack ``grow_policy_`` (oblivious trees then) and
-``split_nan_right_`` (no learned NaN directions).
+saved by older versions may lack ``grow_policy_`` (oblivious trees then),
+``split_nan_right_`` (no learned NaN directions) and ``leaf_count_`` (no
+training leaf counts: an empty array).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ MODEL_KEYS = (
     "split_nan_right",
     "leaf_values",
     "base_score",
+    "leaf_count",
 )
 
 
@@ -51,6 +53,12 @@ def split_nan_right(est):
     return np.asarray(getattr(est, "split_nan_right_", np.zeros(0, dtype=np.uint8)), dtype=np.uint8)
 
 
+def leaf_count(est):
+    """leaf_count_ (int64, one per leaf; empty where the model has no
+    training counts, as models of older versions)."""
+    return np.asarray(getattr(est, "leaf_count_", np.zeros(0, dtype=np.int64)), dtype=np.int64)
+
+
 def set_model(est, fit):
     """The model arrays of a core fit result `fit` (GbdtFit) on the estimator."""
     for key in MODEL_KEYS:
@@ -70,6 +78,8 @@ def truncate(est, n_trees):
     nan_right = split_nan_right(est)
     est.split_nan_right_ = nan_right[:n_split].copy() if nan_right.size else nan_right
     est.leaf_values_ = est.leaf_values_[:n_leaf].copy()
+    counts = leaf_count(est)
+    est.leaf_count_ = counts[:n_leaf // int(est.n_outputs_)].copy() if counts.size else counts
 
 
 def model_dict(est):
@@ -90,4 +100,5 @@ def model_dict(est):
         "split_nan_right": np.ascontiguousarray(split_nan_right(est)),
         "leaf_values": np.ascontiguousarray(est.leaf_values_, dtype=np.float64),
         "base_score": np.ascontiguousarray(est.base_score_, dtype=np.float64),
+        "leaf_count": np.ascontiguousarray(leaf_count(est)),
     }

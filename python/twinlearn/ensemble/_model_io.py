@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _backend
 from ._categorical import CategoricalEncoder
-from ._model import fitted_grow_policy, model_dict, split_nan_right, tree_split_counts
+from ._model import fitted_grow_policy, leaf_count, model_dict, split_nan_right, tree_split_counts
 from ._params import GROW_POLICIES
 
 FORMAT = "twinlearn-gbdt"
@@ -73,6 +73,7 @@ def to_dict(est) -> dict:
     counts = tree_split_counts(depth, grow_policy)
     D = int(est.n_outputs_)
     nan_right = split_nan_right(est)
+    lcount = leaf_count(est)
     trees = []
     s = l = 0
     for d, c in zip(depth, counts):
@@ -90,6 +91,8 @@ def to_dict(est) -> dict:
         )
         if nan_right.size:
             trees[-1]["split_nan_right"] = [int(v) for v in nan_right[s : s + c]]
+        if lcount.size:
+            trees[-1]["leaf_counts"] = [int(v) for v in lcount[l // D : l // D + (1 << d)]]
         s += c
         l += nleaf
     off = np.asarray(est.border_offsets_, dtype=np.int64)
@@ -263,8 +266,11 @@ def _parse(est, doc):
     offsets[1:] = np.cumsum([len(b) for b in per_feature])
     _require(offsets[-1] <= _INT32[1], "too many borders")
     learned = nan_mode == "Learned"
-    depth, sf, sb, sbr, sg, lv, snr = [], [], [], [], [], [], []
-    for i, t in enumerate(_field(doc, "trees", list)):
+    depth, sf, sb, sbr, sg, lv, snr, lc = [], [], [], [], [], [], [], []
+    trees = _field(doc, "trees", list)
+    # Training leaf counts: in every tree or none (files of older versions have none).
+    counted = bool(trees) and isinstance(trees[0], dict) and "leaf_counts" in trees[0]
+    for i, t in enumerate(trees):
         where = f"tree {i}"
         d = _int(_field(t, "depth", int, where), f"{where}'s 'depth'", 0, 16)
         c = int(tree_split_counts([d], grow_policy)[0])
@@ -284,6 +290,11 @@ def _parse(est, doc):
         lv += _numbers(t, "leaf_values", where)
         if learned:
             snr += _ints(t, "split_nan_right", where, 0, 1)
+        _require(("leaf_counts" in t) == counted, "'leaf_counts' must be in every tree or in none")
+        if counted:
+            _require(len(_field(t, "leaf_counts", list, where)) == 1 << d,
+                     f"{where} needs 2**depth = {1 << d} leaf counts")
+            lc += _ints(t, "leaf_counts", where, 0, 2**63 - 1)
     base_score = _numbers(doc, "base_score", "the model")
     _require(len(base_score) == D, f"'base_score' must have n_outputs = {D} entries, got {len(base_score)}")
     new._cat_encoder = None
@@ -340,6 +351,7 @@ def _parse(est, doc):
     new.split_nan_right_ = np.asarray(snr, dtype=np.uint8)
     new.leaf_values_ = np.asarray(lv, dtype=np.float64)
     new.base_score_ = np.asarray(base_score, dtype=np.float64)
+    new.leaf_count_ = np.asarray(lc, dtype=np.int64)
     new.n_estimators_ = len(depth)
     new.best_iteration_ = best
     new.evals_result_ = {}

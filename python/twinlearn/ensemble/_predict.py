@@ -206,20 +206,27 @@ def _host_encoded(est, X):
 def shap_values(est, X, reference=None, reference_weight=None):
     """Exact TreeSHAP contributions of each feature to the raw margins of X's
     rows: float64 (n_samples, n_outputs_, n_features_in_ + 1), the expected
-    value last. The branches are weighed by the covers of `reference` (its
-    rows' weights per leaf; default the rows of X themselves), since the
-    model stores no training covers. With categorical features an input
-    column's value is the sum of its encoded columns' (in encoded column
-    order). Host code (tl::gbdt_shap_values): the same bits on every
+    value last. The branches are weighed by covers: by default the model's
+    training leaf counts (leaf_count_, LightGBM's rule; a model without them
+    raises a ValueError asking for `reference`), else the covers of
+    `reference` (its rows' weights per leaf). With categorical features an
+    input column's value is the sum of its encoded columns' (in encoded
+    column order). Host code (tl::gbdt_shap_values): the same bits on every
     device and thread count."""
     check_is_fitted(est)
     Xh = _host_encoded(est, X)
+    mod, ctx = est._tl_context("cpu")
+    model = model_dict(est)
     if reference is None:
         if reference_weight is not None:
             raise ValueError("reference_weight needs a reference")
-        R = Xh
-    else:
-        R = _host_encoded(est, reference)
+        if model["leaf_count"].size == 0:
+            raise ValueError("this model has no training leaf counts (leaf_count_ is empty: a model saved by an "
+                             "older version, or continued from one); pass reference (and reference_weight), "
+                             "e.g. the training rows, for the SHAP covers")
+        cover = model["leaf_count"].astype(np.float64)
+        return _finish_shap(est, mod, ctx, model, Xh, cover)
+    R = _host_encoded(est, reference)
     w = None
     if reference_weight is not None:
         w = np.asarray(_io.to_numpy(reference_weight), dtype=np.float64)
@@ -231,9 +238,12 @@ def shap_values(est, X, reference=None, reference_weight=None):
         w = np.ascontiguousarray(w)
     if R.shape[0] == 0 or (w is not None and not w.sum() > 0):
         raise ValueError("the reference rows must have a positive total weight (the covers of the SHAP values)")
-    mod, ctx = est._tl_context("cpu")
-    model = model_dict(est)
     cover = mod.gbdt_leaf_cover(ctx, model, R, w)
+    return _finish_shap(est, mod, ctx, model, Xh, cover)
+
+
+def _finish_shap(est, mod, ctx, model, Xh, cover):
+    """shap_values of the encoded host rows Xh with the leaf covers `cover`."""
     phi = mod.gbdt_shap_values(ctx, model, Xh, cover)
     enc = getattr(est, "_cat_encoder", None)
     if enc is not None:

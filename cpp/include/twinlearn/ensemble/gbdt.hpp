@@ -221,6 +221,13 @@ struct GbdtModel {
   std::vector<std::uint8_t> split_nan_right;
   std::vector<double> leaf_values;           // sum over trees of 2^depth * n_outputs
   std::vector<double> base_score;            // n_outputs
+  // Training rows per leaf (sum over trees of 2^depth, the leaf order of
+  // leaf_values without the outputs): the rows that took part in the tree
+  // (weight gbdt::row_weight > 0: sample weight times bootstrap weight) and
+  // reached the leaf, exact integers on every backend; the default SHAP
+  // covers. Empty when unknown (a model built by hand, read from an older
+  // file, or continued from one without counts).
+  std::vector<std::int64_t> leaf_count;
 
   std::int64_t n_trees() const { return static_cast<std::int64_t>(tree_depth.size()); }
   // Checks that the arrays are consistent with each other (sizes, indices,
@@ -343,9 +350,9 @@ void gbdt_predict_stage(const Context& ctx, const GbdtModel& model, MatrixView<c
 void gbdt_link(GbdtLoss loss, int n_outputs, const double* acc, std::int64_t n, GbdtOutput kind, double* out);
 
 // SHAP values (exact TreeSHAP, Lundberg et al. 2018, Algorithm 2; host code
-// shared by every backend). The model does not store training covers, so the
-// branches are weighed by the covers of a reference set: gbdt_leaf_cover
-// returns, per leaf (sum over trees of 2^depth entries, the leaf order of
+// shared by every backend). The branches are weighed by leaf covers: the
+// model's training leaf_count as doubles (LightGBM's rule, the Python
+// default), or those of a reference set: gbdt_leaf_cover returns, per leaf (sum over trees of 2^depth entries, the leaf order of
 // leaf_values without the outputs), the sum of the weights (nullptr: 1 per
 // row) of X's rows (host) that reach it, in row order. gbdt_shap_values writes
 // out (n x n_outputs x (n_features + 1), host): out[i][k][j] is feature j's

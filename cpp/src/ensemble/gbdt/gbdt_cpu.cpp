@@ -82,6 +82,7 @@ void CpuTrainer<T>::export_model(GbdtModel& m, int n_trees) {
     ns += static_cast<std::size_t>(gbdt_tree_splits(p_.grow_policy, tree_depth_[t]));
     nl += (std::size_t(1) << tree_depth_[t]) * D_;
   }
+  m.leaf_count.assign(leaf_count_.begin(), leaf_count_.begin() + static_cast<std::ptrdiff_t>(nl / D_));
   m.split_feature.assign(split_feature_.begin(), split_feature_.begin() + ns);
   m.split_bin.assign(split_bin_.begin(), split_bin_.begin() + ns);
   m.split_gain.assign(split_gain_.begin(), split_gain_.begin() + ns);

@@ -141,6 +141,7 @@ class CpuTrainer {
   void keep_best_first(int depth, std::vector<std::int32_t>& sf, std::vector<std::int32_t>& sb,
                        std::vector<double>& sg, std::vector<std::int64_t>& tot);
   void total_values(std::int64_t L, std::vector<double>& values);
+  void count_rows(std::int64_t tree, std::int64_t L);
 
   // Applying a tree (gbdt_cpu_predict.cpp).
   void apply_tree(const std::vector<double>& values);
@@ -180,6 +181,7 @@ class CpuTrainer {
   std::vector<std::int32_t> tree_depth_;  // per grown tree
   std::vector<std::int32_t> split_feature_, split_bin_;
   std::vector<double> split_gain_, leaf_values_;
+  std::vector<std::int64_t> leaf_count_;  // per grown tree's leaf: its rows of positive weight
   gbdt::TreeConstraints cons_;  // monotonic and interaction constraints (per-node trees)
 };
 

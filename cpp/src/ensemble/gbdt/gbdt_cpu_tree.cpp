@@ -110,6 +110,7 @@ void CpuTrainer<T>::grow_tree(int /*t*/, std::int64_t tree, const std::vector<in
   if (gbdt::exact_leaves(p_.loss))
     gbdt::quantile_leaf_values(p_, tree, leaf_.data(), y_, w_, approx_.data(), n_,
                                static_cast<std::int64_t>(values.size()), values.data());
+  count_rows(tree, std::int64_t(1) << grown);
   apply_tree(values);
   if (has_eval_) apply_tree_eval(grown, sf, sb, values);
   tree_depth_.push_back(grown);
@@ -223,6 +224,35 @@ void CpuTrainer<T>::total_values(std::int64_t L, std::vector<double>& values) {
       values[j * D_ + k] = gbdt::leaf_value(gbdt::dequantize(G, isg_), gbdt::dequantize(H, ish_), p_.l2_leaf_reg,
                                             p_.learning_rate);
     }
+}
+
+// The tree's leaf_count (its L final leaves, after Lossguide's cut): the
+// rows of positive weight in the tree (gbdt::row_weight, as the gradients
+// weigh them) per leaf. Integers, summed over row ranges in any order.
+template <class T>
+void CpuTrainer<T>::count_rows(std::int64_t tree, std::int64_t L) {
+  const gbdt::RowSampler rs = gbdt::row_sampler(p_, tree);
+  const bool every_row = rs.type == GbdtBootstrap::No && !w_;
+  const std::int64_t nb = ceil_div(n_, kRowBlock);
+  // One table of L counts per task: as many tasks as threads (L may be 2^16).
+  const std::int64_t tasks = std::max<std::int64_t>(1, std::min<std::int64_t>(nb, ctx_.n_threads()));
+  std::vector<std::int64_t> part(static_cast<std::size_t>(tasks * L), 0);
+  pfor(ctx_, tasks, n_, [&](std::int64_t k) {
+    std::int64_t* c = part.data() + k * L;
+    for (std::int64_t blk = k * nb / tasks; blk < (k + 1) * nb / tasks; ++blk) {
+      const std::int64_t r0 = blk * kRowBlock, r1 = std::min(n_, r0 + kRowBlock);
+      if (every_row) {
+        count_leaves(leaf_.data() + r0, r1 - r0, L, c);
+        continue;
+      }
+      for (std::int64_t i = r0; i < r1; ++i)
+        if (gbdt::row_weight(rs, w_, i) > 0.0) c[leaf_[i]] += 1;
+    }
+  });
+  const std::size_t o = leaf_count_.size();
+  leaf_count_.resize(o + static_cast<std::size_t>(L), 0);
+  for (std::int64_t k = 0; k < tasks; ++k)
+    for (std::int64_t l = 0; l < L; ++l) leaf_count_[o + l] += part[k * L + l];
 }
 
 template void CpuTrainer<float>::grow_tree(int, std::int64_t, const std::vector<int>&);

@@ -109,6 +109,38 @@ __global__ void remap_leaf_kernel(std::int64_t n, const std::int32_t* __restrict
     leaf[i] = map[leaf[i]];
 }
 
+// Leaf tables of at most this many entries count in shared memory (16 KB).
+constexpr std::int64_t kCountSmemLeaves = 4096;
+
+// The tree's leaf_count (L leaves, cnt zeroed): grid-stride over the rows,
+// each row of positive weight in the tree (gbdt::row_weight, as the CPU's
+// count_rows) adds 1 to its leaf, in a per-block shared table when L <=
+// kCountSmemLeaves (dynamic shared memory of L uints) then one global
+// atomicAdd per nonzero entry, else straight into cnt. Integer atomics: the
+// totals are exact in any order.
+__global__ void leaf_count_kernel(std::int64_t n, std::int64_t L, const std::int32_t* __restrict__ leaf,
+                                  gbdt::RowSampler rs, const double* __restrict__ w, ull* __restrict__ cnt) {
+  extern __shared__ unsigned int sc[];
+  const bool shared = L <= kCountSmemLeaves;
+  if (shared) {
+    for (std::int64_t j = threadIdx.x; j < L; j += blockDim.x) sc[j] = 0;
+    __syncthreads();
+  }
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    if (!(gbdt::row_weight(rs, w, i) > 0.0)) continue;
+    if (shared) {
+      atomicAdd(sc + leaf[i], 1u);
+    } else {
+      atomicAdd(cnt + leaf[i], ull(1));
+    }
+  }
+  if (!shared) return;
+  __syncthreads();
+  for (std::int64_t j = threadIdx.x; j < L; j += blockDim.x)
+    if (sc[j]) atomicAdd(cnt + j, static_cast<ull>(sc[j]));
+}
+
 // A tree the split constraints stopped at a level of L leaves: thread per
 // (leaf j, output k) sums feature 0's bins of leaf j (every row of the leaf is
 // in one of them; integers: exact), then the leaf value, as the CPU's

@@ -113,6 +113,9 @@ class CudaTrainer {
     TL_CUDA_CHECK(cudaMemsetAsync(sbin_.data(), 0, sizeof(std::int32_t) * nsplit, L_.stream));
     TL_CUDA_CHECK(cudaMemsetAsync(sgain_.data(), 0, sizeof(double) * nsplit, L_.stream));
     if (values_.size()) TL_CUDA_CHECK(cudaMemsetAsync(values_.data(), 0, sizeof(double) * values_.size(), L_.stream));
+    // Tree t's leaf counts at [t * 2^depth_, + 2^its depth), added to by leaf_count_kernel.
+    lcount_ = DeviceBuffer<ull>(n_trees * (std::size_t(1) << depth_), dev);
+    if (lcount_.size()) TL_CUDA_CHECK(cudaMemsetAsync(lcount_.data(), 0, sizeof(ull) * lcount_.size(), L_.stream));
     cons_.setup(p, F_);
     if (cons_.active() && depth_ > 0) {  // monotonic and interaction constraints (per-node trees)
       cbounds_ = DeviceBuffer<double>(static_cast<std::size_t>(2 * Lmax), dev);
@@ -181,8 +184,9 @@ class CudaTrainer {
     return eraw_host_.data();
   }
 
-  // Tree t's splits sit in slots [t * depth_, + its depth) and its leaves at
-  // [t * leaves_per_tree_, + 2^depth * D): downloaded whole, then packed.
+  // Tree t's splits sit in slots [t * depth_, + its depth), its leaves at
+  // [t * leaves_per_tree_, + 2^depth * D) and its leaf counts at
+  // [t * 2^depth_, + 2^depth): downloaded whole, then packed.
   void export_model(GbdtModel& m, int n_trees) {
     gbdt::set_borders(m, F_, B_.padded, B_.count);
     m.tree_depth.assign(tree_depth_.begin(), tree_depth_.begin() + n_trees);
@@ -196,7 +200,14 @@ class CudaTrainer {
     download(m.split_bin.data(), sbin_, ns, L_.stream);
     download(m.split_gain.data(), sgain_, ns, L_.stream);
     download(m.leaf_values.data(), values_, nl, L_.stream);
+    const std::size_t per_count = std::size_t(1) << depth_;
+    std::vector<ull> lc(static_cast<std::size_t>(n_trees) * per_count);
+    download(lc.data(), lcount_, lc.size(), L_.stream);
     TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));
+    m.leaf_count.clear();
+    for (int t = 0; t < n_trees; ++t)
+      for (std::size_t j = 0; j < (std::size_t(1) << m.tree_depth[t]); ++j)
+        m.leaf_count.push_back(static_cast<std::int64_t>(lc[t * per_count + j]));
     std::size_t so = 0, lo = 0;
     for (int t = 0; t < n_trees; ++t) {
       const int dt = m.tree_depth[t];
@@ -258,6 +269,7 @@ class CudaTrainer {
   DeviceBuffer<Cand> cand_;
   DeviceBuffer<std::int32_t> sfeat_, sbin_;
   DeviceBuffer<double> sgain_, values_;
+  DeviceBuffer<ull> lcount_;  // per tree, 2^depth_ slots: its leaves' rows of positive weight
   std::int64_t leaves_per_tree_ = 1;
   bool depthwise_ = false;            // one split per node (Depthwise, Lossguide)
   bool lossguide_ = false;

@@ -151,6 +151,13 @@ void CudaTrainer<T>::grow_tree(int t, std::int64_t tree, const std::vector<int>&
     }
   }
   if (gbdt::exact_leaves(p_.loss)) exact_values(tree, grown, values);
+  {
+    const std::int64_t nl = std::int64_t(1) << grown;
+    leaf_count_kernel<<<L_.grid(n_), kBlock, nl <= kCountSmemLeaves ? sizeof(unsigned int) * nl : 0, s>>>(
+        n_, nl, leaf_.data(), gbdt::row_sampler(p_, tree), w_.data() ? w_.data() : nullptr,
+        lcount_.data() + static_cast<std::int64_t>(t) * (std::int64_t(1) << depth_));
+    TL_CUDA_CHECK_LAUNCH("leaf_count_kernel");
+  }
   apply_kernel<<<L_.grid(n_), kBlock, 0, s>>>(n_, D_, leaf_.data(), values, approx_.data());
   TL_CUDA_CHECK_LAUNCH("apply_kernel");
   if (has_eval_) {

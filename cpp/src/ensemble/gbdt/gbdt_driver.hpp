@@ -10,7 +10,7 @@
 //   double loss(bool eval);                      // canonical mean loss (RMSE: its root)
 //   const double* eval_raw();                    // the eval set's raw predictions (m x D) on the host,
 //                                                // valid until the next grow_tree (CUDA: one copy)
-//   void export_model(GbdtModel& m, int n_trees);// splits and leaves of trees [0, n_trees)
+//   void export_model(GbdtModel& m, int n_trees);// splits, leaves and leaf_count of trees [0, n_trees)
 // and run_fit drives it: base score, rounds, eval metric, early stopping,
 // the per-round callback.
 #pragma once
@@ -76,7 +76,7 @@ void padded_borders(const GbdtModel& m, std::vector<double>& padded, std::vector
 
 // A continued fit's result: init's trees put before m's (the new trees), and
 // init's borders and base_score. split_gain: init's entries, or 0 where init
-// has none.
+// has none. leaf_count: init's then m's, or empty where init has none.
 void prepend_trees(GbdtModel& m, const GbdtModel& init);
 
 // nan_mode Learned: per feature, 1 where its padded borders (count[f] of
@@ -100,8 +100,9 @@ void split_nan_from_codes(GbdtModel& m);
 // Depthwise trees are grown to max_depth, a node that does not split sending
 // its rows left; this cuts each tree after its last level with a split (the
 // rows of leaf p of that level all reach leaf p below it, whose value is then
-// the same: the leaves at and above 2^depth hold no rows). The same model,
-// smaller. SymmetricTree models are left as they are.
+// the same: the leaves at and above 2^depth hold no rows; leaf_count, when
+// present, sums each leaf j of the grown tree into leaf j mod 2^depth of the
+// cut one). The same model, smaller. SymmetricTree models are left as they are.
 void trim_trees(GbdtModel& m);
 
 // Lossguide on a grown per-node tree of `depth` levels (sf, sb, sg: its

@@ -158,6 +158,11 @@ void GbdtModel::validate() const {
              to_string(nan_mode), "', got ", split_nan_right.size());
   TL_REQUIRE(static_cast<std::int64_t>(leaf_values.size()) == nleaf, ValueError, "GBDT model: leaf_values has ",
              leaf_values.size(), " entries, expected ", nleaf);
+  TL_REQUIRE(leaf_count.empty() || static_cast<std::int64_t>(leaf_count.size()) * n_outputs == nleaf, ValueError,
+             "GBDT model: leaf_count must be empty or have ", nleaf / n_outputs, " entries (one per leaf), got ",
+             leaf_count.size());
+  for (std::size_t j = 0; j < leaf_count.size(); ++j)
+    TL_REQUIRE(leaf_count[j] >= 0, ValueError, "GBDT model: leaf_count[", j, "] is negative (", leaf_count[j], ")");
   for (std::int64_t s = 0; s < nsplit; ++s) {
     const int f = split_feature[s];
     const bool nan_right = learned && split_nan_right[s] != 0;
@@ -293,7 +298,10 @@ void set_borders(GbdtModel& m, int n_features, const std::vector<double>& padded
 void trim_trees(GbdtModel& m) {
   if (!gbdt_per_node(m.grow_policy)) return;
   const std::int64_t D = m.n_outputs;
+  const bool counted = !m.leaf_count.empty();
   std::size_t so = 0, lo = 0, s_in = 0, l_in = 0;  // write and read offsets (write <= read: in place)
+  std::size_t co = 0, c_in = 0;                    // the same for leaf_count
+  std::vector<std::int64_t> cnt;
   for (std::size_t t = 0; t < m.tree_depth.size(); ++t) {
     const int depth = m.tree_depth[t];
     int keep = 0;  // levels up to the last with a split
@@ -308,6 +316,16 @@ void trim_trees(GbdtModel& m) {
       if (!m.split_nan_right.empty()) m.split_nan_right[so + j] = m.split_nan_right[s_in + j];
     }
     for (std::size_t j = 0; j < nl; ++j) m.leaf_values[lo + j] = m.leaf_values[l_in + j];
+    if (counted) {
+      // Leaf j of the grown tree is leaf j mod 2^keep of the cut one (the
+      // levels below keep send every row left): its count goes there.
+      const std::size_t nc = std::size_t(1) << keep;
+      cnt.assign(nc, 0);
+      for (std::size_t j = 0; j < (std::size_t(1) << depth); ++j) cnt[j & (nc - 1)] += m.leaf_count[c_in + j];
+      std::copy(cnt.begin(), cnt.end(), m.leaf_count.begin() + static_cast<std::ptrdiff_t>(co));
+      c_in += std::size_t(1) << depth;
+      co += nc;
+    }
     s_in += (std::size_t(1) << depth) - 1;
     l_in += (std::size_t(1) << depth) * D;
     so += ns;
@@ -319,6 +337,7 @@ void trim_trees(GbdtModel& m) {
   if (!m.split_gain.empty()) m.split_gain.resize(so);
   if (!m.split_nan_right.empty()) m.split_nan_right.resize(so);
   m.leaf_values.resize(lo);
+  if (counted) m.leaf_count.resize(co);
 }
 
 std::vector<std::uint8_t> nan_bins(const std::vector<double>& padded, const std::vector<int>& count) {
@@ -404,6 +423,13 @@ void prepend_trees(GbdtModel& m, const GbdtModel& init) {
     m.split_gain.insert(m.split_gain.begin(), init_splits, 0.0);
   }
   if (m.nan_mode == GbdtNanMode::Learned) before(m.split_nan_right, init.split_nan_right);
+  // The counts of init's trees come with them; without them (an older model)
+  // the continued model has none.
+  if (!init.leaf_count.empty() || init.leaf_values.empty()) {
+    before(m.leaf_count, init.leaf_count);
+  } else {
+    m.leaf_count.clear();
+  }
   before(m.leaf_values, init.leaf_values);
   m.borders = init.borders;
   m.border_offsets = init.border_offsets;
