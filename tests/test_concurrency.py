@@ -124,3 +124,28 @@ def test_forked_child_after_cuda_fits_on_cpu():
         np.testing.assert_array_equal(np.asarray(pred, dtype=expected.dtype), expected)
     else:  # a clear Python error, not a hang or a crash
         assert pred.split(":")[0] in ("RuntimeError", "ValueError") and len(pred) > 20, pred
+
+
+def test_doctor_selfcheck_uses_one_thread_in_a_forked_child(monkeypatch):
+    """`twinlearn doctor`'s self-check takes the configured thread count, 1
+    after a fork (OpenMP's pool does not survive one), not all cores."""
+    from twinlearn import _backend, _config, cli
+
+    core = _backend.core()
+    made = []
+
+    class Spy:
+        def __init__(self, *args):
+            made.append(args[1])
+            self._ctx = core.Context(*args)
+
+    class Mod:
+        Context = Spy
+        column_stats = staticmethod(lambda ctx, X, w: core.column_stats(ctx._ctx, X, w))
+        column_affine_apply = staticmethod(
+            lambda ctx, X, out, sub, div: core.column_affine_apply(ctx._ctx, X, out, sub=sub, div=div))
+
+    expected = cli._selfcheck(core, "cpu")
+    monkeypatch.setattr(_config, "_FORKED", True)
+    assert cli._selfcheck(Mod, "cpu") == expected
+    assert made == [1]

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 from . import _backend, identity
-from ._config import ENV_VARS, get_numeric_mode
+from ._config import ENV_VARS, get_n_threads, get_numeric_mode
 
 
 def _selfcheck_data(dtype):
@@ -28,8 +28,10 @@ def _selfcheck_data(dtype):
 
 
 def _selfcheck(mod, device):
-    """Runs the canonical reductions and the scaler on `device`; returns a bit hash."""
-    ctx = mod.Context(device, 0, "identical", 0, 0)
+    """Runs the canonical reductions and the scaler on `device`; returns a bit hash.
+    The thread count is the configuration's (1 in a forked child: OpenMP's
+    threads do not survive a fork)."""
+    ctx = mod.Context(device, get_n_threads(), "identical", 0, 0)
     hashes = []
     for dt in (np.float64, np.float32):
         Xd, wd = _selfcheck_data(dt)
