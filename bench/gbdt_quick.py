@@ -86,7 +86,7 @@ def main():
     def ours():
         return twinlearn.GradientBoostingClassifier(
             n_estimators=args.trees, max_depth=args.depth, learning_rate=args.lr, max_bins=args.max_bins,
-            device=args.device, numeric_mode=args.numeric_mode,
+            early_stopping=False, device=args.device, numeric_mode=args.numeric_mode,
         )
 
     ours().set_params(n_estimators=2).fit(Xtr[:10000], ytr[:10000])  # warm-up: CUDA context, allocator

@@ -89,7 +89,7 @@ def _workloads(dev):
         X, y = higgs_like(2_000_000)
         Xt = torch.as_tensor(X, device=dev)
         return lambda: twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1,
-                                                            device=dev, numeric_mode=mode).fit(Xt, y)
+                                                            early_stopping=False, device=dev, numeric_mode=mode).fit(Xt, y)
 
     def gbdt_predict(mode):
         from bench.gbdt_quick import higgs_like
@@ -97,7 +97,7 @@ def _workloads(dev):
         X, y = higgs_like(2_000_000)
         Xt = torch.as_tensor(X, device=dev)
         m = twinlearn.GradientBoostingClassifier(n_estimators=200, max_depth=6, learning_rate=0.1, device=dev,
-                                                 numeric_mode=mode).fit(Xt, y)
+                                                 early_stopping=False, numeric_mode=mode).fit(Xt, y)
         return lambda: m.predict(Xt)
 
     def scaler(cls):

@@ -441,7 +441,8 @@ GBDT = register(Workload(
     },
     estimator="ensemble.GradientBoostingClassifier",
     sklearn="sklearn.ensemble.HistGradientBoostingClassifier",
-    twinlearn_params=lambda scale, data: _boosting_params(scale),
+    # early_stopping=False: every round, as scikit-learn's run (its default stops above 10 000 rows).
+    twinlearn_params=lambda scale, data: _boosting_params(scale, early_stopping=False),
     sklearn_params=lambda scale, data: _hgb_params(scale),
     steps=(FIT_XY,),
     quality=metrics.ACCURACY,
@@ -533,7 +534,7 @@ GBDT_REGRESSOR = register(Workload(
     },
     estimator="ensemble.GradientBoostingRegressor",
     sklearn="sklearn.ensemble.HistGradientBoostingRegressor",
-    twinlearn_params=lambda scale, data: _boosting_params(scale),
+    twinlearn_params=lambda scale, data: _boosting_params(scale, early_stopping=False),
     sklearn_params=lambda scale, data: _hgb_params(scale),
     steps=(FIT_XY,),
     quality=metrics.R2,
