@@ -354,6 +354,18 @@ _SKLEARN_PARAMS_DOC = """
 """
 
 
+_EARLY_STOPPING_DOC_ATTRIBUTES = """    n_iter_ : int
+        The number of boosting rounds fitted (``n_estimators_``).
+    do_early_stopping_ : bool
+    train_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the training data (a scorer's: at most 10 000 of its
+        rows), entry 0 before the first tree; empty without early stopping.
+    validation_score_ : ndarray of shape (n_iter_ + 1,)
+        The scores on the validation rows; empty without early stopping or
+        with ``validation_fraction=None``.
+    """
+
+
 class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShaped):
     # Assembled from shared pieces: an expression is no docstring, so it is assigned.
     __doc__ = """Gradient-boosted trees for classification, scikit-learn-shaped.
@@ -377,16 +389,7 @@ class GradientBoostingClassifier(DeviceScoreMixin, ClassifierMixin, _SklearnShap
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     n_outputs_ : int
-    n_iter_ : int
-        The number of boosting rounds fitted (``n_estimators_``).
-    do_early_stopping_ : bool
-    train_score_ : ndarray of shape (n_iter_ + 1,)
-        The scores on the training data (a scorer's: at most 10 000 of its
-        rows), entry 0 before the first tree; empty without early stopping.
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
-        The scores on the validation rows; empty without early stopping or
-        with ``validation_fraction=None``.
-    """ + _COMMON_DOC_ATTRIBUTES + """
+""" + _EARLY_STOPPING_DOC_ATTRIBUTES + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -469,16 +472,7 @@ class GradientBoostingRegressor(DeviceScoreMixin, RegressorMixin, _SklearnShaped
     Attributes
     ----------
     n_outputs_ : int
-    n_iter_ : int
-        The number of boosting rounds fitted (``n_estimators_``).
-    do_early_stopping_ : bool
-    train_score_ : ndarray of shape (n_iter_ + 1,)
-        The scores on the training data (a scorer's: at most 10 000 of its
-        rows), entry 0 before the first tree; empty without early stopping.
-    validation_score_ : ndarray of shape (n_iter_ + 1,)
-        The scores on the validation rows; empty without early stopping or
-        with ``validation_fraction=None``.
-    """ + _COMMON_DOC_ATTRIBUTES + """
+""" + _EARLY_STOPPING_DOC_ATTRIBUTES + _COMMON_DOC_ATTRIBUTES + """
     Examples
     --------
     >>> from sklearn.datasets import load_diabetes

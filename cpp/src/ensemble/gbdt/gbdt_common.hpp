@@ -26,6 +26,19 @@ struct GbdtInit {
   std::vector<double> approx, eval_approx;
 };
 
+// The approximations a trainer starts `rows` rows from (rows x n_outputs,
+// host): a continued fit's (`from`, approx or eval_approx of a GbdtInit),
+// else base (n_outputs values) for every row.
+inline std::vector<double> start_approx(const std::vector<double>& base, std::int64_t rows,
+                                        const std::vector<double>* from) {
+  if (from) return *from;
+  const std::size_t D = base.size();
+  std::vector<double> a(static_cast<std::size_t>(rows) * D);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rows); ++i)
+    for (std::size_t k = 0; k < D; ++k) a[i * D + k] = base[k];
+  return a;
+}
+
 // Backend entry points (validated inputs only; init: nullptr for a fresh fit).
 template <class T>
 GbdtModel gbdt_fit_cpu(const Context& ctx, MatrixView<const T> X, const double* y, const double* weight,

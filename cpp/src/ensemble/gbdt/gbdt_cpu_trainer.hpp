@@ -80,21 +80,8 @@ class CpuTrainer {
 
   // Approximations: base for every row, or a continued fit's (init->approx, init->eval_approx).
   void init(const std::vector<double>& base, const detail::GbdtInit* init) {
-    if (init) {
-      approx_ = init->approx;
-    } else {
-      for (std::int64_t i = 0; i < n_; ++i)
-        for (int k = 0; k < D_; ++k) approx_[i * D_ + k] = base[k];
-    }
-    if (has_eval_) {
-      if (init) {
-        eapprox_ = init->eval_approx;
-        return;
-      }
-      eapprox_.resize(static_cast<std::size_t>(m_ * D_));
-      for (std::int64_t i = 0; i < m_; ++i)
-        for (int k = 0; k < D_; ++k) eapprox_[i * D_ + k] = base[k];
-    }
+    approx_ = detail::start_approx(base, n_, init ? &init->approx : nullptr);
+    if (has_eval_) eapprox_ = detail::start_approx(base, m_, init ? &init->eval_approx : nullptr);
   }
 
   const std::vector<int>& border_counts() const { return B_.count; }

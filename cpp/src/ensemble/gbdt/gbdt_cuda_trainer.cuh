@@ -129,29 +129,14 @@ class CudaTrainer {
 
   // Approximations: base for every row, or a continued fit's (init->approx, init->eval_approx).
   void init(const std::vector<double>& base, const detail::GbdtInit* init) {
-    std::vector<double> a;
-    if (init) {
-      a = init->approx;
-    } else {
-      a.resize(static_cast<std::size_t>(n_ * D_));
-      for (std::int64_t i = 0; i < n_; ++i)
-        for (int k = 0; k < D_; ++k) a[i * D_ + k] = base[k];
-    }
+    const std::vector<double> a = detail::start_approx(base, n_, init ? &init->approx : nullptr);
     upload(approx_, a.data(), a.size(), L_.stream);
+    std::vector<double> e;
     if (has_eval_) {
-      std::vector<double> e;
-      if (init) {
-        e = init->eval_approx;
-      } else {
-        e.resize(static_cast<std::size_t>(m_ * D_));
-        for (std::int64_t i = 0; i < m_; ++i)
-          for (int k = 0; k < D_; ++k) e[i * D_ + k] = base[k];
-      }
+      e = detail::start_approx(base, m_, init ? &init->eval_approx : nullptr);
       upload(eapprox_, e.data(), e.size(), L_.stream);
-      TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));  // the host vectors die here
-    } else {
-      TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));
     }
+    TL_CUDA_CHECK(cudaStreamSynchronize(L_.stream));  // the host vectors are the copies' sources
   }
 
   const std::vector<int>& border_counts() const { return B_.count; }
