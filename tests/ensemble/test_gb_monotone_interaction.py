@@ -246,10 +246,11 @@ def test_cpu_and_gpu_give_identical_bits_scikit_learn_shaped(kw, cls):
     X, y = wavy(n=20000, seed=9)
     X[np.random.default_rng(4).random(X.shape) < 0.02] = np.nan
     if cls == "classifier":
-        make = lambda device: GradientBoostingClassifier(n_estimators=20, max_depth=6, device=device, **kw)  # noqa: E731
+        make = lambda device: GradientBoostingClassifier(n_estimators=20, max_depth=6, device=device,  # noqa: E731
+                                                         random_state=0, **kw)
         y = (y > np.median(y)).astype(int)
     else:
-        make = lambda device: regressor(n_estimators=20, max_depth=6, device=device, **kw)  # noqa: E731
+        make = lambda device: regressor(n_estimators=20, max_depth=6, device=device, random_state=0, **kw)  # noqa: E731
     cpu, gpu = make("cpu").fit(X, y), make("cuda:0").fit(X, y)
     assert_same_model(cpu, gpu)
 
@@ -259,7 +260,7 @@ def test_cpu_and_gpu_give_identical_bits_multiclass_interaction():
     X, y = wavy(n=12000, seed=10)
     yc = np.digitize(y, np.quantile(y, [0.33, 0.66]))
     make = lambda device: GradientBoostingClassifier(n_estimators=10, max_depth=5, device=device,  # noqa: E731
-                                                     interaction_cst=[[0, 1], [2, 3]])
+                                                     interaction_cst=[[0, 1], [2, 3]], random_state=0)
     assert_same_model(make("cpu").fit(X, yc), make("cuda:0").fit(X, yc))
 
 

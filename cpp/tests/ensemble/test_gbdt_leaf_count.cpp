@@ -219,7 +219,7 @@ TEST(GbdtCuda, LeafCountsIdenticalToCpu) {
   // Deep oblivious trees: more leaves than the kernel's shared table (global atomics).
   const Data D = make_data(40001, 6, GbdtLoss::RMSE, true, 97);
   const Data E = make_data(2001, 6, GbdtLoss::RMSE, true, 98);
-  GbdtParams p = params(GbdtLoss::RMSE, 3, 13);
+  GbdtParams p = params(GbdtLoss::RMSE, 5, 13);  // 5 trees: expect_fits_identical stages trees [2, 5)
   p.bootstrap = tl::GbdtBootstrap::Bernoulli;
   p.subsample = 0.8;
   const auto [a, b] = expect_fits_identical(gpu, D, E, p, nullptr);

@@ -280,14 +280,18 @@ __global__ void __launch_bounds__(kThreads) gram_cross_kernel(const T* __restric
 }
 
 // The canonical tree over the nc chunk partials of a batch. One thread per
-// element e = j*D + k of the D x D output (upper triangle only); the threads
+// element e = j*D + k of the D x D output: the upper triangle's sums, zeros
+// below (so the whole output is written before it is downloaded); the threads
 // of a warp read consecutive elements of the same partial (coalesced).
 __global__ void gram_tree_kernel(const double* __restrict__ P, std::int64_t D, std::int64_t nc,
                                  double* __restrict__ R) {
   const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t DD = D * D;
   if (e >= DD) return;
-  if (e / D > e % D) return;
+  if (e / D > e % D) {
+    R[e] = 0.0;
+    return;
+  }
   gram_detail::TreeStack st;
   for (std::int64_t c = 0; c < nc; ++c) st.push(P[c * DD + e]);
   R[e] = st.result();

@@ -41,12 +41,12 @@ bool gram_moments_fast_cuda(const Context& ctx, MatrixView<const T> Xv, MatrixVi
   const std::int64_t na = moments_size(ldz, t);
   const std::size_t smem = sizeof(double) * static_cast<std::size_t>(na);
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
-  DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
   DeviceBuffer<double> P(static_cast<std::size_t>(grid) * na, dev);
   DeviceBuffer<double> R(static_cast<std::size_t>(na), dev);
   const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
   CublasLease blas(dev, stream);
   const FastProduct product(ldz);
+  DeviceBuffer<double> C = product.output(dev, stream);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
     const bool add = r0 > 0;

@@ -112,6 +112,13 @@ struct FastProduct {
       blocks.push_back({h, ldz - h, h, ldz - h});
     }
   }
+  // The ldz x ldz output, zeroed: the blocks leave its lower-left part
+  // unwritten, and it is downloaded whole.
+  DeviceBuffer<double> output(int dev, cudaStream_t stream) const {
+    DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
+    TL_CUDA_CHECK(cudaMemsetAsync(C.data(), 0, sizeof(double) * ldz * ldz, stream));
+    return C;
+  }
   void add(cublasHandle_t blas, const double* Z, std::int64_t rows, bool first, double* C) const {
     const double one = 1.0, beta = first ? 0.0 : 1.0;
     for (const Block& bl : blocks)
@@ -142,9 +149,9 @@ void gram_fast(const Context& ctx, const T* X, std::int64_t d, const T* Y, std::
   const std::int64_t batch_rows = fast_batch_rows(n, ldz);
   DeviceBuffer<double> Z(static_cast<std::size_t>(batch_rows * ldz), dev);
   const bool vec = d % 4 == 0 && reinterpret_cast<std::uintptr_t>(X) % 16 == 0;
-  DeviceBuffer<double> C(static_cast<std::size_t>(ldz * ldz), dev);
   CublasLease blas(dev, stream);
   const FastProduct product(ldz);
+  DeviceBuffer<double> C = product.output(dev, stream);
   for (std::int64_t r0 = 0; r0 < n; r0 += batch_rows) {
     const std::int64_t rows = std::min(batch_rows, n - r0);
     const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks_for(rows, 4), 65536));
