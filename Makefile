@@ -111,51 +111,20 @@ sanitize: venv
 	$(MAKE) _sanitize PY=$(abspath $(VPY))
 
 # compute-sanitizer over the CUDA side (docs/SANITIZERS.md), on a GPU machine
-# with the system python3, over the build/gpu build of make test-gpu. Each
-# tool runs the CUDA C++ tests (SAN_GPU_GTEST_<tool>) and a GPU pytest subset
-# (SAN_GPU_PYTEST_<tool>), sized so the whole run takes minutes; racecheck
-# and initcheck are the slowest, so they get fewer tests. Every step runs
-# (one run shows every finding) under a time limit; any finding, failure or
-# time-out fails the target. SAN_GPU_FLAGS_<tool> adds a tool's own options
-# (e.g. SAN_GPU_FLAGS_memcheck='--leak-check full'); _sanitize_gpu reruns the
-# tools over the build as it is.
-COMPUTE_SANITIZER ?= $(or $(shell command -v compute-sanitizer 2>/dev/null),$(firstword $(wildcard /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer)),compute-sanitizer)
-SAN_GPU_TOOLS ?= memcheck racecheck initcheck synccheck
-SAN_GPU_TIMEOUT ?= 900
-SAN_GPU_FLAGS ?= --error-exitcode 1
-SAN_GPU_GTEST_memcheck ?= *Cuda.*
-SAN_GPU_GTEST_racecheck ?= *Cuda.*
-SAN_GPU_GTEST_initcheck ?= *Cuda.*
-SAN_GPU_GTEST_synccheck ?= *Cuda.*
-SAN_GPU_PYTEST_memcheck ?= tests/test_common.py -k 'test_identical_across_devices and (float64-dense or float32-nan)'
-SAN_GPU_PYTEST_racecheck ?= tests/test_common.py -k 'test_identical_across_devices and float32-dense'
-SAN_GPU_PYTEST_initcheck ?= tests/test_common.py -k 'test_identical_across_devices and float64-hostile'
-SAN_GPU_PYTEST_synccheck ?= tests/test_common.py -k 'test_identical_across_devices and float32-dense'
-SAN_GPU_LOGS = $(CURDIR)/build/gpu/sanitize-logs
+# with the system python3, over the build/gpu build of make test-gpu:
+# tests/sanitize_gpu.py runs its steps (a tool over part of the CUDA C++
+# suites or a GPU pytest subset) several at a time, each under a time limit;
+# any finding, failure or time-out fails the target. SAN_GPU_ARGS passes its
+# options (--tools, --only, --jobs, --timeout, --flags, --list);
+# _sanitize_gpu reruns the steps over the build as it is.
+SAN_GPU_ARGS ?=
 
 sanitize-gpu:
 	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
 	$(MAKE) _sanitize_gpu
 
 _sanitize_gpu:
-	@rc=0; log=$(SAN_GPU_LOGS); rm -rf $$log; mkdir -p $$log; \
-	export TWINLEARN_REQUIRE_GPU=1 PYTHONPATH=$(CURDIR)/python; \
-	$(foreach t,$(SAN_GPU_TOOLS),\
-	echo "== compute-sanitizer $(t): C++ tests"; \
-	timeout $(SAN_GPU_TIMEOUT) $(COMPUTE_SANITIZER) --tool $(t) $(SAN_GPU_FLAGS) $(SAN_GPU_FLAGS_$(t)) \
-	  build/gpu/twinlearn_cuda_tests --gtest_filter='$(SAN_GPU_GTEST_$(t))' > $$log/$(t)-ctest.txt 2>&1 \
-	  || { echo "exit status $$? (log: $$log/$(t)-ctest.txt)"; rc=1; }; \
-	echo "== compute-sanitizer $(t): pytest"; \
-	timeout $(SAN_GPU_TIMEOUT) $(COMPUTE_SANITIZER) --tool $(t) $(SAN_GPU_FLAGS) $(SAN_GPU_FLAGS_$(t)) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider -m gpu $(SAN_GPU_PYTEST_$(t)) > $$log/$(t)-pytest.txt 2>&1 \
-	  || { echo "exit status $$? (log: $$log/$(t)-pytest.txt)"; rc=1; };) \
-	{ echo "== sanitize-gpu summary (logs in $$log) =="; \
-	  for f in $(foreach t,$(SAN_GPU_TOOLS),$$log/$(t)-ctest.txt $$log/$(t)-pytest.txt); do \
-	    echo "$$(basename $$f .txt): $$(grep -hE '(ERROR|RACECHECK) SUMMARY:' $$f | tr '\n' ' ')$$(grep -hE '^\[  (PASSED|FAILED)  \] [0-9]+ tests?|^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$f | tail -1)"; \
-	    ! grep -qE '(ERROR|RACECHECK) SUMMARY: [1-9]' $$f || rc=1; \
-	    grep -qE '(ERROR|RACECHECK) SUMMARY:' $$f || { echo "  no summary line: the tool did not finish"; rc=1; }; \
-	  done; echo "exit status: $$rc"; } > build/gpu/sanitize-summary.txt; \
-	cat build/gpu/sanitize-summary.txt; exit $$rc
+	$(PYTHON) tests/sanitize_gpu.py $(SAN_GPU_ARGS)
 
 build: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
