@@ -1,7 +1,8 @@
 """compute-sanitizer over the CUDA side, steps side by side (make sanitize-gpu).
 
     python3 tests/sanitize_gpu.py [--tools memcheck,racecheck] [--only race-gbdt,...]
-                                  [--jobs 4] [--timeout 1800] [--list]
+                                  [--step NAME:TOOL:ctest|pytest:WHAT] [--jobs 4]
+                                  [--timeout 1800] [--list]
 
 Each step runs one compute-sanitizer tool over part of the CUDA C++ suites
 (``build/gpu/twinlearn_cuda_tests``, a gtest filter) or over a GPU pytest
@@ -124,14 +125,26 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per step")
     ap.add_argument("--flags", action="append", default=[], metavar="TOOL=FLAGS",
                     help="extra options for one tool, e.g. memcheck='--leak-check full'")
+    ap.add_argument("--step", action="append", default=[], metavar="NAME:TOOL:KIND:WHAT",
+                    help="an extra step: KIND 'ctest' (WHAT a gtest filter) or 'pytest' (WHAT its arguments)")
     ap.add_argument("--list", action="store_true", help="print the steps and exit")
     a = ap.parse_args(argv)
     tools = set(a.tools.split(","))
     only = set(filter(None, a.only.split(",")))
     unknown = only - {s[0] for s in STEPS}
+    TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
     if unknown:
         ap.error(f"unknown steps: {sorted(unknown)}")
+    extra = []
+    for spec in a.step:
+        parts = spec.split(":", 3)
+        if len(parts) != 4 or parts[2] not in ("ctest", "pytest") or parts[1] not in TOOLS:
+            ap.error(f"--step {spec!r}: expected NAME:TOOL:ctest|pytest:WHAT with TOOL one of {', '.join(TOOLS)}")
+        extra.append(tuple(parts))
     steps = [s for s in STEPS if s[1] in tools and (not only or s[0] in only)]
+    if a.step and not a.only:
+        steps = []  # --step alone runs only the steps it names
+    steps += extra
     if a.list:
         for s in steps:
             print(f"{s[0]:12s} {s[1]:10s} {s[2]:6s} {s[3]}")

@@ -318,3 +318,49 @@ def test_auc_needs_both_classes_in_the_eval_set():
     X, y = higgs_like(n=300, d=4, seed=36)
     with pytest.raises(ValueError, match="both classes"):
         GradientBoosting(eval_metric="AUC", n_estimators=2, device="cpu").fit(X, y, eval_set=(X[y == 1], y[y == 1]))
+
+
+# -- the default loss: CatBoostClassifier's rule -----------------------------------------------
+def _classes_data(k, n=400, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))
+    return X, np.minimum((X[:, 0] * k).astype(int), k - 1)
+
+
+def test_default_loss_is_multiclass_for_more_than_two_classes():
+    X, y = _classes_data(3)
+    m = GradientBoosting(n_estimators=5).fit(X, y)
+    explicit = GradientBoosting(n_estimators=5, loss="MultiClass").fit(X, y)
+    assert m.get_params()["loss"] is None and m.n_outputs_ == 3
+    assert bits(m.leaf_values_) == bits(explicit.leaf_values_)
+    assert bits(m.predict_proba(X)) == bits(explicit.predict_proba(X))
+    assert set(m.evals_result_) <= set(explicit.evals_result_)
+
+
+def test_default_loss_is_logloss_for_two_classes():
+    X, y = _classes_data(2)
+    m = GradientBoosting(n_estimators=5).fit(X, y)
+    explicit = GradientBoosting(n_estimators=5, loss="Logloss").fit(X, y)
+    assert m.n_outputs_ == 1
+    assert bits(m.leaf_values_) == bits(explicit.leaf_values_)
+    assert bits(m.predict_proba(X)) == bits(explicit.predict_proba(X))
+
+
+def test_explicit_logloss_still_refuses_three_classes():
+    X, y = _classes_data(3)
+    with pytest.raises(ValueError, match="use loss='MultiClass'"):
+        GradientBoosting(n_estimators=2, loss="Logloss").fit(X, y)
+
+
+def test_default_loss_model_file_round_trip(tmp_path):
+    X, y = _classes_data(4)
+    m = GradientBoosting(n_estimators=4).fit(X, y)
+    m.save_model(tmp_path / "m.json")
+    back = GradientBoosting().load_model(tmp_path / "m.json")
+    assert bits(back.predict_proba(X)) == bits(m.predict_proba(X))
+
+
+def test_default_loss_refuses_monotone_constraints_with_many_classes():
+    X, y = _classes_data(3)
+    with pytest.raises(ValueError, match="multiclass"):
+        GradientBoosting(n_estimators=2, grow_policy="Depthwise", monotone_constraints=[1, 0, 0, 0]).fit(X, y)

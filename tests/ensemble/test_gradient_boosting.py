@@ -37,6 +37,7 @@ WAIVED = {
     [
         GradientBoostingClassifier(n_estimators=10, device="cpu"),
         GradientBoostingRegressor(n_estimators=10, device="cpu"),
+        GradientBoosting(loss="Logloss", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="MultiClass", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoosting(loss="RMSE", n_estimators=10, learning_rate=0.3, device="cpu"),
@@ -50,12 +51,12 @@ WAIVED = {
         GradientBoosting(loss="Quantile:alpha=0.7", n_estimators=10, learning_rate=0.3, device="cpu"),
         GradientBoostingRegressor(loss="absolute_error", n_estimators=20, learning_rate=0.5, device="cpu"),
         GradientBoostingRegressor(loss="quantile", alpha=0.3, n_estimators=20, learning_rate=0.5, device="cpu"),
-        GradientBoosting(n_estimators=10, learning_rate=0.3, eval_metric="AUC", min_child_weight=1.0,
-                         min_split_gain=0.0, device="cpu"),
+        GradientBoosting(loss="Logloss", n_estimators=10, learning_rate=0.3, eval_metric="AUC",
+                         min_child_weight=1.0, min_split_gain=0.0, device="cpu"),
     ],
-    ids=["classifier", "regressor", "Logloss", "MultiClass", "RMSE", "regressor-poisson", "CrossEntropy",
-         "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber", "MAE", "Quantile", "regressor-absolute_error",
-         "regressor-quantile", "Logloss-new-parameters"],
+    ids=["classifier", "regressor", "Logloss", "default-loss", "MultiClass", "RMSE", "regressor-poisson",
+         "CrossEntropy", "MultiClassOneVsAll", "Poisson", "Tweedie", "Huber", "MAE", "Quantile",
+         "regressor-absolute_error", "regressor-quantile", "Logloss-new-parameters"],
 )
 def test_check_estimator(est):
     waived = dict(WAIVED)

@@ -1,5 +1,5 @@
 """GradientBoosting: gradient-boosted decision trees with CatBoost's names
-(``loss="Logloss"``, ``l2_leaf_reg``, ``border_count``,
+(``loss``, ``l2_leaf_reg``, ``border_count``,
 ``grow_policy="SymmetricTree"``).
 
 Every fit delivers ``numeric_mode="identical"``: the histograms are exact
@@ -34,7 +34,7 @@ from ._params import (
 
 
 def _has_classification_loss(est):
-    return loss_name_or_none(est.loss) in CLASSIFICATION_LOSSES
+    return est.loss is None or loss_name_or_none(est.loss) in CLASSIFICATION_LOSSES
 
 
 class GradientBoosting(DeviceScoreMixin, _BoostingCore):
@@ -56,8 +56,10 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
 
     Parameters
     ----------
-    loss : str, default='Logloss'
-        CatBoost's names, parameters after a colon.
+    loss : str or None, default=None
+        CatBoost's names, parameters after a colon. None is
+        CatBoostClassifier's default: 'Logloss' for two classes, 'MultiClass'
+        for more (``n_outputs_`` is then the number of classes).
         Classification: 'Logloss' (exactly two classes; any labels),
         'CrossEntropy' (two classes, or probabilistic targets in [0, 1]),
         'MultiClass' (softmax over two or more classes), 'MultiClassOneVsAll'
@@ -285,7 +287,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
     """
 
     _parameter_constraints: dict = {
-        "loss": [str],
+        "loss": [str, None],
         "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_depth": [Interval(numbers.Integral, 1, 16, closed="both")],
@@ -333,7 +335,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
     def __init__(
         self,
         *,
-        loss="Logloss",
+        loss=None,
         n_estimators=1000,
         learning_rate=0.03,
         max_depth=6,
@@ -390,7 +392,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        name = loss_name_or_none(self.loss)
+        name = "MultiClass" if self.loss is None else loss_name_or_none(self.loss)
         if name in CLASSIFICATION_LOSSES:
             tags.estimator_type = "classifier"
             tags.classifier_tags = ClassifierTags(multi_class=name in MULTICLASS_LOSSES)
@@ -403,16 +405,18 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         return tags
 
     def _is_classifier(self):
-        return loss_name_or_none(self.loss) in CLASSIFICATION_LOSSES
+        return _has_classification_loss(self)
 
     def _core_loss(self, n_classes):
+        if self.loss is None:  # CatBoostClassifier's default: by the number of classes
+            return "MultiClass" if n_classes > 2 else "Logloss"
         return parse_loss(self.loss)[0]
 
     def _core_loss_param(self):
-        return parse_loss(self.loss)[1]
+        return 0.0 if self.loss is None else parse_loss(self.loss)[1]
 
     def _metric_name(self, loss_name):
-        return self.loss
+        return loss_name if self.loss is None else self.loss
 
     def _core_eval_metric(self, loss_name):
         return catboost_eval_metric(self, loss_name)

@@ -97,7 +97,8 @@ def check_catboost_params(est):
     """The rules of GradientBoosting's parameters that tie one to another
     (CatBoost's: a parameter of one grow policy or bootstrap type given with
     another raises)."""
-    parse_loss(est.loss)
+    if est.loss is not None:
+        parse_loss(est.loss)
     if est.grow_policy not in GROW_POLICIES:
         raise ValueError(
             f"grow_policy={est.grow_policy!r} is not supported; use 'SymmetricTree' (oblivious trees), "
@@ -136,7 +137,7 @@ def catboost_eval_metric(est, loss_name):
     if m not in EVAL_METRICS:
         raise ValueError(
             f"eval_metric must be None, one of {', '.join(repr(v) for v in EVAL_METRICS)}, or the loss "
-            f"({est.loss!r}); got {m!r}"
+            f"({est.loss or loss_name!r}); got {m!r}"
         )
     return m
 
@@ -185,7 +186,7 @@ def catboost_core_params(est):
         min_child_weight=float(est.min_child_weight),
         min_split_gain=-math.inf if est.min_split_gain is None else float(est.min_split_gain),
         monotone_constraints=[] if est.monotone_constraints is None
-        else catboost_monotone_fields(est, parse_loss(est.loss)[0]),
+        else catboost_monotone_fields(est, est._core_loss(len(getattr(est, "classes_", ())))),
     )
 
 
@@ -202,7 +203,7 @@ def _monotone_fields(est, cst, param, loss_name, categorical_message):
     if cst is None or not np.any(cst != 0):
         return []
     if loss_name in ("MAE", "Quantile"):
-        raise ValueError(f"{param} is not supported with loss {est.loss!r}: its leaves are quantiles of the "
+        raise ValueError(f"{param} is not supported with loss {loss_name!r}: its leaves are quantiles of the "
                          "residuals, which the constraint's bounds do not enter")
     src = _encoded_sources(est)
     if src is None:
