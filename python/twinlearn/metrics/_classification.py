@@ -62,7 +62,8 @@ def cell_table(run, y_true, y_pred, sample_weight):
     """(labels, counts, weight_sums) of the (true, predicted) table over the
     sorted union of the labels present: counts[i, j] the number of samples
     with y_true == labels[i] and y_pred == labels[j] (int64), weight_sums
-    their canonical weight sums (float64; None without sample_weight). None
+    their canonical weight sums (float64, int64 for integer weights; None
+    without sample_weight). None
     when the own path does not take the input (see _as_labels, MAX_CELLS)."""
     check_consistent_length(y_true, y_pred, sample_weight)
     yt, yp = _as_labels(run, y_true), _as_labels(run, y_pred)
@@ -91,13 +92,17 @@ def cell_table(run, y_true, y_pred, sample_weight):
             w = np.asarray(w)
         if w.ndim != 1 or w.shape[0] != yt.shape[0]:
             return None  # scikit-learn's shape error on the host copy
+        integral = str(w.dtype).split(".")[-1].startswith(("int", "uint", "bool"))
         w = ops.f64(w)
+        if integral and run.sum(ops.abs(w)) >= 2.0**53:
+            return None  # integer weight sums past float64's exact range: scikit-learn on the host
         ws = w[ops.argsort(code)]  # each cell's weights together, in sample order
         ends = np.cumsum(counts)
         wsum = np.zeros(k * k)
         for c in np.flatnonzero(counts):
             wsum[c] = run.sum(ws[int(ends[c] - counts[c]):int(ends[c])])
-        wsum = wsum.reshape(k, k)
+        # integer weights: exact sums, kept integers as scikit-learn keeps them
+        wsum = wsum.reshape(k, k).astype(np.int64) if integral else wsum.reshape(k, k)
     return labels, counts.reshape(k, k), wsum
 
 

@@ -63,12 +63,14 @@ def _weighted_cumsum(run, v, w):
     return run.result(np.cumsum(ops.asnumpy(v)))
 
 
-def _curve_inputs(run, y_true, y_score, sample_weight):
-    """(y_true labels, y_score, weights, unique labels) for the own path, or None."""
-    check_consistent_length(y_true, y_score, sample_weight)
+def _curve_inputs(run, y_true, y_score, sample_weight, types=("binary", "multiclass")):
+    """(y_true labels, y_score, weights, unique labels) for the own path, or
+    None (then scikit-learn runs on a host copy, raising its own errors):
+    y_true must be of one of `types` (scikit-learn checks the type first)."""
     yt, ys = _as_labels(run, y_true), _scores_1d(run, y_score)
-    if yt is None or ys is None:
+    if yt is None or ys is None or _label_type(run.ops.unique(yt)) not in types:
         return None
+    check_consistent_length(y_true, y_score, sample_weight)
     w = _weights(run, sample_weight, yt.shape[0])
     if sample_weight is not None and w is None:
         return None
@@ -145,7 +147,7 @@ def roc_curve(y_true, y_score, *, pos_label=None, sample_weight=None, drop_inter
         validate_params(_sk.roc_curve, {"y_true": y_true, "y_score": y_score, "sample_weight": sample_weight,
                                         **params})
         inputs = _curve_inputs(run, y_true, y_score, sample_weight)
-        if inputs is not None and _label_type(inputs[3]) is not None:
+        if inputs is not None:
             return _roc(run, *inputs, pos_label, drop_intermediate)
     yt, ys, sw = host(y_true, y_score, sample_weight)
     return _sk.roc_curve(yt, ys, sample_weight=sw, **params)
@@ -200,7 +202,7 @@ def precision_recall_curve(y_true, y_score, *, pos_label=None, sample_weight=Non
         validate_params(_sk.precision_recall_curve, {"y_true": y_true, "y_score": y_score,
                                                      "sample_weight": sample_weight, **params})
         inputs = _curve_inputs(run, y_true, y_score, sample_weight)
-        if inputs is not None and _label_type(inputs[3]) is not None:
+        if inputs is not None:
             return _pr(run, *inputs, pos_label, drop_intermediate)
     yt, ys, sw = host(y_true, y_score, sample_weight)
     return _sk.precision_recall_curve(yt, ys, sample_weight=sw, **params)
@@ -296,8 +298,8 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     if run.own:
         validate_params(_sk.roc_auc_score, {"y_true": y_true, "y_score": y_score, "sample_weight": sample_weight,
                                             **params})
-        inputs = _curve_inputs(run, y_true, y_score, sample_weight)
-        if inputs is not None and _label_type(inputs[3]) == "binary":
+        inputs = _curve_inputs(run, y_true, y_score, sample_weight, ("binary",))
+        if inputs is not None:
             return _binary_roc_auc(run, *inputs, max_fpr)
     yt, ys, sw = host(y_true, y_score, sample_weight)
     return _sk.roc_auc_score(yt, ys, sample_weight=sw, **params)
@@ -328,8 +330,8 @@ def average_precision_score(y_true, y_score, *, average="macro", pos_label=1, sa
     if run.own:
         validate_params(_sk.average_precision_score, {"y_true": y_true, "y_score": y_score,
                                                       "sample_weight": sample_weight, **params})
-        inputs = _curve_inputs(run, y_true, y_score, sample_weight)
-        if inputs is not None and _label_type(inputs[3]) == "binary":
+        inputs = _curve_inputs(run, y_true, y_score, sample_weight, ("binary",))
+        if inputs is not None:
             u = inputs[3]
             if u.shape[0] == 2 and pos_label not in u:
                 raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {u}")
