@@ -52,6 +52,8 @@ def _label_type(u):
     (the type depends only on the set of values); None when it raises."""
     from sklearn.utils.multiclass import type_of_target
 
+    if u.dtype.kind == "f" and not np.all(np.isfinite(u)):
+        return None  # scikit-learn's NaN / infinity error (and warnings), on the host copy
     try:
         return type_of_target(u)
     except (ValueError, TypeError):
@@ -92,7 +94,10 @@ def cell_table(run, y_true, y_pred, sample_weight):
             w = np.asarray(w)
         if w.ndim != 1 or w.shape[0] != yt.shape[0]:
             return None  # scikit-learn's shape error on the host copy
-        integral = str(w.dtype).split(".")[-1].startswith(("int", "uint", "bool"))
+        dtype = str(w.dtype).split(".")[-1]
+        if dtype.startswith("bool"):
+            return None  # boolean weights: scikit-learn's own (and odd) arithmetic on the host
+        integral = dtype.startswith(("int", "uint"))
         w = ops.f64(w)
         if integral and run.sum(ops.abs(w)) >= 2.0**53:
             return None  # integer weight sums past float64's exact range: scikit-learn on the host

@@ -376,6 +376,13 @@ def top_k_accuracy_score(y_true, y_score, *, k=2, normalize=True, sample_weight=
     return _sk.top_k_accuracy_score(yt, ys, sample_weight=sw, **params)
 
 
+def _ranks_before(S, s_true, col, true_col):
+    """Which classes rank before the true one in scikit-learn's order (a
+    stable ascending argsort, reversed): a higher score, or an equal score
+    and a higher class index."""
+    return (S > s_true) | ((S == s_true) & (col > true_col))
+
+
 def _top_k(run, y_true, y_score, sample_weight, k, normalize, labels):
     yt = _as_labels(run, y_true)
     S = run.place(y_score)
@@ -400,8 +407,7 @@ def _top_k(run, y_true, y_score, sample_weight, k, normalize, labels):
     enc = ops.searchsorted(ops.asarray(classes, yt) if ops.kind != "numpy" else classes, yt)
     s_true = ops.take_along_rows(S, enc).reshape(-1, 1)
     col = ops.arange(S.shape[1], S).reshape(1, -1)
-    before = (S > s_true) | ((S == s_true) & (col > enc.reshape(-1, 1)))
-    hits = ops.astype_f64(ops.count_true_rows(before) < k)
+    hits = ops.astype_f64(ops.count_true_rows(_ranks_before(S, s_true, col, enc.reshape(-1, 1))) < k)
     if normalize:
         return float(run.average(hits, w))
     return float(run.sum(hits if w is None else hits * w))
