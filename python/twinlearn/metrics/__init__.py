@@ -58,4 +58,8 @@ __all__ += [
     "mean_poisson_deviance", "mean_squared_error", "mean_tweedie_deviance", "median_absolute_error", "r2_score",
     "root_mean_squared_error",
 ]
+from . import _classification as _cls, _ranking as _rank, _regression as _reg  # noqa: E402
+
+#: docs/SUPPORT_MATRIX.md's rows of these functions (twinlearn.accel._matrix reads every SUPPORT_* here).
+SUPPORT_CLASSIFICATION_REGRESSION_RANKING = {**_cls.SUPPORT, **_rank.SUPPORT, **_reg.SUPPORT}
 # -- end classification, regression and ranking --

@@ -479,3 +479,24 @@ for _f in (accuracy_score, balanced_accuracy_score, confusion_matrix, multilabel
            precision_recall_fscore_support, matthews_corrcoef, cohen_kappa_score, classification_report,
            log_loss, brier_score_loss, hinge_loss):
     _f.__doc__ = _f.__doc__.replace("{common}", COMMON_PARAMS).replace("{{", "{").replace("}}", "}")
+
+
+#: The own path of each function (device input, identical mode) for
+#: docs/SUPPORT_MATRIX.md; 'host copy': scikit-learn on a host copy.
+SUPPORT = {
+    'accuracy_score': 'exact label counts; multilabel input: host copy',
+    'balanced_accuracy_score': 'exact label counts',
+    'confusion_matrix': 'exact label counts (weights: canonical cell sums)',
+    'multilabel_confusion_matrix': 'exact label counts for multiclass labels; multilabel input: host copy',
+    'precision_recall_fscore_support': "exact label counts; average='samples' / multilabel input: host copy",
+    'precision_score': 'as precision_recall_fscore_support',
+    'recall_score': 'as precision_recall_fscore_support',
+    'f1_score': 'as precision_recall_fscore_support',
+    'fbeta_score': 'as precision_recall_fscore_support',
+    'matthews_corrcoef': 'exact label counts',
+    'cohen_kappa_score': 'exact label counts',
+    'classification_report': 'host copy',
+    'log_loss': 'host copy',
+    'brier_score_loss': 'host copy',
+    'hinge_loss': 'host copy',
+}

@@ -415,3 +415,14 @@ def _top_k(run, y_true, y_score, sample_weight, k, normalize, labels):
 
 for _f in (roc_curve, precision_recall_curve, roc_auc_score, average_precision_score, top_k_accuracy_score):
     _f.__doc__ = _f.__doc__.replace("{common}", COMMON_PARAMS).replace("{{", "{").replace("}}", "}")
+
+
+#: The own path of each function (device input, identical mode) for
+#: docs/SUPPORT_MATRIX.md; 'host copy': scikit-learn on a host copy.
+SUPPORT = {
+    'roc_curve': 'binary: stable device sort, exact cumulative counts (non-integer weights: host cumsum)',
+    'precision_recall_curve': 'as roc_curve',
+    'roc_auc_score': 'binary (and max_fpr): as roc_curve, canonical trapezoid sum; multiclass / multilabel: host copy',
+    'average_precision_score': 'binary: as roc_curve, canonical sum; multiclass / multilabel: host copy',
+    'top_k_accuracy_score': 'multiclass scores: exact per-sample ranks, canonical sums; binary scores: host copy',
+}

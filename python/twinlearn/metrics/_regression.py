@@ -484,3 +484,24 @@ for _f in (r2_score, explained_variance_score, max_error, mean_tweedie_deviance,
            mean_squared_error, root_mean_squared_error, mean_absolute_error, mean_absolute_percentage_error,
            mean_pinball_loss):
     _f.__doc__ = _f.__doc__.replace("{common}", COMMON_PARAMS).replace("{{", "{").replace("}}", "}")
+
+
+#: The own path of each function (device input, identical mode) for
+#: docs/SUPPORT_MATRIX.md; 'host copy': scikit-learn on a host copy.
+SUPPORT = {
+    'r2_score': 'device elementwise terms, canonical column sums',
+    'explained_variance_score': 'device elementwise terms, canonical column sums',
+    'mean_squared_error': 'device elementwise terms, canonical column sums',
+    'root_mean_squared_error': 'device elementwise terms, canonical column sums',
+    'mean_absolute_error': 'device elementwise terms, canonical column sums',
+    'mean_absolute_percentage_error': 'device elementwise terms, canonical column sums',
+    'mean_pinball_loss': 'device elementwise terms, canonical column sums',
+    'mean_tweedie_deviance': 'device elementwise terms, canonical column sums',
+    'mean_poisson_deviance': 'device elementwise terms, canonical column sums',
+    'mean_gamma_deviance': 'device elementwise terms, canonical column sums',
+    'd2_tweedie_score': 'device elementwise terms, canonical column sums',
+    'max_error': 'device selection (exact)',
+    'median_absolute_error': 'host copy (medians, weighted percentiles)',
+    'd2_absolute_error_score': 'host copy (medians, weighted percentiles)',
+    'd2_pinball_score': 'host copy (medians, weighted percentiles)',
+}
