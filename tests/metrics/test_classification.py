@@ -216,3 +216,16 @@ def test_gpu_score_of_an_estimator_is_computed_on_the_device(lib):
     est = GaussianNB(device="cuda").fit(to_device(lib, X), to_device(lib, y))
     host_score = GaussianNB(device="cuda").fit(to_device(lib, X), to_device(lib, y)).score(X, y)
     assert est.score(to_device(lib, X), to_device(lib, y)) == host_score
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+def test_gpu_host_labels_beside_device_predictions(lib):
+    # y_true on the host, predictions on the device (a predict's output): y_true goes to the device
+    y_true, y_pred, rng = labels_case(12, n_classes=3, n=5_000)
+    w = rng.random(5_000)
+    for name, kw in [("accuracy_score", {}), ("f1_score", {"average": "macro"}), ("confusion_matrix", {})]:
+        cpu = outcome(getattr(tm, name), y_true, y_pred, sample_weight=w, numeric_mode="identical", **kw)
+        gpu = outcome(getattr(tm, name), y_true, to_device(lib, y_pred), sample_weight=w, numeric_mode="identical",
+                      **kw)
+        assert_same_outcome(cpu, gpu, exact=True)

@@ -174,3 +174,16 @@ def test_gpu_errors_are_scikit_learns(lib):
         ref = outcome(getattr(sk, fn), *args, **kw)
         got = outcome(getattr(tm, fn), *(to_device(lib, np.asarray(a)) for a in args), **kw)
         assert_same_outcome(ref, got, exact=False)
+
+
+@pytest.mark.parametrize("name", ["r2_score", "mean_squared_error", "mean_absolute_error", "explained_variance_score"])
+def test_float32_input_is_computed_in_float64(name):
+    # scikit-learn computes float32 input in float32; the own path widens it
+    # first, so the two agree to float32 rounding (and the own path equals its
+    # own result on the widened input exactly).
+    y, p, _ = targets(2, False, False, n=1_000)
+    y32, p32 = y.astype(np.float32), p.astype(np.float32)
+    got = getattr(tm, name)(y32, p32, numeric_mode="identical")
+    np.testing.assert_allclose(got, getattr(sk, name)(y32, p32), rtol=1e-5)
+    wide = getattr(tm, name)(y32.astype(np.float64), p32.astype(np.float64), numeric_mode="identical")
+    assert np.float64(got).tobytes() == np.float64(wide).tobytes()

@@ -34,12 +34,15 @@ def _as_labels(run, y):
     does not take it (multilabel / 2-D, empty, object dtype, not an array)."""
     if y is None:
         return None
+    y = run.place(y)
     if not hasattr(y, "shape"):
         y = np.asarray(y)
     if run.ops.kind == "numpy":
-        y = np.asarray(run.place(y))
+        y = np.asarray(y)
         if y.dtype.kind not in "biuf":
             return None  # strings and objects: scikit-learn on the host
+    elif not run.of_kind(y):
+        return None  # host strings beside device arrays: scikit-learn on the host
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)
     if y.ndim != 1 or y.shape[0] == 0:
@@ -88,11 +91,9 @@ def cell_table(run, y_true, y_pred, sample_weight):
     wsum = None
     if sample_weight is not None:
         w = run.place(sample_weight)
-        if not hasattr(w, "shape"):
+        if not hasattr(w, "shape") or ops.kind == "numpy":
             w = np.asarray(w)
-        if ops.kind == "numpy":
-            w = np.asarray(w)
-        if w.ndim != 1 or w.shape[0] != yt.shape[0]:
+        if not run.of_kind(w) or w.ndim != 1 or w.shape[0] != yt.shape[0]:
             return None  # scikit-learn's shape error on the host copy
         dtype = str(w.dtype).split(".")[-1]
         if dtype.startswith("bool"):

@@ -124,8 +124,11 @@ class _NumpyLike:
         return float(self.xp.max(x))
 
     def full(self, n, value, like):
-        return self.xp.full(n, value, dtype=self.xp.float64) if self.kind == "numpy" else \
-            self.asarray(np.full(n, value), like)
+        """A float64 vector of n copies of value, where `like` lives."""
+        if self.kind == "numpy":
+            return np.full(n, value, dtype=np.float64)
+        with self.xp.cuda.Device(like.device.id):
+            return self.xp.full(n, value, dtype=self.xp.float64)
 
     def take_rows(self, X, idx):
         return X[idx]
@@ -160,7 +163,7 @@ class _TorchLike(_NumpyLike):
         return np.asarray(self.asnumpy(self.xp.unique(x, sorted=True)))
 
     def searchsorted(self, sorted_values, x, side="left"):
-        return self.xp.searchsorted(sorted_values, x.contiguous(), right=(side == "right"))
+        return self.xp.searchsorted(sorted_values, x.to(sorted_values.dtype).contiguous(), right=(side == "right"))
 
     def bincount(self, codes, minlength):
         return np.asarray(self.asnumpy(self.xp.bincount(codes, minlength=minlength)), dtype=np.int64)
@@ -217,6 +220,12 @@ class _TorchLike(_NumpyLike):
     def take_along_rows(self, S, col):
         return S[self.xp.arange(S.shape[0], device=S.device), col]
 
+    def count_true_rows(self, M):
+        return M.sum(dim=1)
+
+    def full(self, n, value, like):
+        return self.xp.full((n,), value, dtype=self.xp.float64, device=like.device)
+
     def isfinite_all(self, x) -> bool:
         return bool(self.xp.isfinite(x).all().item())
 
@@ -254,13 +263,33 @@ class Run:
         self.own = self.on_device or self.mode == "identical"
         self._ctx = None
         self.like = _io.first_device_array(*arrays) if self.on_device else None
+        if self.like is not None and _io.kind(self.like) == "cai":
+            import cupy  # another library's CUDA array: read through a CuPy view
+
+            self.like = cupy.asarray(self.like)
         self.ops = ops_for(self.like) if self.like is not None else _NumpyLike(np, "numpy")
 
     def place(self, x):
-        """x where the computation reads it (a host copy for the CPU)."""
+        """x where the computation reads it: a host copy of device input for
+        the CPU; on a GPU, numeric host input (y_true beside device
+        predictions, say) goes to the device of the other inputs."""
         if x is None:
             return None
-        return _io.place(x, self.device) if _io.is_device_array(x) else x
+        if _io.is_device_array(x):
+            x = _io.place(x, self.device)
+            if self.on_device and _io.kind(x) == "cai":
+                import cupy
+
+                x = cupy.asarray(x)
+            return x
+        if self.on_device:
+            a = np.asarray(x)
+            return _io.from_numpy_like(self.like, a) if a.dtype.kind in "biuf" else a
+        return x
+
+    def of_kind(self, x) -> bool:
+        """Whether x is an array the run's operations take (its kind and device)."""
+        return _io.kind(x) == self.ops.kind and (not self.on_device or _io.device_of(x) == self.device)
 
     def _context(self):
         if self._ctx is None:

@@ -28,12 +28,13 @@ from ._common import COMMON_PARAMS, Run, assert_finite, check_consistent_length,
 
 def _scores_1d(run, y_score):
     """y_score as a 1-D float array of the run's kind, or None."""
-    if not hasattr(y_score, "shape"):
+    y_score = run.place(y_score)
+    if not hasattr(y_score, "shape") or run.ops.kind == "numpy":
         y_score = np.asarray(y_score)
-    if run.ops.kind == "numpy":
-        y_score = np.asarray(run.place(y_score))
         if y_score.dtype.kind not in "biuf":
             return None
+    if not run.of_kind(y_score):
+        return None
     if y_score.ndim == 2 and y_score.shape[1] == 1:
         y_score = y_score.reshape(-1)
     if y_score.ndim != 1:
@@ -48,7 +49,7 @@ def _weights(run, sample_weight, n):
         return None
     w = run.place(sample_weight)
     w = np.asarray(w) if (run.ops.kind == "numpy" or not hasattr(w, "shape")) else w
-    if w.ndim != 1 or w.shape[0] != n:
+    if not run.of_kind(w) or w.ndim != 1 or w.shape[0] != n:
         return None
     return run.ops.f64(w)
 
@@ -86,6 +87,8 @@ def _clf_curve(run, yt, ys, w, u, pos_label):
     if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
         raise ValueError("{0} format is not supported".format(y_type))
     pos_label = _check_pos_label_consistency(pos_label, u)
+    if isinstance(pos_label, np.generic):
+        pos_label = pos_label.item()  # compared with device arrays below
     ops = run.ops
     assert_finite(run, ys, "")
     if w is not None:
@@ -386,12 +389,12 @@ def _ranks_before(S, s_true, col, true_col):
 def _top_k(run, y_true, y_score, sample_weight, k, normalize, labels):
     yt = _as_labels(run, y_true)
     S = run.place(y_score)
-    if yt is None or not hasattr(S, "shape") or S.ndim != 2 or S.shape[1] < 3:
-        return None
     if run.ops.kind == "numpy":
         S = np.asarray(S)
         if S.dtype.kind not in "biuf":
             return None
+    if yt is None or not run.of_kind(S) or S.ndim != 2 or S.shape[1] < 3:
+        return None
     check_consistent_length(yt, S, sample_weight)
     w = _weights(run, sample_weight, yt.shape[0])
     if sample_weight is not None and w is None:

@@ -42,6 +42,8 @@ def _targets(run, y_true, y_pred, sample_weight, multioutput):
     check_consistent_length(y_true, y_pred, sample_weight)
     yt, yp = run.place(y_true), run.place(y_pred)
     for y in (yt, yp):
+        if not run.of_kind(y):
+            raise TypeError(f"{type(y).__name__} input beside {run.ops.kind} arrays: give numeric arrays")
         if y.ndim > 2:
             raise ValueError(f"Found array with dim {y.ndim}, while dim <= 2 is required.")
         assert_finite(run, y, "")
@@ -53,7 +55,7 @@ def _targets(run, y_true, y_pred, sample_weight, multioutput):
     w = None
     if sample_weight is not None:
         w = run.place(sample_weight)
-        if not hasattr(w, "shape") or w.ndim != 1:
+        if not hasattr(w, "shape") or not run.of_kind(w) or w.ndim != 1:
             from sklearn.utils.validation import _check_sample_weight  # its error, on a host copy
 
             _check_sample_weight(host(sample_weight)[0], np.empty(yt.shape[0]))
@@ -406,7 +408,8 @@ def d2_tweedie_score(y_true, y_pred, *, sample_weight=None, power=0, device=None
     _tweedie_check(run.ops, yt, yp, power, "mean_tweedie_deviance")
     yt, yp = yt[:, 0], yp[:, 0]
     numerator = run.average(_deviance(run.ops, yt, yp, power), w)
-    y_avg = run.average(yt, w)
+    # scikit-learn's scalar mean, as an array of it (the same operations per element)
+    y_avg = run.ops.full(yt.shape[0], run.average(yt, w), yt)
     denominator = run.average(_deviance(run.ops, yt, y_avg, power), w)
     return 1 - numerator / denominator
 
