@@ -14,6 +14,8 @@
 #                   accelerator installed (pass rate per module; make test runs
 #                   a bounded part)
 #   make test-sklearn-gpu  the same on a GPU machine with the system python3, offline
+#   make test-sklearn-metrics  scikit-learn's own metric tests against twinlearn.metrics
+#                   (pass rate per module; make test runs them with --ci)
 #   make sanitize   the CPU side built with AddressSanitizer and
 #                   UndefinedBehaviorSanitizer (build/sanitize, CUDA off):
 #                   ctest + a bounded pytest subset (docs/SANITIZERS.md)
@@ -36,7 +38,7 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: stubs venv build test test-gpu test-sklearn test-sklearn-gpu demo bench bench-gpu bench-peers format clean \
+.PHONY: stubs venv build test test-gpu test-sklearn test-sklearn-gpu test-sklearn-metrics demo bench bench-gpu bench-peers format clean \
 	sanitize sanitize-gpu _build _test _peers _sanitize _sanitize_gpu
 
 $(VENV)/.stamp: requirements-dev.txt
@@ -64,10 +66,12 @@ _test: _build
 	  --ignore=python/twinlearn/identity/__main__.py --ignore=python/twinlearn/accel/__main__.py \
 	  2>&1 | tee $$log/pytest.txt || rc=1; \
 	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_conformance/run.py --ci 2>&1 | tee $$log/conformance.txt || rc=1; \
+	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_metrics/run.py --ci 2>&1 | tee $$log/sklearn-metrics.txt || rc=1; \
 	{ echo "== test summary ($(BUILD)) =="; \
 	  echo "ctest: $$(grep -E 'tests passed|tests failed' $$log/ctest.txt | tail -1)"; \
 	  echo "pytest: $$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$log/pytest.txt | tail -1)"; \
 	  echo "$$(grep -E '^twinlearn.accel conformance:' $$log/conformance.txt | tail -1)"; \
+	  echo "$$(grep -E '^twinlearn.metrics against scikit-learn' $$log/sklearn-metrics.txt | tail -1)"; \
 	  echo "exit status: $$rc"; } | tee $(CURDIR)/$(BUILD)/test-summary.txt; \
 	exit $$rc
 
@@ -147,6 +151,10 @@ test-sklearn: venv
 test-sklearn-gpu:
 	$(MAKE) _build PY=$(PYTHON) BUILD=build/gpu CUDA=ON
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) tests/sklearn_conformance/run.py
+
+test-sklearn-metrics: venv
+	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
+	PYTHONPATH=$(CURDIR)/python $(VPY) tests/sklearn_metrics/run.py
 
 demo: venv
 	$(VPY) -m pip install -q --no-build-isolation --no-deps .

@@ -86,7 +86,8 @@ def _list_workloads() -> str:
     lines = []
     for name, w in REGISTRY.items():
         suites = ",".join(s for s in SUITES if s in w.suites)
-        target = f"twinlearn.{w.estimator}" if w.estimator else "twinlearn.accelerate" if w.kind == "accel" else "-"
+        target = (w.estimator.__qualname__ if callable(w.estimator) else f"twinlearn.{w.estimator}") if w.estimator \
+            else "twinlearn.accelerate" if w.kind == "accel" else "-"
         lines.append(f"{name:<24} {w.format_title(w.scales['cuda']):<72} {target}  [{suites}]")
     return "\n".join(lines)
 

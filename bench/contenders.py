@@ -103,6 +103,8 @@ def twinlearn_class(path: str | None):
     """(class, None), or (None, (status, reason)) when it cannot be had."""
     if path is None:
         return None, (NOT_IMPLEMENTED, "twinlearn has no counterpart")
+    if callable(path):  # a factory taking the parameters, device and numeric_mode
+        return path, None
     module, _, name = path.rpartition(".")
     full = f"twinlearn.{module}" if module else "twinlearn"
     try:

@@ -626,3 +626,6 @@ register(accelerated(
     params={"max_iter": 100},
     quality=metrics.ACCURACY,
 ))
+
+# -- metrics: classification, regression and ranking (bench/metric_workloads.py) --
+from . import metric_workloads  # noqa: E402,F401  (registers roc_auc_score, confusion_matrix, r2_score, ...)

@@ -101,11 +101,13 @@ class TwinlearnEstimatorMixin:
 
 class DeviceScoreMixin:
     """scikit-learn's ``score`` (accuracy for a classifier, R² for a
-    regressor, as ClassifierMixin and RegressorMixin compute them) that also
-    takes device arrays: predict returns the caller's array type, and
-    scikit-learn's metrics take host arrays, so the predictions, y and
-    sample_weight go to the host first. Listed before scikit-learn's mixin in
-    an estimator's bases."""
+    regressor) computed by :mod:`twinlearn.metrics`, so it also takes device
+    arrays: when the predictions, y and sample_weight all live on one GPU
+    the score is computed there (exact counts; canonical sums for R²,
+    docs/NUMERICS.md "Metrics"); otherwise they go to the host and the score
+    is scikit-learn's own computation (the same value as ClassifierMixin's
+    and RegressorMixin's). Listed before scikit-learn's mixin in an
+    estimator's bases."""
 
     def _tl_score_is_accuracy(self):
         from sklearn.base import is_classifier
@@ -115,10 +117,16 @@ class DeviceScoreMixin:
     def score(self, X, y, sample_weight=None):
         """Accuracy of ``predict(X)`` against y for a classifier, R² for a
         regressor; X, y and sample_weight may be device arrays."""
-        from sklearn.metrics import accuracy_score, r2_score
+        from .metrics import accuracy_score, r2_score
 
-        pred = _io.to_host(self.predict(X))
-        y, sample_weight = _io.to_host(y), _io.to_host(sample_weight)
+        pred = self.predict(X)
+        arrays = [a for a in (pred, y, sample_weight) if a is not None]
+        devices = {_io.device_of(a) if _io.is_device_array(a) else "cpu" for a in arrays}
+        if len(devices) == 1 and "cpu" not in devices:
+            kw = {"device": devices.pop()}
+        else:  # on the host: scikit-learn's computation whatever the numeric mode
+            pred, y, sample_weight = _io.to_host(pred), _io.to_host(y), _io.to_host(sample_weight)
+            kw = {"device": "cpu", "numeric_mode": "deterministic"}
         if self._tl_score_is_accuracy():
-            return accuracy_score(y, pred, sample_weight=sample_weight)
-        return r2_score(y, pred, sample_weight=sample_weight)
+            return accuracy_score(y, pred, sample_weight=sample_weight, **kw)
+        return r2_score(y, pred, sample_weight=sample_weight, **kw)

@@ -104,9 +104,35 @@ def support_matrix() -> str:
         if e.conformance:
             tests = ", ".join(f"`{m}`" + (f" (`-k {k}`)" if k else "") for m, k in e.conformance)
             out.append(f"scikit-learn test modules run with it (`make test-sklearn`): {tests}.")
+    out += _metrics_section()
     out += ["", "## Declared but not available in this build", ""]
     if skipped:
         out += [f"- `{k}`: {v}" for k, v in sorted(skipped.items())]
     else:
         out.append("None.")
     return "\n".join(out) + "\n"
+
+
+def _metrics_section() -> list[str]:
+    """The functions of twinlearn.metrics that mirror sklearn.metrics (every
+    ``SUPPORT_*`` table of the package: name -> its own path)."""
+    import twinlearn.metrics as tm
+
+    rows = {}
+    for attr in sorted(a for a in vars(tm) if a.startswith("SUPPORT_")):
+        rows.update(getattr(tm, attr))
+    if not rows:
+        return []
+    out = [
+        "", "## Metrics (`twinlearn.metrics`)", "",
+        "Functions with scikit-learn's signatures, errors and warnings, plus `device` and `numeric_mode`",
+        "(docs/NUMERICS.md, \"Metrics\"). NumPy input outside `numeric_mode='identical'` is scikit-learn's own",
+        "computation; device input (CuPy, PyTorch CUDA) and identical mode take twinlearn's own path below,",
+        "which leaves the data where it is (\"host copy\": scikit-learn on a host copy of device input).",
+        "They are not routed by the accelerator.", "",
+        "| scikit-learn | twinlearn | device input and identical mode |",
+        "| --- | --- | --- |",
+    ]
+    for name in sorted(rows):
+        out.append(f"| `sklearn.metrics.{name}` | `twinlearn.metrics.{name}` | {rows[name]} |")
+    return out

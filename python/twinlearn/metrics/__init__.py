@@ -1,5 +1,65 @@
-"""Metrics: pairwise distances on the CPU and CUDA backends."""
+"""Metrics: pairwise distances on the CPU and CUDA backends; classification,
+regression and ranking scores with scikit-learn's signatures."""
 
 from ._pairwise import pairwise_distances, pairwise_distances_argmin, pairwise_distances_argmin_min
 
 __all__ = ["pairwise_distances", "pairwise_distances_argmin", "pairwise_distances_argmin_min"]
+
+# -- classification, regression and ranking (scikit-learn's names and signatures) --
+from ._classification import (  # noqa: E402
+    accuracy_score,
+    balanced_accuracy_score,
+    brier_score_loss,
+    classification_report,
+    cohen_kappa_score,
+    confusion_matrix,
+    f1_score,
+    fbeta_score,
+    hinge_loss,
+    log_loss,
+    matthews_corrcoef,
+    multilabel_confusion_matrix,
+    precision_recall_fscore_support,
+    precision_score,
+    recall_score,
+)
+from ._ranking import (  # noqa: E402
+    average_precision_score,
+    precision_recall_curve,
+    roc_auc_score,
+    roc_curve,
+    top_k_accuracy_score,
+)
+from ._regression import (  # noqa: E402
+    d2_absolute_error_score,
+    d2_pinball_score,
+    d2_tweedie_score,
+    explained_variance_score,
+    max_error,
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    mean_gamma_deviance,
+    mean_pinball_loss,
+    mean_poisson_deviance,
+    mean_squared_error,
+    mean_tweedie_deviance,
+    median_absolute_error,
+    r2_score,
+    root_mean_squared_error,
+)
+
+__all__ += [
+    "accuracy_score", "balanced_accuracy_score", "brier_score_loss", "classification_report", "cohen_kappa_score",
+    "confusion_matrix", "f1_score", "fbeta_score", "hinge_loss", "log_loss", "matthews_corrcoef",
+    "multilabel_confusion_matrix", "precision_recall_fscore_support", "precision_score", "recall_score",
+    "average_precision_score", "precision_recall_curve", "roc_auc_score", "roc_curve", "top_k_accuracy_score",
+    "d2_absolute_error_score", "d2_pinball_score", "d2_tweedie_score", "explained_variance_score", "max_error",
+    "mean_absolute_error", "mean_absolute_percentage_error", "mean_gamma_deviance", "mean_pinball_loss",
+    "mean_poisson_deviance", "mean_squared_error", "mean_tweedie_deviance", "median_absolute_error", "r2_score",
+    "root_mean_squared_error",
+]
+from . import _classification as _cls, _ranking as _rank, _regression as _reg  # noqa: E402
+
+#: docs/SUPPORT_MATRIX.md's rows of these functions (twinlearn.accel._matrix reads every SUPPORT_* here).
+SUPPORT_CLASSIFICATION_REGRESSION_RANKING = {**_cls.SUPPORT, **_rank.SUPPORT, **_reg.SUPPORT}
+# -- end classification, regression and ranking --
