@@ -30,6 +30,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse as sp
+from sklearn.metrics import pairwise as _skp
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions, validate_params
 
 from .. import _io
@@ -56,10 +57,15 @@ KERNEL_PARAMS = {
 SKLEARN_ONLY = ("additive_chi2", "chi2")
 
 
-def _sklearn(name):
-    from sklearn.metrics import pairwise
+#: scikit-learn's own functions, taken at import: the fallbacks call these
+#: even where twinlearn's functions have been swapped into scikit-learn.
+_SKLEARN = {name: getattr(_skp, name) for name in (
+    "linear_kernel", "polynomial_kernel", "sigmoid_kernel", "rbf_kernel", "laplacian_kernel", "cosine_similarity",
+    "pairwise_kernels", "check_pairwise_arrays")}
 
-    return getattr(pairwise, name)
+
+def _sklearn(name):
+    return _SKLEARN[name]
 
 
 def _host_fallback(name, X, Y, **kw):
@@ -394,11 +400,9 @@ def pairwise_kernels(X, Y=None, metric="linear", *, filter_params=False, n_jobs=
     array([[25.]])
     """
     if metric == "precomputed":
-        from sklearn.metrics.pairwise import check_pairwise_arrays
-
         if _io.is_device_array(X):
             return X
-        X, _ = check_pairwise_arrays(X, Y, precomputed=True)
+        X, _ = _sklearn("check_pairwise_arrays")(X, Y, precomputed=True)
         return X
     if isinstance(metric, str) and metric in _FUNCTIONS and not _sparse(X, Y):
         if filter_params:

@@ -23,6 +23,8 @@ from numbers import Integral
 
 import numpy as np
 from scipy import sparse as sp
+from sklearn.manifold import _t_sne
+from sklearn.metrics.cluster import _unsupervised as _sk_unsupervised
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
@@ -31,6 +33,11 @@ from sklearn.utils.validation import column_or_1d
 from .. import _hostmath, _io
 from .._config import n_threads_context
 from ._pairwise import METRICS, _Runner, distance_power, metric_struct, resolve_metric
+
+#: scikit-learn's own functions, taken at import: the fallbacks call these
+#: even where twinlearn's functions have been swapped into scikit-learn.
+_SK_SILHOUETTE_SAMPLES = _sk_unsupervised.silhouette_samples
+_SK_TRUSTWORTHINESS = _t_sne.trustworthiness
 
 _TL = {"device": "no_validation", "numeric_mode": "no_validation"}
 
@@ -114,7 +121,7 @@ class _Work:
 
 
 def _fallback_reason(X, metric, kwds):
-    if sp.issparse(X):
+    if sp.issparse(X) and metric != "precomputed":
         return "sparse X"
     if callable(metric):
         return "a callable metric"
@@ -128,7 +135,7 @@ def _fallback_reason(X, metric, kwds):
 def _check_precomputed(X, work_device):
     """scikit-learn's checks of a precomputed distance matrix: square,
     non-negative, zero diagonal (exact for integers, 100 eps for floats)."""
-    raw = X if _io.is_device_array(X) else np.asarray(X)
+    raw = X if _io.is_device_array(X) else (X.toarray() if sp.issparse(X) else np.asarray(X))
     if raw.ndim == 2 and raw.shape[0] != raw.shape[1]:
         raise ValueError(
             "Precomputed metric requires shape (n_queries, n_indexed). Got (%d, %d) for %d indexed."
@@ -156,7 +163,9 @@ def _silhouette(X, labels, metric, device, numeric_mode, kwds, owner):
     backend; values None with a fallback to scikit-learn."""
     kwds = dict(kwds)
     n_jobs = kwds.pop("n_jobs", None)
-    raw = _check_precomputed(X, device) if metric == "precomputed" else None
+    raw = None
+    if metric == "precomputed":
+        X = raw = _check_precomputed(X, device)  # a sparse one made dense: it is n x n anyway
     with n_threads_context(n_jobs):
         work = _Work(X, device, numeric_mode)
         n = work.X.shape[0]
@@ -212,9 +221,7 @@ def _transpose_rows(D, s, e):
 
 
 def _sklearn_silhouette_samples(X, labels, metric, kwds):
-    from sklearn.metrics import silhouette_samples as sk
-
-    return _io.mirror(X, sk(_io.to_host(X), _io.to_host(labels), metric=metric, **kwds))
+    return _io.mirror(X, _SK_SILHOUETTE_SAMPLES(_io.to_host(X), _io.to_host(labels), metric=metric, **kwds))
 
 
 @validate_params(
@@ -240,7 +247,8 @@ def silhouette_samples(X, labels, *, metric="euclidean", device=None, numeric_mo
         'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock', 'l1',
         'cosine', 'chebyshev', 'minkowski' or 'precomputed' run on twinlearn's
         kernels; other metrics, callables and sparse X are computed by
-        scikit-learn.
+        scikit-learn (a sparse precomputed matrix is made dense: it is
+        n x n anyway).
     device, numeric_mode : see :class:`twinlearn.base.TwinlearnEstimatorMixin`.
     **kwds : ``p`` for 'minkowski', ``n_jobs`` (CPU threads).
 
@@ -420,6 +428,13 @@ def davies_bouldin_score(X, labels, *, device=None, numeric_mode=None):
     return float(_sequential_sum(scores) / k)
 
 
+def ranks(D, d, j, columns):
+    """1-based ranks of the neighbours j (one per row, at distance d) among
+    the distances D of their rows, equal distances ordered by index: exact
+    counts."""
+    return 1 + np.count_nonzero(D < d, axis=1) + np.count_nonzero((D == d) & (columns < j[:, None]), axis=1)
+
+
 def _self_excluded(ind, n_neighbors):
     """scikit-learn's kneighbors() on the training set: each row's own index
     removed from its n_neighbors + 1 nearest (the first column where it is
@@ -469,10 +484,10 @@ def trustworthiness(X, X_embedded, *, n_neighbors=5, metric="euclidean", device=
     >>> trustworthiness(X, X[:, :1], n_neighbors=3, device="cpu")
     1.0
     """
+    if metric == "precomputed" and sp.issparse(X):
+        X = X.toarray()
     if _fallback_reason(X, metric, {}) or sp.issparse(X_embedded):
-        from sklearn.manifold import trustworthiness as sk
-
-        return float(sk(_io.to_host(X), _io.to_host(X_embedded), n_neighbors=n_neighbors, metric=metric))
+        return float(_SK_TRUSTWORTHINESS(_io.to_host(X), _io.to_host(X_embedded), n_neighbors=n_neighbors, metric=metric))
     work = _Work(X, device, numeric_mode)
     n = work.X.shape[0]
     if n_neighbors >= n / 2:
@@ -509,8 +524,7 @@ def trustworthiness(X, X_embedded, *, n_neighbors=5, metric="euclidean", device=
         for m in range(n_neighbors):
             j = neighbors[s:e, m]
             d = D[rows, j][:, None]
-            rank = 1 + np.count_nonzero(D < d, axis=1) + np.count_nonzero((D == d) & (columns < j[:, None]), axis=1)
-            excess = rank - n_neighbors
+            excess = ranks(D, d, j, columns) - n_neighbors
             penalty += int(excess[excess > 0].sum())
     t = np.int64(penalty)
     t = 1.0 - t * (2.0 / (n * n_neighbors * (2.0 * n - 3.0 * n_neighbors - 1.0)))
