@@ -180,6 +180,8 @@ def test_calinski_harabasz_and_davies_bouldin_special_values():
             f(rng.rand(10, 2), np.arange(9) % 2)
         with pytest.raises(ValueError, match="infinity"):
             f(np.array([[np.inf, 0.0]] * 4), [0, 0, 1, 1])
+        with pytest.raises(ValueError, match="Input y contains NaN"):
+            f(rng.rand(4, 2), [0.0, 1.0, np.nan, 1.0])
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])

@@ -26,7 +26,7 @@ from scipy import sparse as sp
 from sklearn.manifold import _t_sne
 from sklearn.metrics.cluster import _unsupervised as _sk_unsupervised
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_random_state
+from sklearn.utils import assert_all_finite, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import column_or_1d
 
@@ -73,6 +73,8 @@ def _encode(labels, n_samples):
     """Labels as int64 codes 0..k-1 (sorted labels) and k, after scikit-learn's
     checks of their shape and length."""
     labels = column_or_1d(_io.to_host(labels), warn=True)
+    if labels.dtype.kind in "fc":
+        assert_all_finite(labels, input_name="y")  # scikit-learn's check_X_y on labels
     if labels.shape[0] != n_samples:
         raise ValueError(
             f"Found input variables with inconsistent numbers of samples: [{n_samples}, {labels.shape[0]}]"
