@@ -104,9 +104,31 @@ def support_matrix() -> str:
         if e.conformance:
             tests = ", ".join(f"`{m}`" + (f" (`-k {k}`)" if k else "") for m, k in e.conformance)
             out.append(f"scikit-learn test modules run with it (`make test-sklearn`): {tests}.")
+    out += _clustering_metric_rows()
     out += ["", "## Declared but not available in this build", ""]
     if skipped:
         out += [f"- `{k}`: {v}" for k, v in sorted(skipped.items())]
     else:
         out.append("None.")
     return "\n".join(out) + "\n"
+
+
+def _clustering_metric_rows() -> list[str]:
+    """The clustering metrics and pairwise kernels of twinlearn.metrics (their
+    rows: the SUPPORT tables beside the functions)."""
+    from ..metrics import _cluster, _kernels, _unsupervised
+
+    out = [
+        "",
+        "## Functions: clustering metrics and pairwise kernels",
+        "",
+        "`twinlearn.metrics` functions with scikit-learn's signatures (plus keyword-only `device` and",
+        "`numeric_mode`), called directly (the accelerator does not route functions). Numbers:",
+        "docs/NUMERICS.md, \"Clustering metrics\".",
+        "",
+        "| scikit-learn | twinlearn | computed by twinlearn | computed by scikit-learn | numbers |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for sk, tl, ours, theirs, numbers in (*_cluster.SUPPORT, *_unsupervised.SUPPORT, *_kernels.SUPPORT):
+        out.append(f"| `{sk}` | `{tl}` | {ours} | {theirs} | {numbers} |")
+    return out

@@ -36,6 +36,17 @@ except ImportError:  # pragma: no cover - older scikit-learn returns what SciPy 
     def _align_api_if_sparse(X):
         return X
 
+#: docs/SUPPORT_MATRIX.md rows: (scikit-learn, twinlearn, computed by twinlearn,
+#: computed by scikit-learn, numbers).
+SUPPORT = tuple(
+    (f"sklearn.metrics.{name}", f"twinlearn.metrics.{name}",
+     "NumPy and CuPy / PyTorch labels (counted on their device)", "-", "scikit-learn's bits")
+    for name in ("adjusted_rand_score", "rand_score", "adjusted_mutual_info_score", "normalized_mutual_info_score",
+                 "mutual_info_score", "homogeneity_score", "completeness_score", "v_measure_score",
+                 "homogeneity_completeness_v_measure", "fowlkes_mallows_score", "contingency_matrix",
+                 "pair_confusion_matrix")
+)
+
 #: The parameters every function takes beside scikit-learn's.
 _TL = {"device": "no_validation", "numeric_mode": "no_validation"}
 _LABELS = {"labels_true": ["array-like"], "labels_pred": ["array-like"], **_TL}

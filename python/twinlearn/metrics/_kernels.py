@@ -41,6 +41,17 @@ _TL = {"device": "no_validation", "numeric_mode": "no_validation"}
 _XY = {"X": ["array-like", "sparse matrix"], "Y": ["array-like", "sparse matrix", None], **_TL}
 _GAMMA = [Interval(Real, 0, None, closed="left"), None, Hidden(np.ndarray)]
 
+_NUM = "within 1e-12 (float64) / 1e-5 (float32) of max abs K; identical: CPU = GPU bits"
+#: docs/SUPPORT_MATRIX.md rows: (scikit-learn, twinlearn, computed by twinlearn,
+#: computed by scikit-learn, numbers).
+SUPPORT = tuple(
+    (f"sklearn.metrics.pairwise.{name}", f"twinlearn.metrics.{name}", "dense X, Y", "sparse X or Y", _NUM)
+    for name in ("linear_kernel", "polynomial_kernel", "sigmoid_kernel", "rbf_kernel", "laplacian_kernel",
+                 "cosine_similarity")
+) + (("sklearn.metrics.pairwise_kernels", "twinlearn.metrics.pairwise_kernels",
+      "dense X, Y: linear, poly(nomial), rbf, laplacian, sigmoid, cosine; 'precomputed'",
+      "sparse input, chi2, additive_chi2, callables, Gaussian-process kernels", _NUM),)
+
 #: The parameters each kernel takes (scikit-learn's KERNEL_PARAMS).
 KERNEL_PARAMS = {
     "additive_chi2": (),

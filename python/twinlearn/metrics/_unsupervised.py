@@ -41,6 +41,24 @@ _SK_TRUSTWORTHINESS = _t_sne.trustworthiness
 
 _TL = {"device": "no_validation", "numeric_mode": "no_validation"}
 
+_DIST = "the distance tolerance; identical: CPU = GPU bits"
+#: docs/SUPPORT_MATRIX.md rows: (scikit-learn, twinlearn, computed by twinlearn,
+#: computed by scikit-learn, numbers).
+SUPPORT = (
+    ("sklearn.metrics.silhouette_samples", "twinlearn.metrics.silhouette_samples",
+     "dense X, the metrics of pairwise_distances, 'precomputed' (sparse made dense); row tiles",
+     "sparse X, other metrics, callables", _DIST),
+    ("sklearn.metrics.silhouette_score", "twinlearn.metrics.silhouette_score",
+     "as silhouette_samples; scikit-learn's `sample_size` subset", "as silhouette_samples", _DIST),
+    ("sklearn.metrics.calinski_harabasz_score", "twinlearn.metrics.calinski_harabasz_score", "dense X", "-",
+     "within 1e-9 relative (float64); identical: CPU = GPU bits"),
+    ("sklearn.metrics.davies_bouldin_score", "twinlearn.metrics.davies_bouldin_score", "dense X", "-",
+     "within 1e-9 relative (float64); identical: CPU = GPU bits"),
+    ("sklearn.manifold.trustworthiness", "twinlearn.metrics.trustworthiness",
+     "dense X, the metrics of pairwise_distances, 'precomputed'; row tiles", "sparse input, other metrics",
+     "exact integer ranks on the kernel's distances; identical: CPU = GPU bits"),
+)
+
 #: Bytes of distances one tile may hold, per device kind. A tile of rows is
 #: as many rows as fit beside the n columns; TWINLEARN_METRICS_TILE_ROWS
 #: overrides the row count (the tests use it to cross tile boundaries).
