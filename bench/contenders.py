@@ -100,7 +100,10 @@ def contenders_for(
 
 
 def twinlearn_class(path: str | None):
-    """(class, None), or (None, (status, reason)) when it cannot be had."""
+    """(class, None), or (None, (status, reason)) when it cannot be had. A
+    callable (a function workload's factory) is its own class."""
+    if callable(path):
+        return path, None
     if path is None:
         return None, (NOT_IMPLEMENTED, "twinlearn has no counterpart")
     if callable(path):  # a factory taking the parameters, device and numeric_mode

@@ -109,7 +109,9 @@ class Workload:
     data: ``data(scale, seed, dtype) -> Dataset`` (see bench.datasets).
     scales: the size per suite: 'smoke', 'cpu' (quick suite on the CPU) and
         'cuda' (quick suite on a GPU); the full suite sweeps rows from there.
-    estimator: twinlearn class path under the package ('cluster.KMeans');
+    estimator: twinlearn class path under the package ('cluster.KMeans'),
+        or a factory ``f(**params, device=, numeric_mode=)`` of an object with
+        the step methods (a function workload: :class:`bench.workloads.MetricCall`);
         None when twinlearn has no counterpart.
     sklearn: 'sklearn.<module>.<Class>' or a factory ``f(**params)``; None for none.
     params: parameters given to twinlearn and scikit-learn (a dict, or

@@ -18,7 +18,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from . import datasets, metrics, peers
-from .registry import FIT, FIT_TRANSFORM, FIT_XY, Scale, Step, Workload, accelerated, register
+from .registry import FIT, FIT_TRANSFORM, FIT_XY, Quality, Scale, Step, Workload, accelerated, register
 
 NONLINEAR = {"nonlinear": True}
 #: Workloads beyond the issue's speed targets: in the full suite (and the
@@ -629,3 +629,80 @@ register(accelerated(
 
 # -- metrics: classification, regression and ranking (bench/metric_workloads.py) --
 from . import metric_workloads  # noqa: E402,F401  (registers roc_auc_score, confusion_matrix, r2_score, ...)
+# -- clustering metrics (functions, timed through MetricCall) ----------------------
+
+
+class MetricCall:
+    """A metric function in an estimator's shape for the harness: the factory
+    ``MetricCall('metrics.silhouette_score')`` (the path under twinlearn, or a
+    full 'sklearn....' path) builds an object whose ``score(X, labels)``
+    calls the function with the workload's parameters."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __str__(self):
+        return self.path
+
+    def __call__(self, **params):
+        import importlib
+
+        full = self.path if self.path.startswith("sklearn.") else f"twinlearn.{self.path}"
+        module, _, name = full.rpartition(".")
+        return _BoundMetric(getattr(importlib.import_module(module), name), params)
+
+
+class _BoundMetric:
+    """One metric function with its parameters; for twinlearn (``device`` and
+    ``numeric_mode`` given) the harness's device_used / numeric_mode_used."""
+
+    def __init__(self, fn, params):
+        self.fn, self.params = fn, params
+
+    def score(self, X, labels):
+        return self.fn(X, labels, **self.params)
+
+    def device_used(self):
+        from twinlearn._io import resolve_device
+
+        return resolve_device(self.params.get("device"))
+
+    def numeric_mode_used(self):
+        import twinlearn
+
+        return self.params.get("numeric_mode") or twinlearn.get_numeric_mode()
+
+
+def labelled_blobs(scale, seed, dtype):
+    """Gaussian blobs (``centers`` of them, spread 3) and each row's blob as
+    its label: X and labels."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(scale.extra["centers"], scale.cols)) * 3.0
+    labels = rng.integers(0, scale.extra["centers"], size=scale.rows)
+    X = (centers[labels] + rng.normal(size=(scale.rows, scale.cols))).astype(dtype)
+    return datasets.Dataset({"X": X, "labels": labels.astype(np.int32)})
+
+
+def silhouette_value(ev) -> dict:
+    return {"silhouette": float(ev.outputs["score"])}
+
+
+register(Workload(
+    name="silhouette_score",
+    title="silhouette_score {rows} x {cols}, {centers} clusters",
+    data=labelled_blobs,
+    scales={
+        "smoke": Scale(2_000, 8, {"centers": 8}),
+        "cpu": Scale(20_000, 32, {"centers": 16}),
+        "cuda": Scale(100_000, 64, {"centers": 16}),
+    },
+    estimator=MetricCall("metrics.silhouette_score"),
+    sklearn=MetricCall("sklearn.metrics.silhouette_score"),
+    steps=(Step("score", ("X", "labels")),),
+    quality=Quality(silhouette_value, "silhouette", True, "the mean silhouette coefficient (the score itself)"),
+    mem_factor=2,
+    sweep=False,
+    suites=NOT_QUICK,
+))

@@ -89,3 +89,12 @@ def test_cpu_and_gpu_give_identical_bits(metric, kw, dtype):
     ic, dc = pairwise_distances_argmin_min(X, Y, metric=metric, device="cpu", metric_kwargs=kw)
     ig, dg = pairwise_distances_argmin_min(X, Y, metric=metric, device="cuda", metric_kwargs=kw)
     assert bits(ic) == bits(ig) and bits(dc) == bits(dg)
+
+
+def test_sparse_input_is_computed_by_scikit_learn():
+    from scipy import sparse as sp
+
+    X = sp.csr_matrix(data(20))
+    np.testing.assert_array_equal(pairwise_distances(X), skm.pairwise_distances(X))
+    np.testing.assert_array_equal(pairwise_distances(X, X[:5], metric="manhattan"),
+                                  skm.pairwise_distances(X, X[:5], metric="manhattan"))

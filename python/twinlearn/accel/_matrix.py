@@ -105,6 +105,7 @@ def support_matrix() -> str:
             tests = ", ".join(f"`{m}`" + (f" (`-k {k}`)" if k else "") for m, k in e.conformance)
             out.append(f"scikit-learn test modules run with it (`make test-sklearn`): {tests}.")
     out += _metrics_section()
+    out += _clustering_metric_rows()
     out += ["", "## Declared but not available in this build", ""]
     if skipped:
         out += [f"- `{k}`: {v}" for k, v in sorted(skipped.items())]
@@ -135,4 +136,25 @@ def _metrics_section() -> list[str]:
     ]
     for name in sorted(rows):
         out.append(f"| `sklearn.metrics.{name}` | `twinlearn.metrics.{name}` | {rows[name]} |")
+    return out
+
+
+def _clustering_metric_rows() -> list[str]:
+    """The clustering metrics and pairwise kernels of twinlearn.metrics (their
+    rows: the SUPPORT tables beside the functions)."""
+    from ..metrics import _cluster, _kernels, _unsupervised
+
+    out = [
+        "",
+        "## Functions: clustering metrics and pairwise kernels",
+        "",
+        "`twinlearn.metrics` functions with scikit-learn's signatures (plus keyword-only `device` and",
+        "`numeric_mode`), called directly (the accelerator does not route functions). Numbers:",
+        "docs/NUMERICS.md, \"Clustering metrics\".",
+        "",
+        "| scikit-learn | twinlearn | computed by twinlearn | computed by scikit-learn | numbers |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for sk, tl, ours, theirs, numbers in (*_cluster.SUPPORT, *_unsupervised.SUPPORT, *_kernels.SUPPORT):
+        out.append(f"| `{sk}` | `{tl}` | {ours} | {theirs} | {numbers} |")
     return out

@@ -63,3 +63,43 @@ from . import _classification as _cls, _ranking as _rank, _regression as _reg  #
 #: docs/SUPPORT_MATRIX.md's rows of these functions (twinlearn.accel._matrix reads every SUPPORT_* here).
 SUPPORT_CLASSIFICATION_REGRESSION_RANKING = {**_cls.SUPPORT, **_rank.SUPPORT, **_reg.SUPPORT}
 # -- end classification, regression and ranking --
+# -- clustering metrics, trustworthiness and pairwise kernels ----------------------
+from ._cluster import (  # noqa: E402
+    adjusted_mutual_info_score,
+    adjusted_rand_score,
+    completeness_score,
+    contingency_matrix,
+    fowlkes_mallows_score,
+    homogeneity_completeness_v_measure,
+    homogeneity_score,
+    mutual_info_score,
+    normalized_mutual_info_score,
+    pair_confusion_matrix,
+    rand_score,
+    v_measure_score,
+)
+from ._kernels import (  # noqa: E402
+    cosine_similarity,
+    laplacian_kernel,
+    linear_kernel,
+    pairwise_kernels,
+    polynomial_kernel,
+    rbf_kernel,
+    sigmoid_kernel,
+)
+from ._unsupervised import (  # noqa: E402
+    calinski_harabasz_score,
+    davies_bouldin_score,
+    silhouette_samples,
+    silhouette_score,
+    trustworthiness,
+)
+
+__all__ += [
+    "adjusted_mutual_info_score", "adjusted_rand_score", "completeness_score", "contingency_matrix",
+    "fowlkes_mallows_score", "homogeneity_completeness_v_measure", "homogeneity_score", "mutual_info_score",
+    "normalized_mutual_info_score", "pair_confusion_matrix", "rand_score", "v_measure_score",
+    "calinski_harabasz_score", "davies_bouldin_score", "silhouette_samples", "silhouette_score", "trustworthiness",
+    "cosine_similarity", "laplacian_kernel", "linear_kernel", "pairwise_kernels", "polynomial_kernel",
+    "rbf_kernel", "sigmoid_kernel",
+]

@@ -13,11 +13,15 @@ bits; argmins break ties by the lowest index.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse as sp
+from sklearn.metrics import pairwise as _skp
 
 from .. import _io, _native as native
 from .._config import n_threads_context
 from ..base import TwinlearnEstimatorMixin
 
+#: scikit-learn's pairwise_distances, taken at import (sparse input goes to it).
+_SK_PAIRWISE_DISTANCES = _skp.pairwise_distances
 METRICS = ("euclidean", "l2", "sqeuclidean", "manhattan", "cityblock", "l1", "cosine", "chebyshev", "minkowski")
 _ZERO_DIAGONAL = ("euclidean", "l2", "sqeuclidean", "cosine")
 
@@ -100,6 +104,7 @@ def pairwise_distances(X, Y=None, metric="euclidean", *, n_jobs=None, device=Non
         NumPy, or a CuPy / PyTorch device array (the result is then the same kind).
     Y : array-like of shape (n_samples_Y, n_features), default=None
         None computes the distances within X; the diagonal is then exactly 0.
+        Sparse X or Y (SciPy) are computed by scikit-learn, with its metrics.
     metric : str, default='euclidean'
         One of 'euclidean', 'l2', 'sqeuclidean', 'manhattan', 'cityblock',
         'l1', 'cosine', 'chebyshev', 'minkowski' or 'precomputed'.
@@ -120,6 +125,8 @@ def pairwise_distances(X, Y=None, metric="euclidean", *, n_jobs=None, device=Non
     array([[0., 5.],
            [5., 0.]])
     """
+    if sp.issparse(X) or sp.issparse(Y):
+        return _SK_PAIRWISE_DISTANCES(X, Y, metric=metric, n_jobs=n_jobs, **kwds)
     if metric == "precomputed":
         D = _io.check_array(X, _io.device_of(X), "X")
         _io.check_distances(D)
