@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os as _os
 
+from ._version import get_version as _get_version
+
 from ._config import (
     config_context,
     get_config,
@@ -34,7 +36,8 @@ from .neighbors import *  # noqa: F403
 from .preprocessing import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
-__version__ = "0.1.0"
+# git describe in a checkout, the build's record in a wheel (twinlearn/_version.py)
+__version__ = _get_version()
 
 _FAMILIES = (cluster, decomposition, ensemble, linear_model, naive_bayes, neighbors, preprocessing)
 
