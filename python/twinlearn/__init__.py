@@ -22,7 +22,7 @@ from ._config import (
     set_n_threads,
     set_numeric_mode,
 )
-from ._info import device_info, vendor
+from ._info import device_info, show_versions, vendor
 # Every estimator of every family, at top level: a family's __init__ lists its
 # estimators in __all__ and they appear here without a second list.
 from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
@@ -52,6 +52,7 @@ __all__ = sorted(n for f in _FAMILIES for n in f.__all__ if n[0].isupper()) + [
     "set_device",
     "set_n_threads",
     "set_numeric_mode",
+    "show_versions",
     "vendor",
     "__version__",
 ]
