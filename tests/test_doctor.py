@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+import twinlearn
 from twinlearn import _backend, cli
 
 PYTHONPATH = os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "python")] + sys.path)
@@ -19,7 +20,7 @@ def run_doctor(*args):
 def test_doctor_text_exits_zero_and_reports():
     r = run_doctor()
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "twinlearn 0.1.0" in r.stdout
+    assert f"twinlearn {twinlearn.__version__} " in r.stdout
     assert "self-check cpu: passed" in r.stdout
     assert "default numeric mode: deterministic" in r.stdout
     assert "status: OK" in r.stdout

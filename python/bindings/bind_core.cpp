@@ -53,6 +53,7 @@ TL_BINDINGS(core) {
     d["error"] = s.error;
     return d;
   });
+  m.def("cpu_isa", &tl::cpu_isa);
   m.def("cuda_devices", [] {
     nb::list out;
     for (const tl::GpuInfo& g : tl::cuda_devices()) {

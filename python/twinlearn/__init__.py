@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os as _os
 
+from ._version import get_version as _get_version
+
 from ._config import (
     config_context,
     get_config,
@@ -20,7 +22,7 @@ from ._config import (
     set_n_threads,
     set_numeric_mode,
 )
-from ._info import device_info, vendor
+from ._info import device_info, show_versions, vendor
 # Every estimator of every family, at top level: a family's __init__ lists its
 # estimators in __all__ and they appear here without a second list.
 from . import linalg  # noqa: F401  (twinlearn.linalg.matmul, twinlearn.linalg.gram)
@@ -34,7 +36,8 @@ from .neighbors import *  # noqa: F403
 from .preprocessing import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
-__version__ = "0.1.0"
+# git describe in a checkout, the build's record in a wheel (twinlearn/_version.py)
+__version__ = _get_version()
 
 _FAMILIES = (cluster, decomposition, ensemble, linear_model, naive_bayes, neighbors, preprocessing)
 
@@ -49,6 +52,7 @@ __all__ = sorted(n for f in _FAMILIES for n in f.__all__ if n[0].isupper()) + [
     "set_device",
     "set_n_threads",
     "set_numeric_mode",
+    "show_versions",
     "vendor",
     "__version__",
 ]

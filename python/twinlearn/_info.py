@@ -1,6 +1,10 @@
-"""What twinlearn can run on here."""
+"""What twinlearn can run on here, and the versions it runs with."""
 
 from __future__ import annotations
+
+import importlib.metadata
+import platform
+import sys
 
 from . import _backend
 
@@ -28,3 +32,116 @@ def device_info() -> dict:
 def vendor() -> str:
     """'cuda' when a GPU is usable, else 'cpu'."""
     return "cuda" if _backend.cuda_available() else "cpu"
+
+
+def _installed_version(module: str) -> str | None:
+    """The version of an optional package without importing it (torch takes
+    seconds to import): the loaded module's, else its distribution's."""
+    mod = sys.modules.get(module)
+    if mod is not None and getattr(mod, "__version__", None):
+        return str(mod.__version__)
+    for dist in importlib.metadata.packages_distributions().get(module, []):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+            continue
+    return None
+
+
+def versions() -> dict:
+    """Versions and build facts of this installation (``twinlearn doctor``
+    and :func:`show_versions` report them).
+
+    Returns a dict: ``twinlearn`` (the package version), ``core`` (the C++
+    library's release), ``python``, ``executable``, ``platform``, ``numpy``,
+    ``scipy``, ``scikit-learn``, ``cupy`` and ``torch`` (None where not
+    installed), ``cpu_isa`` (the instruction set the CPU backend's dispatched
+    loops use), ``cuda_compiled``, ``cuda_arch`` (architectures compiled
+    for), ``cuda_runtime`` and ``cuda_driver`` (CUDA's integer versions, e.g.
+    13000; the runtime is the toolkit's, linked statically), ``gpus`` (the
+    usable GPUs) and ``gpu_unusable_reason``.
+    """
+    from . import __version__
+
+    core = _backend.core()
+    raw = _backend.cuda_module_raw()
+    status = raw.cuda_status() if raw is not None else None
+    usable = _backend.cuda_available()
+    return {
+        "twinlearn": __version__,
+        "core": core.version,
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "numpy": _installed_version("numpy"),
+        "scipy": _installed_version("scipy"),
+        "scikit-learn": _installed_version("sklearn"),
+        "cupy": _installed_version("cupy"),
+        "torch": _installed_version("torch"),
+        "cpu_isa": core.cpu_isa(),
+        "cuda_compiled": raw is not None,
+        "cuda_arch": status["arch"] if status else None,
+        "cuda_runtime": status["runtime_version"] if status else None,
+        "cuda_driver": status["driver_version"] if status else None,
+        "gpus": _backend.cuda().cuda_devices() if usable else [],
+        "gpu_unusable_reason": None if usable else _backend.cuda_unavailable_reason(),
+    }
+
+
+def _cuda_version(v: int | None) -> str:
+    """CUDA's integer version (13000) as text (13.0)."""
+    return f"{v // 1000}.{v % 1000 // 10}" if v else "none"
+
+
+def show_versions(file=None) -> None:
+    """Print twinlearn's version, its build, and the versions around it.
+
+    For bug reports: twinlearn's version, the C++ core's release, the build
+    (CUDA compiled in, the CUDA architectures and toolkit, the instruction set
+    the CPU backend uses here), Python and the platform, NumPy, SciPy,
+    scikit-learn, CuPy and PyTorch when installed, and the CUDA driver and
+    GPUs when a GPU is usable (else why none is). ``twinlearn doctor`` reports
+    the same facts and also self-checks the backends.
+
+    Parameters
+    ----------
+    file : file-like, default=None
+        Where to print; ``sys.stdout`` when None.
+
+    Examples
+    --------
+    >>> import twinlearn
+    >>> twinlearn.show_versions()  # doctest: +ELLIPSIS
+    twinlearn:
+        version: ...
+    """
+    out = sys.stdout if file is None else file
+    v = versions()
+    compiled = v["cuda_compiled"]
+    sections = [
+        ("twinlearn", [("version", v["twinlearn"]), ("C++ core", v["core"])]),
+        ("build", [
+            ("CUDA backend", "compiled in" if compiled else "not compiled in"),
+            ("CUDA architectures", v["cuda_arch"] if compiled else "none"),
+            ("CUDA toolkit", _cuda_version(v["cuda_runtime"]) if compiled else "none"),
+            ("CPU ISA", v["cpu_isa"]),
+        ]),
+        ("system", [("python", v["python"]), ("executable", v["executable"]), ("platform", v["platform"])]),
+        ("python dependencies", [
+            (name, v[name] or "not installed") for name in ("numpy", "scipy", "scikit-learn", "cupy", "torch")
+        ]),
+    ]
+    gpu = [("CUDA driver", _cuda_version(v["cuda_driver"]) if compiled else "none")]
+    if v["gpus"]:
+        for g in v["gpus"]:
+            cc = ".".join(map(str, g["compute_capability"]))
+            gpu.append((f"GPU {g['id']}", f"{g['name']}, compute capability {cc}, "
+                                          f"{g['total_memory'] / 2**30:.1f} GiB"))
+    else:
+        gpu.append(("GPU", f"none usable: {v['gpu_unusable_reason']}"))
+    sections.append(("gpu", gpu))
+    width = max(len(k) for _, rows in sections for k, _ in rows)
+    for title, rows in sections:
+        print(f"{title}:", file=out)
+        for k, val in rows:
+            print(f"    {k + ':':<{width + 1}} {val}", file=out)

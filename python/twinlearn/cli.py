@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 
 import numpy as np
 
-from . import _backend, identity
+from . import _backend, _info, identity
 from ._config import ENV_VARS, get_n_threads, get_numeric_mode
 
 
@@ -47,31 +46,27 @@ def _selfcheck(mod, device):
 
 
 def doctor_report() -> dict:
-    from . import __version__
-
+    facts = _info.versions()  # the same facts show_versions prints
     core = _backend.core()
     rep = {
-        "twinlearn": __version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "numpy": np.__version__,
-        "backends": {"cpu": True, "cuda": False},
-        "cuda_arch": None,
-        "cuda_runtime": None,
-        "cuda_driver": None,
-        "gpus": [],
-        "gpu_unusable_reason": None,
+        "twinlearn": facts["twinlearn"],
+        "python": facts["python"],
+        "platform": facts["platform"],
+        "numpy": facts["numpy"],
+        "scipy": facts["scipy"],
+        "scikit-learn": facts["scikit-learn"],
+        "cpu_isa": facts["cpu_isa"],
+        "backends": {"cpu": True, "cuda": facts["cuda_compiled"]},
+        "cuda_arch": facts["cuda_arch"],
+        "cuda_runtime": facts["cuda_runtime"],
+        "cuda_driver": facts["cuda_driver"],
+        "gpus": facts["gpus"],
+        "gpu_unusable_reason": facts["gpu_unusable_reason"],
         "default_numeric_mode": get_numeric_mode(),
         "environment": {k: os.environ[k] for k in ENV_VARS if k in os.environ},
         "selfcheck": {},
         "ok": True,
     }
-    try:
-        import sklearn
-
-        rep["scikit-learn"] = sklearn.__version__
-    except ImportError:  # pragma: no cover
-        rep["scikit-learn"] = None
     try:
         ref = _selfcheck(core, "cpu")
         rep["selfcheck"]["cpu"] = {"ok": True, "hash": ref}
@@ -79,18 +74,8 @@ def doctor_report() -> dict:
         rep["selfcheck"]["cpu"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         rep["ok"] = False
         ref = None
-    raw = _backend.cuda_module_raw()
-    if raw is not None:
-        st = raw.cuda_status()
-        rep["backends"]["cuda"] = True
-        rep["cuda_arch"] = st["arch"]
-        rep["cuda_runtime"] = st["runtime_version"]
-        rep["cuda_driver"] = st["driver_version"]
-    if not _backend.cuda_available():
-        rep["gpu_unusable_reason"] = _backend.cuda_unavailable_reason()
-    else:
+    if rep["gpus"]:
         mod = _backend.cuda()
-        rep["gpus"] = mod.cuda_devices()
         for g in rep["gpus"]:
             dev = f"cuda:{g['id']}"
             g["compute_capability"] = list(g["compute_capability"])
@@ -116,7 +101,7 @@ def print_doctor(rep: dict, out=None) -> None:
     p(f"twinlearn {rep['twinlearn']}  (Python {rep['python']}, NumPy {rep['numpy']}, "
       f"scikit-learn {rep['scikit-learn']})")
     p(f"platform: {rep['platform']}")
-    p(f"backends: cpu yes; cuda {'compiled for sm_' + str(rep['cuda_arch']) if rep['backends']['cuda'] else 'not available'}")
+    p(f"backends: cpu yes ({rep['cpu_isa']} kernels); cuda {'compiled for sm_' + str(rep['cuda_arch']) if rep['backends']['cuda'] else 'not available'}")
     if rep["backends"]["cuda"]:
         p(f"CUDA runtime {rep['cuda_runtime']}, driver {rep['cuda_driver'] or 'none'}")
     if rep["gpus"]:

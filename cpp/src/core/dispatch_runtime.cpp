@@ -1,6 +1,7 @@
 // Runtime queries: forwarded to the CUDA backend when this module has one.
 #include "twinlearn/core/runtime.hpp"
 #include "twinlearn/core/error.hpp"
+#include "core/cpu/cpu_clones.hpp"
 
 #if TWINLEARN_WITH_CUDA
 #include "core/cuda/runtime_cuda.hpp"
@@ -16,6 +17,17 @@ CudaStatus cuda_status() {
   s.error = "this module was built without CUDA";
   return s;
 #endif
+}
+
+std::string cpu_isa() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+  switch (detail::cpu_isa()) {
+    case detail::CpuIsa::Avx512: return "avx512";
+    case detail::CpuIsa::Avx2: return "avx2";
+    case detail::CpuIsa::Baseline: break;
+  }
+#endif
+  return "baseline";
 }
 
 std::vector<GpuInfo> cuda_devices() {

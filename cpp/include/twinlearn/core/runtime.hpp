@@ -39,6 +39,10 @@ struct AllocatorStats {
 };
 
 CudaStatus cuda_status();
+// The instruction set the CPU backend's run-time-dispatched loops use here:
+// "baseline", "avx2" or "avx512" (the widest this CPU runs, capped by
+// TWINLEARN_CPU_ISA; "baseline" off x86-64).
+std::string cpu_isa();
 std::vector<GpuInfo> cuda_devices();
 void cuda_synchronize(const Context& ctx);
 AllocatorStats allocator_stats(int device);
