@@ -66,7 +66,7 @@ _test: _build
 	  --ignore=python/twinlearn/identity/__main__.py --ignore=python/twinlearn/accel/__main__.py \
 	  2>&1 | tee $$log/pytest.txt || rc=1; \
 	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_conformance/run.py --ci 2>&1 | tee $$log/conformance.txt || rc=1; \
-	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_metrics/run.py --ci 2>&1 | tee $$log/sklearn-metrics.txt || rc=1; \
+	PYTHONPATH=$(CURDIR)/python $(PY) tests/sklearn_metrics/run_metrics.py --ci 2>&1 | tee $$log/sklearn-metrics.txt || rc=1; \
 	{ echo "== test summary ($(BUILD)) =="; \
 	  echo "ctest: $$(grep -E 'tests passed|tests failed' $$log/ctest.txt | tail -1)"; \
 	  echo "pytest: $$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' $$log/pytest.txt | tail -1)"; \
@@ -154,7 +154,7 @@ test-sklearn-gpu:
 
 test-sklearn-metrics: venv
 	$(MAKE) _build PY=$(abspath $(VPY)) BUILD=build/dev
-	PYTHONPATH=$(CURDIR)/python $(VPY) tests/sklearn_metrics/run.py
+	PYTHONPATH=$(CURDIR)/python $(VPY) tests/sklearn_metrics/run_metrics.py
 
 demo: venv
 	$(VPY) -m pip install -q --no-build-isolation --no-deps .

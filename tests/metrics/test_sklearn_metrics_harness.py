@@ -15,10 +15,10 @@ HARNESS = Path(__file__).resolve().parents[1] / "sklearn_metrics"
 def harness(monkeypatch):
     monkeypatch.syspath_prepend(str(HARNESS))
     import metrics_plugin
-    import run
+    import run_metrics
 
-    yield run, metrics_plugin
-    for name in ("run", "metrics_plugin"):
+    yield run_metrics, metrics_plugin
+    for name in ("run_metrics", "metrics_plugin"):
         sys.modules.pop(name, None)
 
 

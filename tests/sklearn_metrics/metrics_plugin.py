@@ -1,6 +1,6 @@
 """pytest plugin: scikit-learn's own metric tests calling twinlearn.metrics.
 
-Loaded with ``-p metrics_plugin`` (this folder on ``sys.path``; see run.py).
+Loaded with ``-p metrics_plugin`` (this folder on ``sys.path``; see run_metrics.py).
 For every scikit-learn test module collected, each name the module imported
 from :mod:`sklearn.metrics` that :mod:`twinlearn.metrics` also exports
 (``__all__``) is replaced, in the module's globals, by twinlearn's function

@@ -1,5 +1,6 @@
-"""Metrics: pairwise distances on the CPU and CUDA backends; classification,
-regression and ranking scores with scikit-learn's signatures."""
+"""Metrics with scikit-learn's signatures on the CPU and CUDA backends: pairwise
+distances, classification, regression, ranking and clustering scores, and
+pairwise kernels."""
 
 from ._pairwise import pairwise_distances, pairwise_distances_argmin, pairwise_distances_argmin_min
 

@@ -1,9 +1,9 @@
 """Run scikit-learn's own metric tests against twinlearn.metrics.
 
-    python tests/sklearn_metrics/run.py            # every module of every modules_*.txt
+    python tests/sklearn_metrics/run_metrics.py            # every module of every modules_*.txt
                                                    # (make test-sklearn-metrics)
-    python tests/sklearn_metrics/run.py --ci       # the bounded run of make test
-    python tests/sklearn_metrics/run.py --only sklearn.metrics.tests.test_ranking[,...]
+    python tests/sklearn_metrics/run_metrics.py --ci       # the bounded run of make test
+    python tests/sklearn_metrics/run_metrics.py --only sklearn.metrics.tests.test_ranking[,...]
 
 Each ``modules_*.txt`` here lists one scikit-learn test module per line,
 optionally followed by `` -k <expr>`` (its selection in every run) and
