@@ -22,6 +22,9 @@
 #   make sanitize-gpu  compute-sanitizer (memcheck, racecheck, initcheck,
 #                   synccheck) over the CUDA C++ tests and a bounded set of
 #                   GPU tests, on a GPU machine with the system python3, offline
+#   make docs       the documentation site (Sphinx, warnings as errors; the
+#                   examples gallery runs on the CPU) into build/docs/html;
+#                   installs requirements-docs.txt into .venv
 #   make stubs      regenerate the type stubs of the native modules
 #                   (python/twinlearn/_core.pyi, _cuda.pyi) after a binding change;
 #                   tests/test_stubs.py fails while they are stale
@@ -38,7 +41,7 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: stubs venv build test test-gpu test-sklearn test-sklearn-gpu test-sklearn-metrics demo bench bench-gpu bench-peers format clean \
+.PHONY: docs stubs venv build test test-gpu test-sklearn test-sklearn-gpu test-sklearn-metrics demo bench bench-gpu bench-peers format clean \
 	sanitize sanitize-gpu _build _test _peers _sanitize _sanitize_gpu
 
 $(VENV)/.stamp: requirements-dev.txt
@@ -189,6 +192,22 @@ bench-peers:
 _peers:
 	@rm -rf $(PEER_SITE) && mkdir -p $(PEER_SITE); \
 	for f in .whl/*.tar.xz; do [ -e "$$f" ] && tar -C $(PEER_SITE) -xJf "$$f" && echo "peer: $$f"; done; true
+
+# The documentation site. Its own requirements go into the same venv, once;
+# the extension modules are built first (autodoc imports the package, the
+# gallery runs its examples). The API pages and the gallery are generated
+# under docs/ (ignored by git) at every build.
+DOCS_OUT ?= build/docs
+
+$(VENV)/.docs-stamp: requirements-docs.txt $(VENV)/.stamp
+	$(VPY) -m pip install -q -r requirements-docs.txt
+	touch $@
+
+docs: venv $(VENV)/.docs-stamp
+	$(MAKE) build
+	PYTHONPATH=$(CURDIR)/python $(VPY) -m sphinx -b html -W --keep-going -j $(JOBS) \
+	  -d $(DOCS_OUT)/doctrees docs $(DOCS_OUT)/html
+	@echo "documentation: $(DOCS_OUT)/html/index.html"
 
 stubs: build
 	set -e; for m in _core _cuda; do \

@@ -197,8 +197,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         Returns
         -------
         importances : ndarray of shape (n_features_in_,)
-            For 'ShapValues', float64 of shape (n_samples, n_features_in_ + 1),
-            the expected value last, or (n_samples, n_classes, n_features_in_ + 1)
+            For 'ShapValues', float64 of shape ``(n_samples, n_features_in_ + 1)``,
+            the expected value last, or ``(n_samples, n_classes, n_features_in_ + 1)``
             for a model of several outputs (MultiClass), as CatBoost's.
         """
         kind = importance_type if type is None else type
@@ -237,8 +237,8 @@ class _BoostingCore(TwinlearnEstimatorMixin, BaseEstimator):
         Returns
         -------
         contributions : ndarray of float64
-            (n_samples, n_features_in_ + 1) for a model of one output,
-            (n_samples, n_outputs_, n_features_in_ + 1) otherwise (MultiClass,
+            ``(n_samples, n_features_in_ + 1)`` for a model of one output,
+            ``(n_samples, n_outputs_, n_features_in_ + 1)`` otherwise (MultiClass,
             MultiClassOneVsAll: one block per class).
         """
         return _predict.contributions(self, X, reference, reference_weight)

@@ -81,7 +81,7 @@ class GradientBoosting(DeviceScoreMixin, _BoostingCore):
         default ``leaf_estimation_method='Exact'`` and scikit-learn do;
         l2_leaf_reg does not enter these leaves. With boost_from_average they start from the weighted median (MAE)
         or the weighted alpha-quantile (Quantile) of y. Their loss values
-        (evals_result_) are the mean absolute error (MAE) and the mean
+        (``evals_result_``) are the mean absolute error (MAE) and the mean
         pinball loss (Quantile). Other CatBoost losses raise a ValueError
         (not available yet).
     n_estimators : int, default=1000

@@ -16,6 +16,8 @@ import threading
 
 import numpy as np
 
+__all__ = ["ENV", "classify", "diff", "enabled", "hash_bits", "read", "record"]
+
 _seq = itertools.count()
 _lock = threading.Lock()
 ENV = "TWINLEARN_IDENTITY_TRACE"
