@@ -235,3 +235,20 @@ TEST(Jacobi, QrIsOrthonormalAndSpans) {
     for (std::int64_t j = 0; j < 3; ++j) EXPECT_EQ(Q[i * 3 + j], i == j ? 1.0 : 0.0);
   EXPECT_THROW(tl::jacobi::qr_q(Z.data(), 3, 4, Q.data()), tl::ValueError);
 }
+
+TEST(Jacobi, NonFiniteInputGivesNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Mat A = {1.0, nan, nan, 1.0};
+  std::vector<double> w(2);
+  Mat V(4);
+  const auto r = tl::jacobi::sym_eigh(A.data(), 2, w.data(), V.data());
+  EXPECT_EQ(r.sweeps, 0);
+  for (double v : w) EXPECT_TRUE(std::isnan(v));
+  for (double v : V) EXPECT_TRUE(std::isnan(v));
+  Mat B = {1.0, 2.0, std::numeric_limits<double>::infinity(), 4.0, 5.0, 6.0};
+  Mat U(6), Vt(4);
+  std::vector<double> s(2);
+  tl::jacobi::svd(B.data(), 3, 2, U.data(), s.data(), Vt.data());
+  for (double v : s) EXPECT_TRUE(std::isnan(v));
+  for (double v : U) EXPECT_TRUE(std::isnan(v));
+}

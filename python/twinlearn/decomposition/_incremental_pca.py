@@ -178,9 +178,9 @@ class IncrementalPCA(BasePCA):
                 self.components_, dtype=np.float64
             )
             correction = np.sqrt((seen / n_total) * n) * (self.mean_ - mean_b)
-            G = G + SV.T @ SV + np.outer(correction, correction)
+            G = G + _solvers.host_matmul(SV.T, SV, backend.exact_host) + np.outer(correction, correction)
             rows = SV.shape[0] + n + 1
-        lam, V = _solvers.eigh_desc(0.5 * (G + G.T), owner=backend.tag)
+        lam, V = _solvers.eigh_desc(0.5 * (G + G.T), owner=backend.tag, exact=backend.exact_host)
         r = min(rows, d)
         lam = np.where(lam[:r] < 0.0, 0.0, lam[:r])
         Vt = V[:, :r].T.copy()

@@ -288,12 +288,13 @@ class PCA(BasePCA):
 
     def _full_svd(self, backend, X, mean):
         """Singular values and right vectors of X - mean: centred on the
-        backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the host."""
+        backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the
+        host (LAPACK; in identical mode the fixed-order Jacobi SVD)."""
         Xc = np.asarray(backend.host(backend.center(X, mean)), dtype=np.float64)
         backend.record("centered", Xc)
         backend.check_overflow(X, "its mean or centred values overflow", Xc)
         try:
-            _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+            _, S, Vt = _solvers.host_svd(Xc, backend.exact_host, compute_u=False, owner=backend.tag)
         except linalg.LinAlgError:
             # LAPACK fails to converge when the squares of finite values overflow.
             with np.errstate(over="ignore"):
@@ -377,6 +378,6 @@ class PCA(BasePCA):
             backend, A, G, side, k, p, n_iter, seed
         )
         if len(S) < k:  # data of rank below k: zero singular values, orthogonal directions
-            Vt = _solvers.complete_rows(Vt, k, seed, offset=(k + p) * max(n, d))
+            Vt = _solvers.complete_rows(Vt, k, seed, offset=(k + p) * max(n, d), exact=backend.exact_host)
             S = np.concatenate([S, np.zeros(k - len(S))])
         return Vt, S

@@ -61,6 +61,12 @@ std::vector<std::int64_t> descending(const std::vector<double>& key) {
   return idx;
 }
 
+bool all_finite(const double* A, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(A[i])) return false;
+  return true;
+}
+
 void require_sweeps(int max_sweeps) {
   TL_REQUIRE(max_sweeps >= 1, ValueError, "jacobi: max_sweeps must be at least 1, got ", max_sweeps);
 }
@@ -85,6 +91,11 @@ Result sym_eigh(const double* A, std::int64_t d, double* w, double* V, int max_s
   if (d == 0) return res;
   TL_REQUIRE(A && w && V, ValueError, "jacobi.sym_eigh: no data");
   const auto D = static_cast<std::size_t>(d);
+  if (!all_finite(A, D * D)) {
+    std::fill(w, w + D, std::numeric_limits<double>::quiet_NaN());
+    std::fill(V, V + D * D, std::numeric_limits<double>::quiet_NaN());
+    return res;
+  }
   // a: the working matrix, kept symmetric (both triangles); vt: the
   // accumulated rotations, row i the eigenvector of a's diagonal entry i.
   // Rows are ld apart: a multiple of 4 KiB between rows would map the
@@ -157,6 +168,13 @@ Result svd(const double* A, std::int64_t m, std::int64_t n, double* U, double* s
   const auto R = static_cast<std::size_t>(r64), L = static_cast<std::size_t>(l64);
   const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n);
   const bool tall = m >= n;
+  if (!all_finite(A, M * N)) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::fill(s, s + R, nan);
+    if (U) std::fill(U, U + M * R, nan);
+    if (Vt) std::fill(Vt, Vt + R * N, nan);
+    return res;
+  }
   // W: the r vectors rotated to orthogonality (A's columns when tall, else
   // its rows), W = Z W0; Z: the accumulated rotations (r x r).
   std::vector<double> W(R * L), Z(R * R, 0.0);
