@@ -29,7 +29,10 @@ class IncrementalPCA(BasePCA):
     ``Vᵀ S² V + (X_batch - mean_batch)ᵀ (X_batch - mean_batch) + c cᵀ``, which
     is what is computed: the batch's Gram on the backend, the small sum and
     its eigendecomposition on the host in float64 (docs/NUMERICS.md,
-    "Decompositions"). Components follow scikit-learn's sign rule.
+    "Decompositions"): LAPACK and BLAS in ``deterministic`` and ``fast``
+    mode, fixed-order code in ``identical`` mode (the cyclic Jacobi
+    eigensolver and the canonical product: the same bits on every machine).
+    Components follow scikit-learn's sign rule.
 
     Parameters
     ----------

@@ -36,7 +36,10 @@ class TruncatedSVD(BaseProjection):
     Components follow scikit-learn's sign rule. The projections, variances and
     products run on the backend; in ``identical`` and ``deterministic`` mode
     with the canonical kernels (the same bits on the CPU and any GPU), in
-    ``fast`` mode on a GPU with cuBLAS.
+    ``fast`` mode on a GPU with cuBLAS. The host steps (eigendecomposition,
+    SVD, QR, small products) use LAPACK and BLAS, except in ``identical``
+    mode: fixed-order code there (Jacobi eigensolver and SVD, Householder
+    QR, canonical products), the same bits on every machine.
 
     Parameters
     ----------
