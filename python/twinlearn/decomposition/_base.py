@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _hostmath
 from .._io import FLOAT_DTYPES, check_matrix, check_X, np_float_dtype, to_host, validate_host
 from ..base import TwinlearnEstimatorMixin
-from ._solvers import Backend
+from ._solvers import Backend, host_matmul
 
 
 def fit_input(est, X, *, min_features=1, stage=True, finite_by_stats=False):
@@ -74,7 +74,9 @@ def project(backend, X, components, mean=None, scale=None):
     out = backend.matmul(X, False, comps, True, like=X)
     sub = None
     if mean is not None:
-        sub = np.asarray(mean, dtype=dt).astype(np.float64) @ comps.astype(np.float64).T
+        m64, c64 = np.asarray(mean, dtype=dt).astype(np.float64), comps.astype(np.float64)
+        # In identical mode the canonical product: BLAS's differs between CPUs.
+        sub = host_matmul(c64, m64[:, None], True)[:, 0] if backend.exact_host else m64 @ c64.T
     if sub is not None or scale is not None:
         backend.affine(out, sub=sub, div=scale)
     return out

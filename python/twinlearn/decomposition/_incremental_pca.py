@@ -29,7 +29,10 @@ class IncrementalPCA(BasePCA):
     ``Vᵀ S² V + (X_batch - mean_batch)ᵀ (X_batch - mean_batch) + c cᵀ``, which
     is what is computed: the batch's Gram on the backend, the small sum and
     its eigendecomposition on the host in float64 (docs/NUMERICS.md,
-    "Decompositions"). Components follow scikit-learn's sign rule.
+    "Decompositions"): LAPACK and BLAS in ``deterministic`` and ``fast``
+    mode, fixed-order code in ``identical`` mode (the cyclic Jacobi
+    eigensolver and the canonical product: the same bits on every machine).
+    Components follow scikit-learn's sign rule.
 
     Parameters
     ----------
@@ -178,9 +181,9 @@ class IncrementalPCA(BasePCA):
                 self.components_, dtype=np.float64
             )
             correction = np.sqrt((seen / n_total) * n) * (self.mean_ - mean_b)
-            G = G + SV.T @ SV + np.outer(correction, correction)
+            G = G + _solvers.host_matmul(SV.T, SV, backend.exact_host) + np.outer(correction, correction)
             rows = SV.shape[0] + n + 1
-        lam, V = _solvers.eigh_desc(0.5 * (G + G.T), owner=backend.tag)
+        lam, V = _solvers.eigh_desc(0.5 * (G + G.T), owner=backend.tag, exact=backend.exact_host)
         r = min(rows, d)
         lam = np.where(lam[:r] < 0.0, 0.0, lam[:r])
         Vt = V[:, :r].T.copy()

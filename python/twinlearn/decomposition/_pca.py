@@ -43,7 +43,7 @@ class PCA(BasePCA):
     - ``'covariance_eigh'``: covariance ``(X - mean)ᵀ (X - mean) / (n - 1)``
       by the canonical Gram product, eigendecomposition on the host.
     - ``'full'``: the exact SVD of the centred data (centred on the backend,
-      LAPACK's SVD on the host in float64).
+      the SVD on the host in float64).
     - ``'randomized'``: Halko et al.'s randomized SVD with the project's
       random generator (``random_state`` seeds it; the same bits on every
       backend). When min(n_samples, n_features) is small the power
@@ -59,6 +59,12 @@ class PCA(BasePCA):
     data is canonical (the same bits on the CPU and any GPU) and the host
     solvers are shared by both backends, so the fitted attributes and the
     transform are the same bits on both (docs/NUMERICS.md, "Decompositions").
+    The host steps (eigendecomposition, SVD, QR and small products) use
+    LAPACK and BLAS in ``deterministic`` and ``fast`` mode; in ``identical``
+    mode fixed-order code (a cyclic Jacobi eigensolver, a one-sided Jacobi
+    SVD, a Householder QR, the canonical products), so the fit gives the same
+    bits on every machine, whatever its CPU or BLAS (slower at large
+    n_features: about 1.4 s for the 512 x 512 eigendecomposition).
     In ``fast`` mode on a GPU the products use cuBLAS.
 
     Parameters
@@ -288,12 +294,13 @@ class PCA(BasePCA):
 
     def _full_svd(self, backend, X, mean):
         """Singular values and right vectors of X - mean: centred on the
-        backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the host."""
+        backend (exactly as scikit-learn's X - mean_ in X's dtype), SVD on the
+        host (LAPACK; in identical mode the fixed-order Jacobi SVD)."""
         Xc = np.asarray(backend.host(backend.center(X, mean)), dtype=np.float64)
         backend.record("centered", Xc)
         backend.check_overflow(X, "its mean or centred values overflow", Xc)
         try:
-            _, S, Vt = linalg.svd(Xc, full_matrices=False, check_finite=False)
+            _, S, Vt = _solvers.host_svd(Xc, backend.exact_host, compute_u=False, owner=backend.tag)
         except linalg.LinAlgError:
             # LAPACK fails to converge when the squares of finite values overflow.
             with np.errstate(over="ignore"):
@@ -377,6 +384,6 @@ class PCA(BasePCA):
             backend, A, G, side, k, p, n_iter, seed
         )
         if len(S) < k:  # data of rank below k: zero singular values, orthogonal directions
-            Vt = _solvers.complete_rows(Vt, k, seed, offset=(k + p) * max(n, d))
+            Vt = _solvers.complete_rows(Vt, k, seed, offset=(k + p) * max(n, d), exact=backend.exact_host)
             S = np.concatenate([S, np.zeros(k - len(S))])
         return Vt, S

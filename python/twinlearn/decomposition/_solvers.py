@@ -7,7 +7,11 @@ Where the work is (docs/NUMERICS.md, "Decompositions"): everything that reads
 the n_samples x n_features data runs on the backend (the CPU backend or a GPU)
 with the canonical kernels, or cuBLAS in fast mode; what is left is small
 (n_features x n_features, or n x k with k the projection width) and runs on the
-host in float64, the same code for both backends.
+host in float64, the same code for both backends. In identical mode those
+host steps use fixed-order code instead of LAPACK and BLAS, whose kernels
+differ between CPU models: the Jacobi eigensolver and SVD and the Householder
+QR of twinlearn/core/jacobi.hpp, and the CPU backend's canonical products
+(host_matmul, host_qr, host_svd, eigh_desc with exact=True).
 """
 
 from __future__ import annotations
@@ -139,6 +143,13 @@ class Backend:
         return self.check_overflow(X, "its Gram matrix overflows", G)
 
     @property
+    def exact_host(self) -> bool:
+        """Whether the host steps must give the same bits on every machine
+        (identical mode): fixed-order factorizations and products instead of
+        LAPACK and BLAS."""
+        return self.ctx.mode == "identical"
+
+    @property
     def eigh_on_device(self) -> bool:
         """Whether eigh_desc runs on the device (fast mode on a GPU)."""
         return self.on_gpu and self.ctx.mode == "fast"
@@ -146,11 +157,12 @@ class Backend:
     def eigh_desc(self, C, k=None):
         """:func:`eigh_desc` of the symmetric float64 NumPy C. In fast mode on
         a GPU, cuSOLVER's divide and conquer there (all eigenpairs, then the k
-        largest); in the other modes, and on the CPU, LAPACK on the host, the
+        largest); in identical mode the Jacobi eigensolver on the host, in
+        deterministic mode (and fast mode on the CPU) LAPACK on the host, the
         same on both backends."""
         d = C.shape[0]
         if not (self.eigh_on_device and d > 1):
-            return eigh_desc(C, k, self.tag)
+            return eigh_desc(C, k, self.tag, exact=self.exact_host)
         w, V = np.empty(d), np.empty((d, d))
         self.mod.linalg_sym_eigh(self.ctx, np.ascontiguousarray(C, dtype=np.float64), w, V)
         self._note("fast")
@@ -265,14 +277,23 @@ def _subset_k(k, d):
     return k if k is not None and 0 < k and 4 * k <= d else None
 
 
-def eigh_desc(C, k=None, owner="the eigendecomposition"):
+def eigh_desc(C, k=None, owner="the eigendecomposition", exact=False):
     """Eigenvalues (descending) and eigenvectors (columns) of the symmetric C,
     float64. With k, only the k largest (LAPACK's syevr on a subset) when that
     saves work; otherwise all of them. A C that is not finite because
     products of finite data overflowed (LAPACK fails to converge on it) gets
-    the overflow error naming `owner`."""
+    the overflow error naming `owner`.
+
+    exact (identical mode): all eigenpairs, whatever k, by the cyclic Jacobi
+    eigensolver (twinlearn/core/jacobi.hpp: fixed order, the same bits on
+    every CPU; ties in diagonal order). NaN in C gives NaN results, as LAPACK."""
     d = C.shape[0]
     check_no_overflow(owner, "the products of its values overflow", C, dtype=np.float64, power=2, find_nan=False)
+    if exact:
+        w, V, sweeps, converged = _backend.core().jacobi_eigh(np.ascontiguousarray(C, dtype=np.float64))
+        if not converged:
+            raise np.linalg.LinAlgError(f"{owner}: the Jacobi eigensolver did not converge in {sweeps} sweeps")
+        return w, V
     try:
         with _blas_threads(d):
             k = _subset_k(k, d)
@@ -289,33 +310,80 @@ def eigh_desc(C, k=None, owner="the eigendecomposition"):
     return w[::-1].copy(), V[:, ::-1].copy()
 
 
-def complete_rows(Vt, k, seed, offset):
+def host_matmul(A, B, exact=False):
+    """A @ B of float64 host matrices (2-D). BLAS; with `exact` (identical
+    mode) the CPU backend's canonical product, whose fixed order gives the
+    same bits on every CPU, instruction set and thread count."""
+    if not exact:
+        return A @ B
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"host_matmul: shapes {A.shape} and {B.shape} do not align")
+    out = np.zeros((A.shape[0], B.shape[1]))
+    if out.size and A.shape[1]:
+        core = _backend.core()
+        core.linalg_matmul(_exact_context(), A, False, B, False, out)
+    return out
+
+
+def _exact_context():
+    from .._config import get_n_threads
+
+    return _backend.core().Context("cpu", get_n_threads(), "identical")
+
+
+def host_qr(A, exact=False):
+    """Q (orthonormal columns) of the thin QR of the float64 host matrix A
+    (rows >= columns): LAPACK, or with `exact` the fixed-order Householder QR
+    (twinlearn/core/jacobi.hpp)."""
+    if exact:
+        return _backend.core().jacobi_qr_q(np.ascontiguousarray(A, dtype=np.float64))
+    return linalg.qr(A, mode="economic", check_finite=False)[0]
+
+
+def host_svd(A, exact=False, compute_u=True, owner="the SVD"):
+    """(U, s, Vt), the thin SVD of the float64 host matrix A (U None without
+    compute_u): LAPACK, or with `exact` the fixed-order one-sided Jacobi SVD
+    (twinlearn/core/jacobi.hpp; s descending, ties in index order)."""
+    if exact:
+        U, s, Vt, sweeps, converged = _backend.core().jacobi_svd(np.ascontiguousarray(A, dtype=np.float64),
+                                                                 compute_u)
+        if not converged:
+            raise np.linalg.LinAlgError(f"{owner}: the Jacobi SVD did not converge in {sweeps} sweeps")
+        return U, s, Vt
+    U, s, Vt = linalg.svd(A, full_matrices=False, check_finite=False, compute_uv=True)
+    return (U if compute_u else None), s, Vt
+
+
+def complete_rows(Vt, k, seed, offset, exact=False):
     """Vt (r x d, orthonormal rows) extended to k orthonormal rows with
     directions orthogonal to it (r < k happens only when the data has rank
-    below k; the added directions carry zero singular value)."""
+    below k; the added directions carry zero singular value). exact: the
+    host steps of identical mode (host_matmul, host_qr)."""
     r, d = Vt.shape
     if r >= k:
         return Vt[:k]
     R = normal_matrix(seed, d, k - r, offset).copy()
     if r:
-        R -= Vt.T @ (Vt @ R)
-        R -= Vt.T @ (Vt @ R)
-    Q, _ = linalg.qr(R, mode="economic", check_finite=False)
-    return np.vstack([Vt, Q.T])
+        for _ in range(2):
+            R -= host_matmul(Vt.T, host_matmul(Vt, R, exact), exact)
+    return np.vstack([Vt, host_qr(R, exact).T])
 
 
 # ---------------------------------------------------------------------------
 # Randomized SVD (Halko et al., as scikit-learn's _randomized_svd)
 
 
-def _orthonormal(Q):
-    """An orthonormal basis of the columns of the host iterate Q (QR, float64).
+def _orthonormal(Q, exact=False):
+    """An orthonormal basis of the columns of the host iterate Q (QR, float64;
+    host_qr's fixed-order one with `exact`).
 
     scikit-learn's power_iteration_normalizer ('QR', 'LU', 'none') chooses how
     its iterates are kept apart; every choice spans the same space in exact
     arithmetic. Here the iterates on the host are small (side x width), so
     they are always orthonormalized, the most stable of the choices."""
-    return linalg.qr(Q, mode="economic", check_finite=False)[0]
+    return host_qr(Q, exact)
 
 
 def _keep_threshold(lam, dtype):
@@ -324,7 +392,8 @@ def _keep_threshold(lam, dtype):
     return max(lam[0], 0.0) * np.finfo(dtype).eps * max(len(lam), 8) * 4
 
 
-def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype, owner="the randomized SVD"):
+def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype, owner="the randomized SVD",
+                         exact=False):
     """Randomized SVD of A from its Gram matrix on the range side.
 
     G (s x s, float64) is AᵀA (the rows' side, s = n_features) or AAᵀ
@@ -337,7 +406,10 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype, ow
 
     Returns (Uh, s, Vt_s, T, Q) where svd(B) = Uh diag(s) Vt_s (Vt_s: r x s)
     and, for the AAᵀ side, the rows' right vectors are (Uhᵀ Tᵀ Qᵀ) A.
+    exact (identical mode): every product, factorization and eigensolver is
+    the fixed-order one (host_matmul, host_qr, eigh_desc, host_svd).
     """
+    mm = functools.partial(host_matmul, exact=exact)
     s_side = G.shape[0]
     size = min(n_components + n_oversamples, s_side)
     # Small products and factorizations: one BLAS thread (waking a pool of
@@ -346,17 +418,17 @@ def randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, dtype, ow
     # 42 from a 256 x 256 Gram matrix: 4.7 ms against 6.2 ms with it outside,
     # on a 2-core machine).
     with _blas_threads(s_side):
-        Q = _orthonormal(normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size])
+        Q = _orthonormal(normal_matrix(seed, s_side, n_components + n_oversamples)[:, :size], exact)
         for _ in range(n_iter):
-            Q = _orthonormal(G @ Q)
-        H = G @ Q
-        M = Q.T @ H
+            Q = _orthonormal(mm(G, Q), exact)
+        H = mm(G, Q)
+        M = mm(Q.T, H)
         M = 0.5 * (M + M.T)
-        lam, W = eigh_desc(M, owner=owner)
+        lam, W = eigh_desc(M, owner=owner, exact=exact)
         keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
         T = W[:, keep] / np.sqrt(lam[keep])
-        B = (H @ T).T
-        Uh, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
+        B = mm(H, T).T
+        Uh, sv, Vt = host_svd(B, exact, owner=owner)
     return Uh, sv, Vt, T, Q
 
 
@@ -376,13 +448,14 @@ def randomized_right(backend, A, G, side, n_components, n_oversamples, n_iter, s
     # mean direction dwarfs the rest, lost 7 of 32 components.) AAᵀ is a
     # product in A's dtype.
     noise_dtype = np.float64 if side == "right" else dtype
+    exact = backend.exact_host
     Uh, sv, Vt_s, T, Q = randomized_from_gram(G, n_components, n_oversamples, n_iter, seed, noise_dtype,
-                                               backend.tag)
+                                               backend.tag, exact)
     k = min(n_components, len(sv))
     if side == "right":
         return Vt_s[:k], sv[:k]
     # The AAᵀ side: the right vectors are (Uhᵀ Tᵀ Qᵀ) A, one product on the backend.
-    L = (Q @ (T @ Uh[:, :k])).T
+    L = host_matmul(Q, host_matmul(T, Uh[:, :k], exact), exact).T
     Vt = np.asarray(backend.host(backend.matmul(L.astype(dtype), False, A, False, like=np.empty(0))),
                     dtype=np.float64)
     # Rows of norm 1 in exact arithmetic: remove the product's rounding.
@@ -397,7 +470,7 @@ def _orthonormalize_tall(backend, Y, dtype, passes=1):
     dropped; `passes` repetitions (2 = orthonormal to working precision)."""
     for _ in range(passes):
         M = backend.gram(Y)
-        lam, W = eigh_desc(0.5 * (M + M.T), owner=backend.tag)
+        lam, W = eigh_desc(0.5 * (M + M.T), owner=backend.tag, exact=backend.exact_host)
         keep = lam > _keep_threshold(lam, dtype) if len(lam) else np.zeros(0, bool)
         if not keep.any():
             return None
@@ -413,19 +486,20 @@ def _randomized_tall(backend, A, n_components, n_oversamples, n_iter, seed):
     n, d = A.shape
     dtype = np_float_dtype(A)
     size = n_components + n_oversamples
-    Q = _orthonormal(normal_matrix(seed, d, size)[:, : min(size, d)])
+    exact = backend.exact_host
+    Q = _orthonormal(normal_matrix(seed, d, size)[:, : min(size, d)], exact)
     for _ in range(n_iter):
         Y = _orthonormalize_tall(backend, backend.matmul(A, False, Q.astype(dtype), False), dtype)
         if Y is None:
             return np.zeros((0, d)), np.zeros(0)
         Z = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64).T
-        Q = _orthonormal(Z)
+        Q = _orthonormal(Z, exact)
     Y = backend.matmul(A, False, Q.astype(dtype), False)
     Y = _orthonormalize_tall(backend, Y, dtype, passes=2)
     if Y is None:
         return np.zeros((0, d)), np.zeros(0)
     B = np.asarray(backend.host(backend.matmul(Y, True, A, False, like=np.empty(0))), dtype=np.float64)
-    _, sv, Vt = linalg.svd(B, full_matrices=False, check_finite=False)
+    _, sv, Vt = host_svd(B, exact, compute_u=False, owner=backend.tag)
     k = min(n_components, len(sv))
     return Vt[:k], sv[:k]
 

@@ -36,7 +36,10 @@ class TruncatedSVD(BaseProjection):
     Components follow scikit-learn's sign rule. The projections, variances and
     products run on the backend; in ``identical`` and ``deterministic`` mode
     with the canonical kernels (the same bits on the CPU and any GPU), in
-    ``fast`` mode on a GPU with cuBLAS.
+    ``fast`` mode on a GPU with cuBLAS. The host steps (eigendecomposition,
+    SVD, QR, small products) use LAPACK and BLAS, except in ``identical``
+    mode: fixed-order code there (Jacobi eigensolver and SVD, Householder
+    QR, canonical products), the same bits on every machine.
 
     Parameters
     ----------
@@ -179,8 +182,13 @@ class TruncatedSVD(BaseProjection):
         with np.errstate(divide="ignore", invalid="ignore"):
             if G is not None:
                 V = self.components_.astype(np.float64)
-                quad = np.sum(V.T * (G @ V.T), axis=0)
-                exp_var = np.maximum(quad / n - (V @ mean) ** 2, 0.0)
+                if backend.exact_host:  # the canonical products: BLAS's differ between CPUs
+                    GV = _solvers.host_matmul(G, V.T, True)
+                    Vm = _solvers.host_matmul(V, mean[:, None], True)[:, 0]
+                else:
+                    GV, Vm = G @ V.T, V @ mean
+                quad = np.sum(V.T * GV, axis=0)
+                exp_var = np.maximum(quad / n - Vm ** 2, 0.0)
             else:
                 exp_var = backend.column_stats(X_new)[2] / n
             full_var = (m2 / n).sum()
@@ -199,10 +207,8 @@ class TruncatedSVD(BaseProjection):
         """G: XᵀX when n >= d, else None."""
         if G is not None:
             return (*_leading_from_gram(backend, G, k), G)
-        from scipy import linalg
-
-        _, S, Vt = linalg.svd(np.asarray(backend.host(X), dtype=np.float64), full_matrices=False,
-                              check_finite=False)
+        _, S, Vt = _solvers.host_svd(np.asarray(backend.host(X), dtype=np.float64), backend.exact_host,
+                                     compute_u=False, owner=backend.tag)
         return Vt[:k].copy(), S[:k], None
 
     def _randomized(self, backend, X, k, G):
@@ -227,7 +233,7 @@ class TruncatedSVD(BaseProjection):
         Vt, S = _solvers.randomized_right(backend, X, G, side, k, p, self.n_iter, seed)
         rank_limit = min(k, n, d)
         if len(S) < rank_limit:
-            Vt = _solvers.complete_rows(Vt, rank_limit, seed, offset=(k + p) * max(n, d))
+            Vt = _solvers.complete_rows(Vt, rank_limit, seed, offset=(k + p) * max(n, d), exact=backend.exact_host)
             S = np.concatenate([S, np.zeros(rank_limit - len(S))])
         return Vt, S, (G if side == "right" else None)
 

@@ -40,7 +40,7 @@ double dot(const double* x, const double* y, std::int64_t n);
 // triangle is read; A is not modified). w: d entries, descending, ties in
 // the order of their diagonal position; V: d x d, column i the unit
 // eigenvector of w[i] (signs as the rotations leave them: callers apply their
-// sign rule).
+// sign rule). A non-finite entry anywhere in A: w and V all NaN, no sweep.
 //
 // Row-cyclic Jacobi: sweeps over the pairs (p, q), p < q, in row order; the
 // rotation zeroing a_pq is computed as Rutishauser's (Golub & Van Loan,
@@ -56,7 +56,8 @@ Result sym_eigh(const double* A, std::int64_t d, double* w, double* V, int max_s
 
 // Thin SVD of the m x n matrix A = U diag(s) Vt, r = min(m, n): s: r entries,
 // descending (ties in index order); U: m x r (nullptr: not computed), column
-// j zero where s[j] == 0; Vt: r x n (nullptr: not computed).
+// j zero where s[j] == 0; Vt: r x n (nullptr: not computed). A non-finite
+// entry in A: every output NaN, no sweep.
 //
 // One-sided Jacobi on the r vectors of length max(m, n) (A's columns when
 // m >= n, else its rows): sweeps over the pairs (p, q), p < q, in row order,

@@ -7,8 +7,9 @@
 // read) by cuSOLVER's divide and conquer (syevd) on the context's GPU. w: d
 // entries; V: d x d, row-major, column i the eigenvector of w[i], both host
 // memory. cuSOLVER's summation order is its own, so the result honours only
-// NumericMode::Fast: the identical and deterministic modes diagonalize on the
-// host with LAPACK, the same on both backends. A CPU context raises
+// NumericMode::Fast: the other modes diagonalize on the host, the same on
+// both backends (deterministic with LAPACK, identical with the fixed-order
+// Jacobi eigensolver of twinlearn/core/jacobi.hpp). A CPU context raises
 // NotAvailable; a failed factorization raises CudaError.
 #pragma once
 #include <cstdint>

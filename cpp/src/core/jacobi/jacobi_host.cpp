@@ -61,6 +61,12 @@ std::vector<std::int64_t> descending(const std::vector<double>& key) {
   return idx;
 }
 
+bool all_finite(const double* A, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(A[i])) return false;
+  return true;
+}
+
 void require_sweeps(int max_sweeps) {
   TL_REQUIRE(max_sweeps >= 1, ValueError, "jacobi: max_sweeps must be at least 1, got ", max_sweeps);
 }
@@ -85,6 +91,11 @@ Result sym_eigh(const double* A, std::int64_t d, double* w, double* V, int max_s
   if (d == 0) return res;
   TL_REQUIRE(A && w && V, ValueError, "jacobi.sym_eigh: no data");
   const auto D = static_cast<std::size_t>(d);
+  if (!all_finite(A, D * D)) {
+    std::fill(w, w + D, std::numeric_limits<double>::quiet_NaN());
+    std::fill(V, V + D * D, std::numeric_limits<double>::quiet_NaN());
+    return res;
+  }
   // a: the working matrix, kept symmetric (both triangles); vt: the
   // accumulated rotations, row i the eigenvector of a's diagonal entry i.
   // Rows are ld apart: a multiple of 4 KiB between rows would map the
@@ -102,31 +113,50 @@ Result sym_eigh(const double* A, std::int64_t d, double* w, double* V, int max_s
   }
   const double floor = kEps * kEps * amax;
 
+  // Copies kept lazily (the values are those of a full mirror after every
+  // rotation; only fewer copies are made). Rotation (p, q) reads rows p and q
+  // whole and changes rows and columns p and q. Within the row step of p, row
+  // p is always current; row q is read once, and its lower part (columns
+  // q' < q) must hold the column-q' updates of the rotations (p, q') before
+  // it: each rotation copies its column q into the rows below q. Column p is
+  // read only at index p, which the rotation overwrites. At the end of the
+  // row step column p is copied from row p and each rotated column q into the
+  // rows above q, in blocks of rows (the 4 KiB strides of single column
+  // writes would miss the cache at every row).
+  constexpr std::size_t kBlock = 64;
+  std::vector<std::size_t> rotated_cols;
+  rotated_cols.reserve(D);
   res.converged = false;
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
     bool rotated = false;
     for (std::size_t p = 0; p + 1 < D; ++p) {
+      double* ap = a.data() + p * ld;
+      rotated_cols.clear();
       for (std::size_t q = p + 1; q < D; ++q) {
-        double* ap = a.data() + p * ld;
         double* aq = a.data() + q * ld;
         const double apq = ap[q], app = ap[p], aqq = aq[q];
         const double g = std::fabs(apq);
         if (g <= floor || g <= kEps * std::sqrt(std::fabs(app)) * std::sqrt(std::fabs(aqq))) continue;
-        rotated = true;
+        rotated_cols.push_back(q);
         const Rotation r = rotation(app, aqq, apq);
         const double tapq = r.t * apq;
-        // Rows p and q (entries p and q are set below), then the same values
-        // into columns p and q, which symmetry makes equal to them.
-        rotate(ap, aq, d, r.s, r.tau);
+        rotate(ap, aq, d, r.s, r.tau);  // entries p and q are set next
         ap[p] = app - tapq;
         aq[q] = aqq + tapq;
         ap[q] = 0.0;
         aq[p] = 0.0;
-        for (std::size_t k = 0; k < D; ++k) {
-          a[k * ld + p] = ap[k];
-          a[k * ld + q] = aq[k];
-        }
+        for (std::size_t k = q + 1; k < D; ++k) a[k * ld + q] = aq[k];
         rotate(vt.data() + p * ld, vt.data() + q * ld, d, r.s, r.tau);
+      }
+      if (rotated_cols.empty()) continue;
+      rotated = true;
+      for (std::size_t k = 0; k < D; ++k) a[k * ld + p] = ap[k];
+      for (std::size_t k0 = 0; k0 < D; k0 += kBlock) {
+        const std::size_t k1 = std::min(D, k0 + kBlock);
+        for (const std::size_t q : rotated_cols) {
+          const double* aq = a.data() + q * ld;
+          for (std::size_t k = k0; k < std::min(k1, q); ++k) a[k * ld + q] = aq[k];
+        }
       }
     }
     res.sweeps = sweep + 1;
@@ -157,6 +187,13 @@ Result svd(const double* A, std::int64_t m, std::int64_t n, double* U, double* s
   const auto R = static_cast<std::size_t>(r64), L = static_cast<std::size_t>(l64);
   const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n);
   const bool tall = m >= n;
+  if (!all_finite(A, M * N)) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::fill(s, s + R, nan);
+    if (U) std::fill(U, U + M * R, nan);
+    if (Vt) std::fill(Vt, Vt + R * N, nan);
+    return res;
+  }
   // W: the r vectors rotated to orthogonality (A's columns when tall, else
   // its rows), W = Z W0; Z: the accumulated rotations (r x r).
   std::vector<double> W(R * L), Z(R * R, 0.0);
