@@ -246,6 +246,16 @@ def sigmoid_kernel(X, Y=None, gamma=None, coef0=1, *, device=None, numeric_mode=
     return _io.mirror(X, _apply(mod, ctx, "tanh", K))
 
 
+def _exp_of_distances(name, metric, X, Y, gamma, device, numeric_mode):
+    """exp(-gamma * distance) over the `metric` distances (the rbf and Laplacian
+    kernels); sparse input goes to scikit-learn's `name`."""
+    if _sparse(X, Y):
+        return _host_fallback(name, X, Y, gamma=gamma)
+    mod, ctx, Xc, K = _distances(X, Y, metric, device, numeric_mode)
+    K *= -_gamma(gamma, Xc)
+    return _io.mirror(X, _apply(mod, ctx, "exp", K))
+
+
 @validate_params({**_XY, "gamma": _GAMMA}, prefer_skip_nested_validation=True)
 def rbf_kernel(X, Y=None, gamma=None, *, device=None, numeric_mode=None):
     """The RBF (Gaussian) kernel ``K = exp(-gamma |x - y|²)``.
@@ -273,11 +283,7 @@ def rbf_kernel(X, Y=None, gamma=None, *, device=None, numeric_mode=None):
     array([[1.        , 0.36787944],
            [0.36787944, 1.        ]])
     """
-    if _sparse(X, Y):
-        return _host_fallback("rbf_kernel", X, Y, gamma=gamma)
-    mod, ctx, Xc, K = _distances(X, Y, "sqeuclidean", device, numeric_mode)
-    K *= -_gamma(gamma, Xc)
-    return _io.mirror(X, _apply(mod, ctx, "exp", K))
+    return _exp_of_distances("rbf_kernel", "sqeuclidean", X, Y, gamma, device, numeric_mode)
 
 
 @validate_params(
@@ -307,11 +313,7 @@ def laplacian_kernel(X, Y=None, gamma=None, *, device=None, numeric_mode=None):
     array([[1.        , 0.36787944],
            [0.36787944, 1.        ]])
     """
-    if _sparse(X, Y):
-        return _host_fallback("laplacian_kernel", X, Y, gamma=gamma)
-    mod, ctx, Xc, K = _distances(X, Y, "manhattan", device, numeric_mode)
-    K *= -_gamma(gamma, Xc)
-    return _io.mirror(X, _apply(mod, ctx, "exp", K))
+    return _exp_of_distances("laplacian_kernel", "manhattan", X, Y, gamma, device, numeric_mode)
 
 
 @validate_params({**_XY, "dense_output": ["boolean"]}, prefer_skip_nested_validation=True)
