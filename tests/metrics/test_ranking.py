@@ -155,17 +155,53 @@ def test_errors_and_warnings_are_scikit_learns(fn, args, kw):
                             outcome(getattr(tm, fn), *args, numeric_mode=mode, **kw), exact=False)
 
 
-def test_multiclass_and_multilabel_areas_are_scikit_learns():
+MULTICLASS = [{"multi_class": "ovr"}, {"multi_class": "ovr", "average": "weighted"},
+              {"multi_class": "ovr", "average": None}, {"multi_class": "ovr", "average": "micro"},
+              {"multi_class": "ovo"}, {"multi_class": "ovo", "average": "weighted"},
+              {"multi_class": "ovr", "labels": [0, 1, 2, 3]}]
+
+
+def probabilities(seed, n, c, absent=None):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, c, n)
+    if absent is not None:
+        y[y == absent] = (absent + 1) % c
+    P = np.round(rng.random((n, c)), 1) + 1e-3  # ties within each column
+    return y, P / P.sum(axis=1, keepdims=True), rng
+
+
+@pytest.mark.parametrize("kw", MULTICLASS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_multiclass_areas_are_close_to_scikit_learns(kw, weighted, seed):
+    y, P, rng = probabilities(seed, 150, 4, absent=1 if seed == 3 and "labels" in kw else None)
+    w = rng.random(150) if weighted else None
+    ref = outcome(sk.roc_auc_score, y, P, sample_weight=w, **kw)
+    got = outcome(tm.roc_auc_score, y, P, sample_weight=w, numeric_mode="identical", **kw)
+    assert_same_outcome(ref, got, exact=False, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("args,kw", [
+    ((np.array([0, 1, 2]), np.full((3, 3), 0.5)), {"multi_class": "ovr"}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "raise"}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "ovo", "average": None}),
+    ((np.array([0, 1, 2]), np.full((3, 4), 1 / 4)), {"multi_class": "ovr"}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "ovr", "max_fpr": 0.5}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "ovo", "sample_weight": [1.0, 1.0, 1.0]}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "ovr", "labels": [0, 2, 1]}),
+    ((np.array([0, 1, 2]), np.full((3, 3), 1 / 3)), {"multi_class": "ovo", "sample_weight": []}),
+])
+def test_multiclass_errors_are_scikit_learns(args, kw):
+    assert_same_outcome(outcome(sk.roc_auc_score, *args, **kw),
+                        outcome(tm.roc_auc_score, *args, numeric_mode="identical", **kw), exact=False)
+
+
+def test_multilabel_areas_are_scikit_learns():
     rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, 60)
-    P = rng.random((60, 3))
-    P /= P.sum(axis=1, keepdims=True)
-    for kw in ({"multi_class": "ovr"}, {"multi_class": "ovo"}, {"multi_class": "ovr", "average": "weighted"}):
-        assert_same_outcome(outcome(sk.roc_auc_score, y, P, **kw),
-                            outcome(tm.roc_auc_score, y, P, numeric_mode="identical", **kw))
-    Y = rng.integers(0, 2, (60, 3))
-    assert_same_outcome(outcome(sk.average_precision_score, Y, P),
-                        outcome(tm.average_precision_score, Y, P, numeric_mode="identical"))
+    Y, P = rng.integers(0, 2, (60, 3)), rng.random((60, 3))
+    for name in ("average_precision_score", "roc_auc_score"):
+        assert_same_outcome(outcome(getattr(sk, name), Y, P),
+                            outcome(getattr(tm, name), Y, P, numeric_mode="identical"))
 
 
 @pytest.mark.gpu
@@ -180,6 +216,20 @@ def test_gpu_gives_the_cpus_identical_bits(lib, wkind, name, kw):
     gpu = outcome(getattr(tm, name), to_device(lib, y), to_device(lib, s),
                   sample_weight=None if w is None else to_device(lib, w), numeric_mode="identical", **kw)
     assert_same_outcome(cpu, gpu, exact=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["cupy", "torch"])
+@pytest.mark.parametrize("kw", MULTICLASS)
+def test_gpu_multiclass_areas_give_the_cpus_bits(lib, kw):
+    y, P, rng = probabilities(6, 30_000, 4)
+    for w in (None, rng.random(30_000)):
+        if w is not None and kw["multi_class"] == "ovo":
+            continue
+        cpu = outcome(tm.roc_auc_score, y, P, sample_weight=w, numeric_mode="identical", **kw)
+        gpu = outcome(tm.roc_auc_score, to_device(lib, y), to_device(lib, P),
+                      sample_weight=None if w is None else to_device(lib, w), numeric_mode="identical", **kw)
+        assert_same_outcome(cpu, gpu, exact=True)
 
 
 @pytest.mark.gpu

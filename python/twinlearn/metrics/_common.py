@@ -144,6 +144,13 @@ class _NumpyLike:
         """Number of True per row of a boolean matrix (exact integers)."""
         return M.sum(axis=1)
 
+    def repeat(self, x, r):
+        """Each element r times in a row (np.repeat)."""
+        return self.xp.repeat(x, r)
+
+    def row_sums(self, M):
+        return M.sum(axis=1)
+
     def isfinite_all(self, x) -> bool:
         return bool(self.xp.all(self.xp.isfinite(x)))
 
@@ -221,6 +228,12 @@ class _TorchLike(_NumpyLike):
         return S[self.xp.arange(S.shape[0], device=S.device), col]
 
     def count_true_rows(self, M):
+        return M.sum(dim=1)
+
+    def repeat(self, x, r):
+        return self.xp.repeat_interleave(x, r)
+
+    def row_sums(self, M):
         return M.sum(dim=1)
 
     def full(self, n, value, like):

@@ -10,8 +10,10 @@ integer-weighted cumulative counts are exact (every partial sum is an
 integer below 2**53), so any scan order gives scikit-learn's values; other
 weights are accumulated in sample order as scikit-learn does (np.cumsum)
 on the host, the one step that copies an n-vector. Areas (the trapezoids of
-``auc``, the steps of average precision) are canonical sums. Multiclass and
-multilabel areas take scikit-learn's function on a host copy.
+``auc``, the steps of average precision) are canonical sums. Multiclass ROC
+AUC ('ovr', 'ovo') is scikit-learn's average of such binary areas;
+multilabel areas and multiclass average precision take scikit-learn's
+function on a host copy.
 """
 
 from __future__ import annotations
@@ -272,8 +274,9 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
     """Area under the ROC curve (:func:`sklearn.metrics.roc_auc_score`).
 
     The own path takes binary y_true with one score per sample (``max_fpr``
-    included); multiclass ('ovr', 'ovo') and multilabel input take
-    scikit-learn's function on a host copy.
+    included) and multiclass y_true ('ovr', 'ovo': scikit-learn's averages
+    of binary areas); multilabel input takes scikit-learn's function on a
+    host copy.
 
     Parameters
     ----------
@@ -304,8 +307,84 @@ def roc_auc_score(y_true, y_score, *, average="macro", sample_weight=None, max_f
         inputs = _curve_inputs(run, y_true, y_score, sample_weight, ("binary",))
         if inputs is not None:
             return _binary_roc_auc(run, *inputs, max_fpr)
+        out = _multiclass_roc_auc(run, y_true, y_score, sample_weight, params)
+        if out is not None:
+            return out
     yt, ys, sw = host(y_true, y_score, sample_weight)
     return _sk.roc_auc_score(yt, ys, sample_weight=sw, **params)
+
+
+def _multiclass_roc_auc(run, y_true, y_score, sample_weight, params):
+    """scikit-learn's one-vs-rest and one-vs-one areas of multiclass y_true
+    from binary areas on the device; None when the own path does not take
+    the input. scikit-learn's checks and warnings run on a surrogate with
+    the same label set, score shape and parameters (one sample per label,
+    uniform probabilities); the probability check reads the row sums."""
+    ops = run.ops
+    yt = _as_labels(run, y_true)
+    S = run.place(y_score)
+    if run.ops.kind == "numpy":
+        S = np.asarray(S)
+        if S.dtype.kind not in "biuf":
+            return None
+    if yt is None or not run.of_kind(S) or S.ndim != 2 or params["multi_class"] not in ("ovr", "ovo"):
+        return None
+    u = ops.unique(yt)
+    if _label_type(u) != "multiclass" and not (_label_type(u) == "binary" and S.shape[1] > 2):
+        return None
+    assert_finite(run, S, "")
+    c = S.shape[1]
+    sw = None if sample_weight is None else np.ones(u.shape[0])
+    with warnings.catch_warnings():  # its errors only: the warnings come from the areas below
+        warnings.simplefilter("ignore")
+        _sk.roc_auc_score(u, np.full((u.shape[0], c), 1.0 / c), sample_weight=sw, **params)
+    check_consistent_length(yt, S, sample_weight)
+    w = _weights(run, sample_weight, yt.shape[0])
+    if sample_weight is not None and w is None:
+        return None
+    row = ops.row_sums(ops.f64(S))
+    if not ops.all(ops.abs(1 - row) <= 1e-8 + 1e-5 * ops.abs(row)):  # np.allclose(1, row sums)
+        raise ValueError("Target scores need to be probabilities for multiclass roc_auc, i.e. they should sum "
+                         "up to 1.0 over classes")
+    labels, average, max_fpr = params["labels"], params["average"], params["max_fpr"]
+    classes = u if labels is None else np.asarray(labels)
+    enc = ops.searchsorted(ops.asarray(classes, yt) if ops.kind != "numpy" else classes, yt)
+    counts = ops.bincount(enc, c)
+    present = np.array([0.0, 1.0])
+
+    def binary(mask, scores, weights, n_pos, n):
+        u_c = present if 0 < n_pos < n else present[[int(n_pos > 0)]]
+        return _binary_roc_auc(run, ops.astype_f64(mask), scores, weights, u_c, max_fpr)
+
+    n = yt.shape[0]
+    if params["multi_class"] == "ovo":
+        from itertools import combinations
+
+        pairs = list(combinations(np.flatnonzero(counts), 2))
+        scores, prevalence = np.empty(len(pairs)), np.empty(len(pairs)) if average == "weighted" else None
+        for ix, (a, b) in enumerate(pairs):
+            a_mask, b_mask = enc == int(a), enc == int(b)
+            ab = a_mask | b_mask
+            n_ab = int(counts[a] + counts[b])
+            if prevalence is not None:
+                prevalence[ix] = n_ab / n
+            scores[ix] = (binary(a_mask[ab], S[ab, int(a)], None, counts[a], n_ab)
+                          + binary(b_mask[ab], S[ab, int(b)], None, counts[b], n_ab)) / 2
+        return float(np.average(scores, weights=prevalence))
+    if average == "micro":
+        Y = enc.reshape(-1, 1) == ops.arange(c, S).reshape(1, -1)
+        wr = None if w is None else ops.repeat(w, c)
+        return binary(ops.ravel(Y), ops.ravel(run.ops.f64(S)), wr, 1, 2)
+    score = np.array([binary(enc == j, S[:, j], w, counts[j], n) for j in range(c)])
+    if average is None:
+        return score
+    weight = None
+    if average == "weighted":
+        weight = counts.astype(np.float64) if w is None else np.array([run.sum(w[enc == j]) for j in range(c)])
+        if np.isclose(weight.sum(), 0.0):
+            return 0
+        score[weight == 0] = 0
+    return float(np.average(score, weights=weight))
 
 
 def average_precision_score(y_true, y_score, *, average="macro", pos_label=1, sample_weight=None, device=None,
