@@ -45,3 +45,11 @@ def test_every_tool_has_steps_with_unique_names():
     names = [s[0] for s in san.STEPS]
     assert len(names) == len(set(names))
     assert {s[1] for s in san.STEPS} == {"memcheck", "racecheck", "initcheck", "synccheck"}
+
+
+def test_small_fixtures_only_where_asked(monkeypatch):
+    monkeypatch.setenv("TWINLEARN_TEST_SMALL", "1")  # a caller's setting does not leak into a step
+    assert "TWINLEARN_TEST_SMALL" not in san.step_env("mem-kmeans", small=False)
+    assert san.step_env("race-kmeans", small=False)["TWINLEARN_TEST_SMALL"] == "1"
+    assert san.step_env("mem-kmeans", small=True)["TWINLEARN_TEST_SMALL"] == "1"
+    assert san.SMALL <= {s[0] for s in san.STEPS}

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "twinlearn/core/runtime.hpp"
@@ -32,6 +33,17 @@ inline bool gpu_or_skip_reason(std::string* why) {
       GTEST_SKIP() << why_;                                                            \
     }                                                                                  \
   } while (0)
+
+// The row count of a large fixture: n, or n / 8 (at least 500) when
+// TWINLEARN_TEST_SMALL=1. compute-sanitizer's racecheck runs the CUDA
+// identity tests 100-1000x slower than they run bare; tests/sanitize_gpu.py
+// sets it for the steps that would not finish at full size. The rule under
+// test is the same at either size; only the number of blocks is smaller.
+inline std::int64_t rows(std::int64_t n) {
+  const char* s = std::getenv("TWINLEARN_TEST_SMALL");
+  if (!s || std::string(s) != "1") return n;
+  return n / 8 > 500 ? n / 8 : (n < 500 ? n : 500);
+}
 
 template <class T>
 bool same_bits(const T& a, const T& b) {

@@ -103,7 +103,7 @@ TEST(KMeans, RejectsBadInput) {
 TEST(KMeansCuda, IdenticalToCpu) {
   TL_REQUIRE_GPU_OR_SKIP();
   for (std::int64_t k : {3, 130, 300}) {
-    const std::int64_t n = 20000 + k, d = 21;
+    const std::int64_t n = tltest::rows(20000) + k, d = 21;
     auto X = blobs<float>(n, d, 17, 10 + k);
     std::vector<float> w(n);
     for (std::int64_t i = 0; i < n; ++i) w[i] = 0.25f + static_cast<float>(i % 7);
@@ -117,10 +117,11 @@ TEST(KMeansCuda, IdenticalToCpu) {
     expect_same(fit(cpu(), X, n, d, &w, p, &mean), fit(gpu(), X, n, d, &w, p, &mean));
     p.init = tl::KMeansInit::Random;
     expect_same(fit<float>(cpu(), X, n, d, nullptr, p), fit<float>(gpu(), X, n, d, nullptr, p));
-    auto Xd = blobs<double>(5000, 7, 4, 3);
+    const std::int64_t nd = tltest::rows(5000);
+    auto Xd = blobs<double>(nd, 7, 4, 3);
     p.init = tl::KMeansInit::KMeansPlusPlus;
     p.n_clusters = std::min<std::int64_t>(k, 50);
-    expect_same(fit<double>(cpu(), Xd, 5000, 7, nullptr, p), fit<double>(gpu(), Xd, 5000, 7, nullptr, p));
+    expect_same(fit<double>(cpu(), Xd, nd, 7, nullptr, p), fit<double>(gpu(), Xd, nd, 7, nullptr, p));
   }
 }
 

@@ -109,8 +109,8 @@ TEST(GbdtCuda, MonotoneInteractionIdenticalToCpu) {
     for (int variant = 0; variant < 3; ++variant) {
       SCOPED_TRACE(std::string(tl::to_string(g)) + " variant " + std::to_string(variant));
       const GbdtLoss loss = variant == 2 ? GbdtLoss::MultiClass : GbdtLoss::RMSE;
-      const Data D = make_data(30001, 6, loss, true, 700 + variant);
-      const Data E = make_data(5001, 6, loss, true, 800 + variant);
+      const Data D = make_data(tltest::rows(30001), 6, loss, true, 700 + variant);
+      const Data E = make_data(tltest::rows(5001), 6, loss, true, 800 + variant);
       GbdtParams p = params(loss, 8, 6);
       p.grow_policy = g;
       p.max_leaves = 17;

@@ -110,8 +110,8 @@ TEST(GbdtCuda, ConstraintsIdenticalToCpu) {
   for (GbdtLoss loss : {GbdtLoss::Logloss, GbdtLoss::MultiClass, GbdtLoss::Quantile}) {
     for (int which = 0; which < 3; ++which) {
       SCOPED_TRACE(std::string(tl::to_string(loss)) + " case " + std::to_string(which));
-      const Data D = make_data(40001, 6, loss, true, 91);
-      const Data E = make_data(3000, 6, loss, true, 92);
+      const Data D = make_data(tltest::rows(40001), 6, loss, true, 91);
+      const Data E = make_data(tltest::rows(3000), 6, loss, true, 92);
       GbdtParams p = params(loss, 10, 6);
       if (which != 1) p.min_child_weight = loss == GbdtLoss::Quantile ? 400.0 : 20.0;
       if (which != 0) {
@@ -485,10 +485,11 @@ TEST(GbdtCuda, DepthwiseIdenticalToCpu) {
                         Case{GbdtLoss::RMSE, 20001, 6, 0.0, true, true, true, 150}}) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
                  std::to_string(c.depth) + (c.learned ? " Learned" : "") + " min_data=" + std::to_string(c.min_data));
-    const Data D = make_data(c.n, 6, c.loss, true, 300 + c.n);
-    const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 400 + c.n);
-    std::vector<double> w(static_cast<std::size_t>(c.n));
-    for (std::int64_t i = 0; i < c.n; ++i) w[i] = 0.25 + (i % 7) * 0.5;
+    const std::int64_t n = tltest::rows(c.n);
+    const Data D = make_data(n, 6, c.loss, true, 300 + c.n);
+    const Data E = make_data(n / 3 + 1, 6, c.loss, true, 400 + c.n);
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) w[i] = 0.25 + (i % 7) * 0.5;
     GbdtParams p = depthwise(params(c.loss, 8, c.depth));
     p.min_child_weight = c.min_child_weight;
     if (c.learned) p.nan_mode = tl::GbdtNanMode::Learned;
@@ -563,10 +564,11 @@ TEST(GbdtCuda, LossguideIdenticalToCpu) {
     SCOPED_TRACE(std::string(tl::to_string(c.loss)) + " n=" + std::to_string(c.n) + " depth=" +
                  std::to_string(c.depth) + " max_leaves=" + std::to_string(c.max_leaves) +
                  (c.learned ? " Learned" : "") + " min_data=" + std::to_string(c.min_data));
-    const Data D = make_data(c.n, 6, c.loss, true, 500 + c.n);
-    const Data E = make_data(c.n / 3 + 1, 6, c.loss, true, 600 + c.n);
-    std::vector<double> w(static_cast<std::size_t>(c.n));
-    for (std::int64_t i = 0; i < c.n; ++i) w[i] = 0.25 + (i % 5) * 0.5;
+    const std::int64_t n = tltest::rows(c.n);
+    const Data D = make_data(n, 6, c.loss, true, 500 + c.n);
+    const Data E = make_data(n / 3 + 1, 6, c.loss, true, 600 + c.n);
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) w[i] = 0.25 + (i % 5) * 0.5;
     GbdtParams p = params(c.loss, 8, c.depth);
     p.grow_policy = tl::GbdtGrowPolicy::Lossguide;
     p.max_leaves = c.max_leaves;
