@@ -342,6 +342,30 @@ class Run:
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         return self.column_sums(self.ops.f64(X) * self.ops.f64(weights).reshape(-1, 1)) / scale
 
+    def _elementwise(self, call, x):
+        mod, ctx = self._context()
+        flat = self.ops.f64(x).reshape(-1)
+        out = _io.empty_like_kind(flat, flat.shape, flat.dtype)
+        call(mod, ctx, flat, out)
+        return out.reshape(x.shape)
+
+    def math(self, fn, x):
+        """fn(x) elementwise in float64 by the project's own function
+        (twinlearn/core/math*.hpp: the same bits on the CPU and any GPU, where
+        NumPy's, CuPy's and PyTorch's log and pow differ by an ulp here and there)."""
+        return self._elementwise(lambda mod, ctx, a, out: mod.math_apply(ctx, fn, a, out), x)
+
+    def pow(self, x, p):
+        """x ** p elementwise (float64, p a number) by the project's own pow."""
+        return self._elementwise(
+            lambda mod, ctx, a, out: mod.math_pow(ctx, a, self.ops.full(a.shape[0], float(p), a), out), x)
+
+    def xlogy(self, x, y):
+        """scipy.special.xlogy(x, y): x * log(y), 0 where x == 0 (unless y is
+        NaN), with the project's own log."""
+        x, y = self.ops.f64(x), self.ops.f64(y)
+        return self.ops.where((x == 0) & (y == y), 0.0, x * self.math("log", y))
+
     def result(self, a):
         """A host result array as the caller's kind (device arrays stay device arrays)."""
         return _io.from_numpy_like(self.like, a) if self.like is not None else a

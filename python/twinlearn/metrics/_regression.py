@@ -299,19 +299,22 @@ def _tweedie_check(ops, yt, yp, power, name):
             raise ValueError(message + "strictly positive y and y_pred.")
 
 
-def _deviance(ops, yt, yp, p):
-    """scikit-learn's per-sample Tweedie deviance (yp an array or a float)."""
+def _deviance(run, yt, yp, p):
+    """scikit-learn's per-sample Tweedie deviance (yp an array or a float),
+    its log and powers by the project's own functions (Run.math, Run.pow)."""
+    ops = run.ops
+    yp = yp if hasattr(yp, "shape") else ops.full(yt.shape[0], float(yp), yt)
     if p < 0:
-        return 2 * (ops.pow(ops.where(yt > 0, yt, 0.0), 2 - p) / ((1 - p) * (2 - p))
-                    - yt * ops.pow(yp, 1 - p) / (1 - p) + ops.pow(yp, 2 - p) / (2 - p))
+        return 2 * (run.pow(ops.where(yt > 0, yt, 0.0), 2 - p) / ((1 - p) * (2 - p))
+                    - yt * run.pow(yp, 1 - p) / (1 - p) + run.pow(yp, 2 - p) / (2 - p))
     if p == 0:
         return (yt - yp) ** 2
     if p == 1:
-        return 2 * (ops.xlogy(yt, yt / yp) - yt + yp)
+        return 2 * (run.xlogy(yt, yt / yp) - yt + yp)
     if p == 2:
-        return 2 * (ops.log(yp / yt) + yt / yp - 1)
-    return 2 * (ops.pow(yt, 2 - p) / ((1 - p) * (2 - p)) - yt * ops.pow(yp, 1 - p) / (1 - p)
-                + ops.pow(yp, 2 - p) / (2 - p))
+        return 2 * (run.math("log", yp / yt) + yt / yp - 1)
+    return 2 * (run.pow(yt, 2 - p) / ((1 - p) * (2 - p)) - yt * run.pow(yp, 1 - p) / (1 - p)
+                + run.pow(yp, 2 - p) / (2 - p))
 
 
 def _tweedie(sk_func, y_true, y_pred, sample_weight, power, device, numeric_mode, params, name):
@@ -342,7 +345,7 @@ def mean_tweedie_deviance(y_true, y_pred, *, sample_weight=None, power=0, device
     if own is None:
         return out
     run, yt, yp, w = own
-    return float(run.average(_deviance(run.ops, yt, yp, power), w))
+    return float(run.average(_deviance(run, yt, yp, power), w))
 
 
 def mean_poisson_deviance(y_true, y_pred, *, sample_weight=None, device=None, numeric_mode=None):
@@ -407,10 +410,10 @@ def d2_tweedie_score(y_true, y_pred, *, sample_weight=None, power=0, device=None
         return float("nan")
     _tweedie_check(run.ops, yt, yp, power, "mean_tweedie_deviance")
     yt, yp = yt[:, 0], yp[:, 0]
-    numerator = run.average(_deviance(run.ops, yt, yp, power), w)
+    numerator = run.average(_deviance(run, yt, yp, power), w)
     # scikit-learn's scalar mean, as an array of it (the same operations per element)
     y_avg = run.ops.full(yt.shape[0], run.average(yt, w), yt)
-    denominator = run.average(_deviance(run.ops, yt, y_avg, power), w)
+    denominator = run.average(_deviance(run, yt, y_avg, power), w)
     return 1 - numerator / denominator
 
 
