@@ -8,7 +8,7 @@ from operator import itemgetter
 
 import numpy as np
 import scipy.optimize
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from sklearn.gaussian_process import GaussianProcessRegressor as _SkGPR
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel as C
 from sklearn.preprocessing._data import _handle_zeros_in_scale
@@ -43,7 +43,8 @@ def check_kernel_bounds(kernel):
             )
 
 
-class GaussianProcessRegressor(TwinlearnEstimatorMixin, DeviceScoreMixin, RegressorMixin, BaseEstimator):
+class GaussianProcessRegressor(TwinlearnEstimatorMixin, DeviceScoreMixin, MultiOutputMixin, RegressorMixin,
+                               BaseEstimator):
     """Gaussian process regression (scikit-learn's GaussianProcessRegressor).
 
     The implementation follows Algorithm 2.1 of Rasmussen and Williams, as
