@@ -349,6 +349,30 @@ GAUSSIAN_NB = register(Workload(
     suites=NOT_QUICK,
 ))
 
+# -- Gaussian processes ----------------------------------------------------------
+
+
+def _gpr_params(scale, data):
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    kernel = ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(0.1)
+    return {"kernel": kernel, "n_restarts_optimizer": 2, "random_state": 0}
+
+
+GAUSSIAN_PROCESS_REGRESSOR = register(Workload(
+    name="gaussian_process_regressor",
+    title="GaussianProcessRegressor fit (2 restarts) {rows} x {cols}",
+    data=datasets.regression,
+    # O(n³) per likelihood evaluation: a smaller size for the CPU suite, 10k rows on a GPU.
+    scales={"smoke": Scale(500, 8), "cpu": Scale(2_000, 8), "cuda": Scale(10_000, 8)},
+    estimator="gaussian_process.GaussianProcessRegressor",
+    sklearn="sklearn.gaussian_process.GaussianProcessRegressor",
+    params=_gpr_params,
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    sweep=False,
+))
+
 # -- decomposition -------------------------------------------------------------
 
 PCA = register(Workload(

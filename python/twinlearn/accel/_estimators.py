@@ -73,6 +73,21 @@ def _neighbors_derive(tl, params):
             "_tree": None}
 
 
+def _gpr_check(params):
+    """Kernels twinlearn does not compute run scikit-learn."""
+    from ..gaussian_process._evaluate import foreign_kernel
+    from ..gaussian_process._gpr import _default_kernel
+
+    kernel = params.get("kernel")
+    foreign = foreign_kernel(_default_kernel(fit=True) if kernel is None else kernel)
+    return None if foreign is None else f"kernel {foreign!r} is not computed by twinlearn"
+
+
+def _gpr_derive(tl, params):
+    """scikit-learn's private state its own methods read (the target scaling)."""
+    return {"_y_train_mean": tl._y_train_mean, "_y_train_std": tl._y_train_std}
+
+
 _NEIGHBOR_PARAMS = {
     "n_neighbors": ANY,
     "radius": ANY,
@@ -429,6 +444,28 @@ ENTRIES = (
             ("sklearn.tests.test_common", "GaussianNB"),
         ),
         conformance_k="gnb or GaussianNB or gaussian",
+    ),
+    # -- Gaussian processes ----------------------------------------------------------
+    Entry(
+        sklearn="sklearn.gaussian_process.GaussianProcessRegressor",
+        twinlearn="twinlearn.gaussian_process.GaussianProcessRegressor",
+        methods=("fit", "predict", "sample_y", "score"),
+        attributes=("X_train_", "y_train_", "kernel_", "L_", "alpha_", "log_marginal_likelihood_value_"),
+        params={"kernel": ANY, "alpha": ANY, "optimizer": ANY, "n_restarts_optimizer": ANY, "normalize_y": ANY,
+                "copy_X_train": ANY, "n_targets": ANY, "random_state": ANY},
+        check=_gpr_check,
+        check_doc=("a kernel twinlearn computes: RBF, Matern (nu 0.5, 1.5, 2.5, inf), RationalQuadratic, "
+                   "ExpSineSquared, DotProduct, WhiteKernel, ConstantKernel and their sums, products and powers."),
+        derive=_gpr_derive,
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        notes=("the kernel matrices use twinlearn's distance kernels and its own exp/log/sin/cos/pow; the "
+               "factorization is the fixed-order host Cholesky (LAPACK in fast mode on the CPU, cuSOLVER on a "
+               "GPU); results within 1e-5 of scikit-learn's."),
+        conformance=(
+            ("sklearn.gaussian_process.tests.test_gpr", ""),
+        ),
+        conformance_k="gpr",
     ),
     # -- clustering ----------------------------------------------------------------
     Entry(
