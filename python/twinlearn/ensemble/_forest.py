@@ -591,7 +591,8 @@ class _ForestClassifier(DeviceScoreMixin, ClassifierMixin, _BaseForest):
 
     def predict(self, X):
         """The class of highest mean probability (lowest index on ties)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _regressor_native(spec):

@@ -93,6 +93,7 @@ def _registry():
     import twinlearn as tl
 
     gb = dict(n_estimators=10, learning_rate=0.3, max_depth=3, random_state=0)
+    forest = dict(n_estimators=5, random_state=0)
     specs = [
         EstimatorSpec("StandardScaler", tl.StandardScaler, {}, "unsupervised"),
         EstimatorSpec("MinMaxScaler", tl.MinMaxScaler, {}, "unsupervised"),
@@ -122,6 +123,15 @@ def _registry():
                       "classification", n_classes=2),
         EstimatorSpec("GradientBoostingClassifier", tl.GradientBoostingClassifier, gb, "classification"),
         EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression"),
+        # Random forests and extra trees (as scikit-learn's own forests: with
+        # bootstrap, a weight of 2 is not the same draw as a repeated row;
+        # extra trees, without bootstrap, pass that check).
+        EstimatorSpec("RandomForestClassifier", tl.RandomForestClassifier, forest, "classification",
+                      waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("RandomForestRegressor", tl.RandomForestRegressor, forest, "regression",
+                      waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("ExtraTreesClassifier", tl.ExtraTreesClassifier, forest, "classification"),
+        EstimatorSpec("ExtraTreesRegressor", tl.ExtraTreesRegressor, forest, "regression"),
     ]
     return specs
 
