@@ -681,7 +681,7 @@ _CLS_FMT = dict(criteria="'gini', 'entropy', 'log_loss' (= 'entropy')", criterio
                 tree_proba=" and predict_proba",
                 class_attrs="classes_ : ndarray of shape (n_classes,)\n    n_classes_ : int\n    ")
 _REG_FMT = dict(criteria="'squared_error'", criterion_default="squared_error",
-                unsupported="'absolute_error', 'friedman_mse', 'poisson'", max_features_default=1.0,
+                unsupported="'absolute_error', 'poisson'", max_features_default=1.0,
                 oob_attr="oob_prediction_", class_weight_doc="", tree_proba="", class_attrs="")
 
 
