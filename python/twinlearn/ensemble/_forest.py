@@ -154,11 +154,11 @@ class ForestTree:
                              f"{self.n_features_in_} features as input")
         return X
 
-    def apply(self, X):
+    def apply(self, X, check_input=True):
         """Leaf id of each row."""
         return self.tree_.apply(self._X(X))
 
-    def decision_path(self, X):
+    def decision_path(self, X, check_input=True):
         """Sparse indicator of the nodes each row goes through."""
         return self.tree_.decision_path(self._X(X))
 
@@ -172,13 +172,13 @@ class ForestTree:
     def feature_importances_(self):
         return self.tree_.compute_feature_importances()
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, check_input=True):
         """Class fractions at each row's leaf (classifier trees)."""
         if self.classes_ is None:
             raise AttributeError("predict_proba is only available on classification trees")
         return self.tree_.value[self.apply(X), 0, :]
 
-    def predict(self, X):
+    def predict(self, X, check_input=True):
         """Most frequent class (classifier) or mean target (regressor) at each row's leaf."""
         v = self.tree_.value[self.apply(X), 0, :]
         if self.classes_ is None:
