@@ -231,6 +231,25 @@ def test_zero_weight_rows_are_dropped():
             np.testing.assert_array_equal(ta[k], tb[k])
 
 
+def test_weighted_bootstrap_draws_rows_by_weight():
+    """scikit-learn >= 1.9: with bootstrap, sample_weight sets the draw
+    probabilities and each tree is fitted on its draw counts (the root
+    weighs n_samples_bootstrap whatever the weights)."""
+    X, y = _data(RandomForestRegressor, n=400)
+    w = np.where(np.arange(400) < 200, 9.0, 1.0)
+    est = RandomForestRegressor(n_estimators=8, max_samples=300, random_state=0, device="cpu")
+    est.fit(X, y, sample_weight=w)
+    for e in est.estimators_:
+        assert e.tree_.weighted_n_node_samples[0] == 300.0
+    assert est._n_samples_bootstrap == 300 and est._n_samples == 400
+    # the draws follow the weights: a weight-0 row is never in a tree
+    w0 = w.copy()
+    w0[:200] = 0.0
+    est0 = RandomForestRegressor(n_estimators=4, random_state=0, device="cpu").fit(X, y, sample_weight=w0)
+    for e in est0.estimators_:
+        assert e.tree_.n_node_samples[0] <= 200
+
+
 @pytest.mark.parametrize("class_weight", ["balanced", "balanced_subsample", {0: 1.0, 1: 3.0, 2: 1.0}])
 def test_class_weight(class_weight):
     X, y = make_classification(600, 6, n_informative=4, n_classes=3, weights=[0.7, 0.2, 0.1], random_state=0)
@@ -268,8 +287,6 @@ def test_bad_input_raises():
         RandomForestClassifier(n_estimators=2, device="cpu").fit(Xn, y)
     with pytest.raises(ValueError, match="max_features must be <= n_features"):
         RandomForestClassifier(n_estimators=2, max_features=50, device="cpu").fit(X, y)
-    with pytest.raises(ValueError, match="max_samples"):
-        RandomForestClassifier(n_estimators=2, max_samples=10_000, device="cpu").fit(X, y)
     est = RandomForestClassifier(n_estimators=2, device="cpu").fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :3])

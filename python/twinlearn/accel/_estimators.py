@@ -766,8 +766,10 @@ def _forest_check(params):
 
 
 def _forest_derive(tl, params):
-    """The out-of-bag attributes, where the fit made them (oob_score)."""
-    names = ("oob_score_", "oob_decision_function_", "oob_prediction_")
+    """The out-of-bag attributes, where the fit made them (oob_score), and the
+    private sizes scikit-learn's own methods read."""
+    names = ("oob_score_", "oob_decision_function_", "oob_prediction_", "_sample_weight", "_n_samples",
+             "_n_samples_bootstrap")
     return {a: getattr(tl, a) for a in names if hasattr(tl, a)}
 
 

@@ -162,6 +162,9 @@ class ForestTree:
         """Sparse indicator of the nodes each row goes through."""
         return self.tree_.decision_path(self._X(X))
 
+    def _support_missing_values(self, X):
+        return False  # NaN is refused at fit and predict
+
     def get_depth(self):
         return self.tree_.max_depth
 
@@ -201,15 +204,19 @@ def _resolve_max_features(max_features, n_features):
     return max(1, int(max_features * n_features))
 
 
-def _n_samples_bootstrap(n_samples, max_samples):
-    """scikit-learn's _get_n_samples_bootstrap."""
+def _n_samples_bootstrap(n_samples, max_samples, sample_weight):
+    """scikit-learn's _get_n_samples_bootstrap (a fraction of the weight sum)."""
     if max_samples is None:
         return n_samples
     if isinstance(max_samples, Integral):
-        if max_samples > n_samples:
-            raise ValueError(f"`max_samples` must be <= n_samples={n_samples} but got value {max_samples}")
         return int(max_samples)
-    return max(round(n_samples * max_samples), 1)
+    weighted = n_samples if sample_weight is None else float(sample_weight.sum())
+    n_boot = max(int(max_samples * weighted), 1)
+    if n_boot < max(10, n_samples ** (1 / 3)):
+        warnings.warn(f"Using the fractional value max_samples={max_samples} results in a low number "
+                      f"({n_boot}) of bootstrap samples. We recommend passing `max_samples` as an integer "
+                      "instead.", UserWarning)
+    return n_boot
 
 
 _FOREST_DOC_PARAMS = """
@@ -319,6 +326,9 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels (classifier) or targets (regressor); one output.
         sample_weight : array-like of shape (n_samples,), default=None
+            As scikit-learn >= 1.9: with bootstrap, the probabilities of
+            the rows' draws (times the class weights), each tree being
+            fitted on its draw counts; without, the trees' row weights.
 
         Returns
         -------
@@ -366,7 +376,10 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         mss = self.min_samples_split
         mss = int(mss) if isinstance(mss, Integral) else max(2, int(math.ceil(mss * n)))
         mss = max(mss, 2 * msl)
-        n_boot = _n_samples_bootstrap(n, self.max_samples) if self.bootstrap else 0
+        n_boot = _n_samples_bootstrap(n, self.max_samples, sw) if self.bootstrap else 0
+        self._sample_weight = sw
+        self._n_samples = n
+        self._n_samples_bootstrap = n_boot if self.bootstrap else None
         want_oob = bool(self.oob_score)
         mod, ctx = self._tl_context(device, X)
         p = native.params(

@@ -60,7 +60,9 @@ struct ForestTrees {
 // Classification: y_class holds rows labels in [0, n_classes) (host) and
 // y_reg is null; regression: n_classes == 0 and y_reg holds rows targets
 // (host). weight: rows non-negative row weights (sample_weight times class
-// weights), host, or null for ones.
+// weights), host, or null for ones. With bootstrap (scikit-learn >= 1.9) the
+// weights are the probabilities of the draws and each tree is fitted on its
+// draw counts; without, the trees are fitted on the weights.
 template <class T>
 ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
                        const double* weight, std::int64_t n_classes, const ForestParams& p);

@@ -1,4 +1,5 @@
 #include <limits>
+#include <vector>
 
 #include "ensemble/forest/forest_common.hpp"
 
@@ -40,6 +41,16 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
   in.y_reg = cls ? nullptr : y_reg;
   in.weight = weight;
   in.n_classes = n_classes;
+  // Running sums of the weights for the weighted bootstrap, in row order
+  // (one sequence for both backends).
+  std::vector<double> cum;
+  if (p.bootstrap && weight) {
+    cum.resize(static_cast<std::size_t>(X.rows));
+    double acc = 0.0;
+    for (std::int64_t i = 0; i < X.rows; ++i) cum[i] = acc = tl::num::add(acc, weight[i]);
+    TL_REQUIRE(acc > 0.0, ValueError, "forest_fit: the weights sum to zero");
+    in.cum_weight = cum.data();
+  }
   return ctx.dispatch([&] { return forest_detail::fit_cpu(ctx, in, p); },
                       [&] { return forest_detail::fit_cuda(ctx, X, in, p); });
 }

@@ -32,6 +32,7 @@ struct TreeInput {
   const std::int32_t* y_class = nullptr;  // classification labels, or null
   const double* y_reg = nullptr;          // regression targets, or null
   const double* weight = nullptr;         // base row weights, or null (ones)
+  const double* cum_weight = nullptr;     // bootstrap with weights: running sums of weight, in row order
   std::int64_t n_classes = 0;             // 0: regression
 };
 
@@ -171,8 +172,26 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
   for (std::int64_t i = 0; i < rows; ++i) wk.count[i] = p.bootstrap ? 0 : 1;
   if (p.bootstrap) {
     const std::uint64_t st = stream_of(kBootstrap, tree, 0);
-    for (std::int64_t q = 0; q < p.n_samples_bootstrap; ++q)
-      ++wk.count[tl::rng::integer(p.seed, st, static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(rows))];
+    if (in.cum_weight) {
+      // scikit-learn's weighted bootstrap (rows drawn with probability
+      // weight / total): the first row whose running sum exceeds u * total.
+      const double total = in.cum_weight[rows - 1];
+      for (std::int64_t q = 0; q < p.n_samples_bootstrap; ++q) {
+        const double u = mul(tl::rng::uniform<double>(p.seed, st, static_cast<std::uint64_t>(q)), total);
+        std::int64_t lo = 0, hi = rows - 1;
+        while (lo < hi) {
+          const std::int64_t m = lo + (hi - lo) / 2;
+          if (in.cum_weight[m] > u)
+            hi = m;
+          else
+            lo = m + 1;
+        }
+        ++wk.count[lo];
+      }
+    } else {
+      for (std::int64_t q = 0; q < p.n_samples_bootstrap; ++q)
+        ++wk.count[tl::rng::integer(p.seed, st, static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(rows))];
+    }
   }
   if (p.balanced_subsample && C > 0) {
     // scikit-learn's compute_sample_weight('balanced', y, indices): over the
@@ -188,9 +207,10 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
   }
   std::int64_t n_in = 0;
   for (std::int64_t i = 0; i < rows; ++i) {
-    double wi = in.weight ? in.weight[i] : 1.0;
+    // With bootstrap the weights chose the rows and the tree sees the
+    // counts (scikit-learn >= 1.9); without, the tree sees the weights.
+    double wi = p.bootstrap ? static_cast<double>(wk.count[i]) : (in.weight ? in.weight[i] : 1.0);
     if (p.balanced_subsample && C > 0) wi = mul(wi, cw[in.y_class[i]]);
-    wi = mul(wi, static_cast<double>(wk.count[i]));
     wk.w[i] = wi;
     if (wi > 0.0) wk.idx[n_in++] = static_cast<std::int32_t>(i);
   }

@@ -71,6 +71,7 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
   auto yc = upload(hin.y_class, hin.y_class ? ur : 0, dev, stream);
   auto yr = upload(hin.y_reg, hin.y_reg ? ur : 0, dev, stream);
   auto wt = upload(hin.weight, hin.weight ? ur : 0, dev, stream);
+  auto cw = upload(hin.cum_weight, hin.cum_weight ? ur : 0, dev, stream);
   TreeInput<T> in = hin;
   in.X = xs.view.data;
   in.rs = cols;
@@ -78,6 +79,7 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
   in.y_class = hin.y_class ? yc.data() : nullptr;
   in.y_reg = hin.y_reg ? yr.data() : nullptr;
   in.weight = hin.weight ? wt.data() : nullptr;
+  in.cum_weight = hin.cum_weight ? cw.data() : nullptr;
 
   const std::int64_t cap = node_capacity(rows), ss = stats_size(C);
   const std::int64_t per_tree = (5 * rows + cols) * 4 + (rows + ss) * 8 + 2 * rows * static_cast<std::int64_t>(sizeof(T)) +
