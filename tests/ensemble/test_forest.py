@@ -104,6 +104,9 @@ def test_warm_start_refusals():
         est.fit(X, y)
     with pytest.raises(ValueError, match="must be larger or equal"):
         est.set_params(n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="oob_score with warm_start"):
+        est.set_params(n_estimators=6, oob_score=True).fit(X, y)
+    assert len(est.estimators_) == 4
 
 
 @pytest.mark.parametrize("cls", ALL)

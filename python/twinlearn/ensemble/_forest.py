@@ -367,6 +367,9 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             raise ValueError("Sample weights sum to zero: nothing to fit.")
         sw = None if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
 
+        if self.oob_score and self.warm_start and len(getattr(self, "estimators_", ())) > 0:
+            raise ValueError(f"{type(self).__name__}: oob_score with warm_start is not supported by twinlearn "
+                             "yet (the earlier trees' bootstrap is not kept); refit from scratch")
         n_new, first = self._tl_trees_to_grow(classes, d)
         if n_new == 0:
             return self
@@ -551,10 +554,8 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         in_bag = np.asarray(fit.in_bag)
         leaves = self._tl_apply(X)[:, -in_bag.shape[0]:]
         F = self._tl_forest
-        first = len(self.estimators_) - in_bag.shape[0]
+        first = len(self.estimators_) - in_bag.shape[0]  # 0: oob_score refuses warm starts
         n = X.shape[0]
-        if first > 0:
-            raise ValueError("oob_score with warm_start needs the bootstrap of every tree: refit from scratch")
         acc = np.zeros((n, F["value"].shape[1]), dtype=np.float64)
         n_oob = np.zeros(n, dtype=np.float64)
         for t in range(in_bag.shape[0]):
@@ -660,7 +661,7 @@ _COMMON_PARAMS = """
     verbose : int, default=0
     warm_start : bool, default=False
         Adds trees ``len(estimators_)`` .. ``n_estimators - 1``: the same
-        trees as one fit of ``n_estimators``.
+        trees as one fit of ``n_estimators``. Not with oob_score (raises).
     {class_weight_doc}ccp_alpha : 0.0
         Only 0.0; other values raise ValueError.
     max_samples : int or float, default=None
