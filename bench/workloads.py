@@ -522,6 +522,27 @@ for _depth in (4, 8, 10):
         sweep=False,
     ))
 
+# Random forest at its defaults (unlimited depth), scikit-learn's on every core (n_jobs=-1).
+register(Workload(
+    name="random_forest_100k",
+    title="Random forest {rows} x {cols}, {trees} trees, unlimited depth",
+    data=datasets.classification,
+    scales={
+        "smoke": Scale(2_000, 32, {"trees": 10, **NONLINEAR}),
+        "cpu": Scale(100_000, 32, {"trees": 100, **NONLINEAR}),
+        "cuda": Scale(100_000, 32, {"trees": 100, **NONLINEAR}),
+    },
+    estimator="ensemble.RandomForestClassifier",
+    sklearn="sklearn.ensemble.RandomForestClassifier",
+    twinlearn_params=lambda scale, data: {"n_estimators": scale.extra["trees"], "random_state": 0},
+    sklearn_params=lambda scale, data: {"n_estimators": scale.extra["trees"], "random_state": 0, "n_jobs": -1},
+    steps=(FIT_XY,),
+    quality=metrics.ACCURACY,
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
+
 def _cat_columns(scale):
     return list(range(scale.cols - len(datasets.CATEGORY_COUNTS), scale.cols))
 

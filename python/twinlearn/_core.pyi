@@ -500,6 +500,160 @@ def gbdt_validate(model: dict) -> None: ...
 
 def gbdt_borders(ctx: Context, X: Annotated[NDArray, dict(writable=False)], border_count: int, nan_mode: str) -> GbdtBorders: ...
 
+class ForestParams:
+    """Parameters of forest_fit (twinlearn/ensemble/forest.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def criterion(self) -> str:
+        """'gini', 'entropy' or 'squared_error'"""
+
+    @criterion.setter
+    def criterion(self, arg: str, /) -> None: ...
+
+    @property
+    def splitter(self) -> str:
+        """'best' (random forest) or 'random' (extra trees)"""
+
+    @splitter.setter
+    def splitter(self, arg: str, /) -> None: ...
+
+    @property
+    def n_trees(self) -> int: ...
+
+    @n_trees.setter
+    def n_trees(self, arg: int, /) -> None: ...
+
+    @property
+    def first_tree(self) -> int:
+        """global index of the first tree (the RNG key)"""
+
+    @first_tree.setter
+    def first_tree(self, arg: int, /) -> None: ...
+
+    @property
+    def max_depth(self) -> int:
+        """-1: unlimited"""
+
+    @max_depth.setter
+    def max_depth(self, arg: int, /) -> None: ...
+
+    @property
+    def min_samples_split(self) -> int: ...
+
+    @min_samples_split.setter
+    def min_samples_split(self, arg: int, /) -> None: ...
+
+    @property
+    def min_samples_leaf(self) -> int: ...
+
+    @min_samples_leaf.setter
+    def min_samples_leaf(self, arg: int, /) -> None: ...
+
+    @property
+    def min_weight_fraction_leaf(self) -> float: ...
+
+    @min_weight_fraction_leaf.setter
+    def min_weight_fraction_leaf(self, arg: float, /) -> None: ...
+
+    @property
+    def min_impurity_decrease(self) -> float: ...
+
+    @min_impurity_decrease.setter
+    def min_impurity_decrease(self, arg: float, /) -> None: ...
+
+    @property
+    def max_features(self) -> int:
+        """features tried per node"""
+
+    @max_features.setter
+    def max_features(self, arg: int, /) -> None: ...
+
+    @property
+    def bootstrap(self) -> bool: ...
+
+    @bootstrap.setter
+    def bootstrap(self, arg: bool, /) -> None: ...
+
+    @property
+    def n_samples_bootstrap(self) -> int: ...
+
+    @n_samples_bootstrap.setter
+    def n_samples_bootstrap(self, arg: int, /) -> None: ...
+
+    @property
+    def balanced_subsample(self) -> bool: ...
+
+    @balanced_subsample.setter
+    def balanced_subsample(self, arg: bool, /) -> None: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def keep_in_bag(self) -> bool:
+        """return the bootstrap counts"""
+
+    @keep_in_bag.setter
+    def keep_in_bag(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class ForestFit:
+    """Result of forest_fit: every tree's nodes, concatenated."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def offsets(self) -> object:
+        """n_trees + 1, int64: tree t owns nodes offsets[t]..offsets[t+1]-1"""
+
+    @property
+    def children_left(self) -> object:
+        """int64, tree-local, -1 at leaves"""
+
+    @property
+    def children_right(self) -> object:
+        """int64, tree-local, -1 at leaves"""
+
+    @property
+    def feature(self) -> object:
+        """int64, -2 at leaves"""
+
+    @property
+    def n_node_samples(self) -> object:
+        """int64: distinct training rows reaching the node"""
+
+    @property
+    def threshold(self) -> object:
+        """float64, -2 at leaves; left where x <= threshold"""
+
+    @property
+    def impurity(self) -> object:
+        """float64"""
+
+    @property
+    def weighted_n_node_samples(self) -> object:
+        """float64"""
+
+    @property
+    def value(self) -> object:
+        """nodes x n_values float64: class weights, or the mean of y"""
+
+    @property
+    def in_bag(self) -> object:
+        """n_trees x rows int32 bootstrap counts, or None"""
+
+    def __repr__(self) -> str: ...
+
+def forest_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y_class: Annotated[NDArray[numpy.int32], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, y_reg: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, n_classes: int, params: ForestParams) -> ForestFit: ...
+
+def forest_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], offsets: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_left: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_right: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], feature: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], threshold: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.int64]: ...
+
 def gp_cholesky(ctx: Context, A: NDArray) -> bool: ...
 
 def gp_solve_lower(ctx: Context, U: Annotated[NDArray, dict(writable=False)], B: NDArray) -> None: ...

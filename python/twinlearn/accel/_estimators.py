@@ -775,3 +775,75 @@ ENTRIES = (
         conformance_k="max_depth_max_leaf_nodes or zero_sample_weights_regression or infinite_values or uint8_predict or different_bitness",
     ),
 )
+
+
+# -- random forests and extra trees ---------------------------------------------------
+_FOREST_PARAMS = {
+    "n_estimators": ANY, "max_depth": ANY, "min_samples_split": ANY, "min_samples_leaf": ANY,
+    "min_weight_fraction_leaf": ANY, "max_features": ANY, "min_impurity_decrease": ANY, "bootstrap": ANY,
+    "oob_score": ANY, "n_jobs": ANY, "random_state": ANY, "verbose": ANY, "max_samples": ANY,
+}
+_FOREST_CHECK_DOC = ("not `oob_score` or `max_samples` without `bootstrap` (scikit-learn raises), not "
+                     "`class_weight` as a list (multi-output).")
+_FOREST_NOTES = ("the bootstrap rows and per-node feature draws (and extra trees' thresholds) come from "
+                 "twinlearn's counter-based generator, so for the same `random_state` the trees differ from "
+                 "scikit-learn's (the same in distribution); `estimators_` holds twinlearn's light trees "
+                 "(`tree_` arrays, apply, decision_path, predict, predict_proba). Single-output y only; "
+                 "`max_leaf_nodes`, `ccp_alpha`, `monotonic_cst` and `warm_start` run scikit-learn.")
+
+
+def _forest_check(params):
+    if params.get("oob_score") and not params.get("bootstrap"):
+        return "oob_score without bootstrap (scikit-learn raises)"
+    if params.get("max_samples") is not None and not params.get("bootstrap"):
+        return "max_samples without bootstrap (scikit-learn raises)"
+    if isinstance(params.get("class_weight"), list):
+        return "class_weight as a list (multi-output)"
+    return None
+
+
+def _forest_derive(tl, params):
+    """The out-of-bag attributes, where the fit made them (oob_score), and the
+    private sizes scikit-learn's own methods read."""
+    names = ("oob_score_", "oob_decision_function_", "oob_prediction_", "_sample_weight", "_n_samples",
+             "_n_samples_bootstrap")
+    return {a: getattr(tl, a) for a in names if hasattr(tl, a)}
+
+
+def _forest_entry(name, task):
+    classifier = task == "classifier"
+    params = dict(_FOREST_PARAMS)
+    if classifier:
+        params.update(criterion=one_of("gini", "entropy", "log_loss"), class_weight=ANY)
+    else:
+        params.update(criterion=one_of("squared_error"))
+    attributes = ("estimators_", "n_outputs_") + (("classes_", "n_classes_") if classifier else ())
+    methods = ("fit", "predict", "apply", "decision_path", "score")
+    if classifier:
+        methods = ("fit", "predict", "predict_proba", "predict_log_proba", "apply", "decision_path", "score")
+    return Entry(
+        sklearn=f"sklearn.ensemble.{name}",
+        twinlearn=f"twinlearn.ensemble.{name}",
+        methods=methods,
+        attributes=attributes,
+        params=params,
+        check=_forest_check,
+        check_doc=_FOREST_CHECK_DOC,
+        derive=_forest_derive,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task=task,
+        notes=_FOREST_NOTES,
+        conformance=(
+            ("sklearn.ensemble.tests.test_forest", name),
+            ("sklearn.tests.test_common", name),
+        ),
+        conformance_k=name,
+    )
+
+
+ENTRIES += tuple(
+    _forest_entry(name, task)
+    for name, task in (("RandomForestClassifier", "classifier"), ("RandomForestRegressor", "regressor"),
+                       ("ExtraTreesClassifier", "classifier"), ("ExtraTreesRegressor", "regressor"))
+)

@@ -93,6 +93,7 @@ def _registry():
     import twinlearn as tl
 
     gb = dict(n_estimators=10, learning_rate=0.3, max_depth=3, random_state=0)
+    forest = dict(n_estimators=5, random_state=0)
     specs = [
         EstimatorSpec("StandardScaler", tl.StandardScaler, {}, "unsupervised"),
         EstimatorSpec("MinMaxScaler", tl.MinMaxScaler, {}, "unsupervised"),
@@ -124,6 +125,15 @@ def _registry():
         EstimatorSpec("GradientBoostingRegressor", tl.GradientBoostingRegressor, gb, "regression"),
         # alpha=1e-2: the hostile fixture repeats rows, which makes K singular at scikit-learn's 1e-10.
         EstimatorSpec("GaussianProcessRegressor", tl.GaussianProcessRegressor, {"alpha": 1e-2}, "regression"),
+        # Random forests and extra trees (as scikit-learn's own forests: with
+        # bootstrap, a weight of 2 is not the same draw as a repeated row;
+        # extra trees, without bootstrap, pass that check).
+        EstimatorSpec("RandomForestClassifier", tl.RandomForestClassifier, forest, "classification",
+                      waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("RandomForestRegressor", tl.RandomForestRegressor, forest, "regression",
+                      waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("ExtraTreesClassifier", tl.ExtraTreesClassifier, forest, "classification"),
+        EstimatorSpec("ExtraTreesRegressor", tl.ExtraTreesRegressor, forest, "regression"),
     ]
     return specs
 

@@ -1,0 +1,386 @@
+// One decision tree of a forest, built by a single sequential pass that both
+// backends run as it is: the CPU backend calls build_tree once per tree on
+// its threads, the CUDA backend once per tree in a device thread. Every
+// floating-point step (weights, node statistics, impurities, thresholds) is
+// spelled out here with tl::num and summed in one fixed order (rows in
+// increasing index order, or in the stable sorted order of a feature), so a
+// tree is the same bits wherever it is built.
+#pragma once
+#include <cstdint>
+
+#include "twinlearn/core/math.hpp"
+#include "twinlearn/core/numerics.hpp"
+#include "twinlearn/core/rng.hpp"
+#include "twinlearn/ensemble/forest.hpp"
+
+namespace tl::forest_detail {
+
+// scikit-learn's constants (sklearn/tree/_splitter.pyx, _criterion.pyx).
+inline constexpr double kEpsilon = 2.220446049250313e-16;  // np.finfo(float64).eps
+inline constexpr double kFeatureThreshold = 1e-7;
+
+enum Purpose : std::uint64_t { kFeatures = 0, kThresholds = 1, kBootstrap = 2 };
+
+TL_HD std::uint64_t stream_of(std::uint64_t purpose, std::int64_t tree, std::int64_t node) {
+  return (purpose << 62) | (static_cast<std::uint64_t>(tree) << 32) | static_cast<std::uint64_t>(node);
+}
+
+template <class T>
+struct TreeInput {
+  const T* X = nullptr;  // X[i * rs + j * cs]
+  std::int64_t rs = 0, cs = 0, rows = 0, cols = 0;
+  const std::int32_t* y_class = nullptr;  // classification labels, or null
+  const double* y_reg = nullptr;          // regression targets, or null
+  const double* weight = nullptr;         // base row weights, or null (ones)
+  const double* cum_weight = nullptr;     // bootstrap with weights: running sums of weight, in row order
+  std::int64_t n_classes = 0;             // 0: regression
+};
+
+struct StackRec {
+  std::int32_t start, end, depth, is_left;
+  std::int64_t parent;
+};
+
+// Per-tree scratch (rows, cols, S = stat width: n_classes or 2).
+template <class T>
+struct TreeWork {
+  std::int32_t* count;  // rows: bootstrap multiplicity
+  double* w;            // rows: this tree's row weights
+  std::int32_t *idx, *idx_tmp, *sidx, *sidx_tmp;  // rows each
+  T *keys, *keys_tmp;                             // rows each
+  std::int32_t* feats;                            // cols
+  double* stats;                                  // 4 * S + n_classes
+  StackRec* stack;                                // rows + 1
+};
+
+struct TreeOut {
+  std::int64_t *left, *right, *feature, *n_node;
+  double *threshold, *impurity, *wn, *value;  // value: cap * n_values
+  std::int64_t cap;
+};
+
+TL_HD std::int64_t stat_width(std::int64_t n_classes) { return n_classes > 0 ? n_classes : 2; }
+
+// Impurity of a node from its statistics (class weights, or sum w y and
+// sum w y^2) and its weight wn > 0.
+TL_HD double node_impurity(ForestCriterion c, const double* s, std::int64_t n_classes, double wn) {
+  using namespace tl::num;
+  if (c == ForestCriterion::SquaredError) {
+    const double m = div(s[0], wn);
+    return sub(div(s[1], wn), mul(m, m));
+  }
+  if (c == ForestCriterion::Gini) {
+    double sq = 0.0;
+    for (std::int64_t k = 0; k < n_classes; ++k) sq = add(sq, mul(s[k], s[k]));
+    return sub(1.0, div(sq, mul(wn, wn)));
+  }
+  const double ln2 = 0.693147180559945309417232121458;
+  double e = 0.0;
+  for (std::int64_t k = 0; k < n_classes; ++k) {
+    if (s[k] > 0.0) {
+      const double pk = div(s[k], wn);
+      e = sub(e, mul(pk, div(tl::num::log(pk), ln2)));
+    }
+  }
+  return e;
+}
+
+// scikit-learn's proxy of the impurity improvement (larger is better).
+TL_HD double split_proxy(ForestCriterion c, const double* sl, const double* sr, std::int64_t n_classes, double wl,
+                         double wr) {
+  using namespace tl::num;
+  if (c == ForestCriterion::SquaredError) return add(div(mul(sl[0], sl[0]), wl), div(mul(sr[0], sr[0]), wr));
+  return sub(mul(-wr, node_impurity(c, sr, n_classes, wr)), mul(wl, node_impurity(c, sl, n_classes, wl)));
+}
+
+template <class T>
+TL_HD void add_row(const TreeInput<T>& in, const double* w, std::int32_t r, double* s) {
+  using namespace tl::num;
+  const double wr = w[r];
+  if (in.n_classes > 0) {
+    s[in.y_class[r]] = add(s[in.y_class[r]], wr);
+  } else {
+    const double wy = mul(wr, in.y_reg[r]);
+    s[0] = add(s[0], wy);
+    s[1] = add(s[1], mul(wy, in.y_reg[r]));
+  }
+}
+
+// Stable bottom-up merge sort of keys[0..m) carrying sidx; the result ends in
+// keys / sidx.
+template <class T>
+TL_HOST_DEVICE inline void merge_sort(T* keys, std::int32_t* sidx, T* kt, std::int32_t* it, std::int64_t m) {
+  T *ka = keys, *kb = kt;
+  std::int32_t *ia = sidx, *ib = it;
+  for (std::int64_t width = 1; width < m; width *= 2) {
+    for (std::int64_t lo = 0; lo < m; lo += 2 * width) {
+      const std::int64_t mid = lo + width < m ? lo + width : m;
+      const std::int64_t hi = lo + 2 * width < m ? lo + 2 * width : m;
+      std::int64_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) {
+        if (ka[b] < ka[a]) {
+          kb[o] = ka[b];
+          ib[o++] = ia[b++];
+        } else {
+          kb[o] = ka[a];
+          ib[o++] = ia[a++];
+        }
+      }
+      while (a < mid) {
+        kb[o] = ka[a];
+        ib[o++] = ia[a++];
+      }
+      while (b < hi) {
+        kb[o] = ka[b];
+        ib[o++] = ia[b++];
+      }
+    }
+    T* tk = ka;
+    ka = kb;
+    kb = tk;
+    std::int32_t* ti = ia;
+    ia = ib;
+    ib = ti;
+  }
+  if (ka != keys)
+    for (std::int64_t q = 0; q < m; ++q) {
+      keys[q] = ka[q];
+      sidx[q] = ia[q];
+    }
+}
+
+struct BestSplit {
+  std::int64_t feature = -1;
+  double threshold = 0.0;
+  double proxy = 0.0;
+};
+
+// Builds tree `tree` (global index); returns its node count.
+template <class T>
+TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const ForestParams& p, std::int64_t tree,
+                                              const TreeWork<T>& wk, const TreeOut& out) {
+  using namespace tl::num;
+  const std::int64_t rows = in.rows, cols = in.cols, C = in.n_classes, S = stat_width(C);
+  const std::int64_t V = C > 0 ? C : 1;
+  double* total = wk.stats;
+  double* left = total + S;
+  double* right = left + S;
+  double* cw = right + S;  // n_classes: balanced_subsample's class weights
+  const T fthr = static_cast<T>(kFeatureThreshold);
+
+  // -- the rows of this tree and their weights
+  for (std::int64_t i = 0; i < rows; ++i) wk.count[i] = p.bootstrap ? 0 : 1;
+  if (p.bootstrap) {
+    const std::uint64_t st = stream_of(kBootstrap, tree, 0);
+    if (in.cum_weight) {
+      // scikit-learn's weighted bootstrap (rows drawn with probability
+      // weight / total): the first row whose running sum exceeds u * total.
+      const double total = in.cum_weight[rows - 1];
+      for (std::int64_t q = 0; q < p.n_samples_bootstrap; ++q) {
+        const double u = mul(tl::rng::uniform<double>(p.seed, st, static_cast<std::uint64_t>(q)), total);
+        std::int64_t lo = 0, hi = rows - 1;
+        while (lo < hi) {
+          const std::int64_t m = lo + (hi - lo) / 2;
+          if (in.cum_weight[m] > u)
+            hi = m;
+          else
+            lo = m + 1;
+        }
+        ++wk.count[lo];
+      }
+    } else {
+      for (std::int64_t q = 0; q < p.n_samples_bootstrap; ++q)
+        ++wk.count[tl::rng::integer(p.seed, st, static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(rows))];
+    }
+  }
+  if (p.balanced_subsample && C > 0) {
+    // scikit-learn's compute_sample_weight('balanced', y, indices): over the
+    // bootstrap draws (with repetitions), n / (classes present * draws of c).
+    for (std::int64_t k = 0; k < C; ++k) cw[k] = 0.0;
+    for (std::int64_t i = 0; i < rows; ++i) cw[in.y_class[i]] += static_cast<double>(wk.count[i]);  // exact
+    std::int64_t present = 0, draws = 0;
+    for (std::int64_t k = 0; k < C; ++k)
+      if (cw[k] > 0.0) ++present;
+    for (std::int64_t i = 0; i < rows; ++i) draws += wk.count[i];
+    for (std::int64_t k = 0; k < C; ++k)
+      cw[k] = cw[k] > 0.0 ? div(static_cast<double>(draws), mul(static_cast<double>(present), cw[k])) : 0.0;
+  }
+  std::int64_t n_in = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    // With bootstrap the weights chose the rows and the tree sees the
+    // counts (scikit-learn >= 1.9); without, the tree sees the weights.
+    double wi = p.bootstrap ? static_cast<double>(wk.count[i]) : (in.weight ? in.weight[i] : 1.0);
+    if (p.balanced_subsample && C > 0) wi = mul(wi, cw[in.y_class[i]]);
+    wk.w[i] = wi;
+    if (wi > 0.0) wk.idx[n_in++] = static_cast<std::int32_t>(i);
+  }
+  double w_total = 0.0;
+  for (std::int64_t q = 0; q < n_in; ++q) w_total = add(w_total, wk.w[wk.idx[q]]);
+  const double min_weight_leaf = mul(p.min_weight_fraction_leaf, w_total);
+
+  // -- depth first, left child first
+  std::int64_t n_nodes = 0, top = 0;
+  wk.stack[top++] = StackRec{0, static_cast<std::int32_t>(n_in), 0, 0, -1};
+  while (top > 0) {
+    const StackRec rec = wk.stack[--top];
+    const std::int64_t start = rec.start, end = rec.end, n_node = end - start;
+    for (std::int64_t k = 0; k < S; ++k) total[k] = 0.0;
+    double wn = 0.0;
+    for (std::int64_t q = start; q < end; ++q) {
+      const std::int32_t r = wk.idx[q];
+      wn = add(wn, wk.w[r]);
+      add_row(in, wk.w, r, total);
+    }
+    const double imp = wn > 0.0 ? node_impurity(p.criterion, total, C, wn) : 0.0;
+    const std::int64_t node = n_nodes++;
+    if (rec.parent >= 0) {
+      if (rec.is_left)
+        out.left[rec.parent] = node;
+      else
+        out.right[rec.parent] = node;
+    }
+    out.n_node[node] = n_node;
+    out.wn[node] = wn;
+    out.impurity[node] = imp;
+    out.left[node] = out.right[node] = -1;
+    out.feature[node] = -2;
+    out.threshold[node] = -2.0;
+    if (C > 0) {
+      for (std::int64_t k = 0; k < C; ++k) out.value[node * V + k] = total[k];
+    } else {
+      out.value[node] = wn > 0.0 ? div(total[0], wn) : 0.0;
+    }
+    bool leaf = (p.max_depth >= 0 && rec.depth >= p.max_depth) || n_node < p.min_samples_split ||
+                n_node < 2 * p.min_samples_leaf || wn < mul(2.0, min_weight_leaf) || imp <= kEpsilon;
+    BestSplit best;
+    if (!leaf) {
+      // Features in a Fisher-Yates order drawn for this node; the first
+      // max_features non-constant ones are tried.
+      for (std::int64_t j = 0; j < cols; ++j) wk.feats[j] = static_cast<std::int32_t>(j);
+      const std::uint64_t fst = stream_of(kFeatures, tree, node), tst = stream_of(kThresholds, tree, node);
+      std::int64_t tried = 0;
+      for (std::int64_t k = 0; k < cols && tried < p.max_features; ++k) {
+        const std::int64_t j =
+            k + static_cast<std::int64_t>(tl::rng::integer(p.seed, fst, static_cast<std::uint64_t>(k),
+                                                           static_cast<std::uint64_t>(cols - k)));
+        const std::int32_t f = wk.feats[j];
+        wk.feats[j] = wk.feats[k];
+        wk.feats[k] = f;
+        if (p.splitter == ForestSplitter::Best) {
+          for (std::int64_t q = start; q < end; ++q) {
+            const std::int32_t r = wk.idx[q];
+            wk.keys[q - start] = in.X[r * in.rs + f * in.cs];
+            wk.sidx[q - start] = r;
+          }
+          merge_sort(wk.keys, wk.sidx, wk.keys_tmp, wk.sidx_tmp, n_node);
+          if (wk.keys[n_node - 1] <= add(wk.keys[0], fthr)) continue;  // constant here
+          ++tried;
+          for (std::int64_t s = 0; s < S; ++s) left[s] = 0.0;
+          double wl = 0.0;
+          for (std::int64_t q = 0; q + 1 < n_node; ++q) {
+            const std::int32_t r = wk.sidx[q];
+            wl = add(wl, wk.w[r]);
+            add_row(in, wk.w, r, left);
+            if (wk.keys[q + 1] <= add(wk.keys[q], fthr)) continue;
+            const std::int64_t nl = q + 1, nr = n_node - q - 1;
+            if (nl < p.min_samples_leaf || nr < p.min_samples_leaf) continue;
+            const double wr = sub(wn, wl);
+            if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
+            for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
+            const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
+            if (best.feature < 0 || proxy > best.proxy) {
+              // scikit-learn's midpoint, in double: a / 2 + b / 2 (a if that
+              // rounds to b or overflows).
+              const double ka = static_cast<double>(wk.keys[q]), kb = static_cast<double>(wk.keys[q + 1]);
+              double mid = add(div(ka, 2.0), div(kb, 2.0));
+              if (mid == kb || !(sub(mid, mid) == 0.0)) mid = ka;
+              best.feature = f;
+              best.threshold = mid;
+              best.proxy = proxy;
+            }
+          }
+        } else {
+          T lo = in.X[wk.idx[start] * in.rs + f * in.cs], hi = lo;
+          for (std::int64_t q = start + 1; q < end; ++q) {
+            const T x = in.X[wk.idx[q] * in.rs + f * in.cs];
+            if (x < lo) lo = x;
+            if (x > hi) hi = x;
+          }
+          if (hi <= add(lo, fthr)) continue;
+          ++tried;
+          const double u = tl::rng::uniform<double>(p.seed, tst, static_cast<std::uint64_t>(k));
+          double thr = add(static_cast<double>(lo), mul(u, sub(static_cast<double>(hi), static_cast<double>(lo))));
+          if (thr >= static_cast<double>(hi)) thr = static_cast<double>(lo);
+          for (std::int64_t s = 0; s < S; ++s) left[s] = 0.0;
+          double wl = 0.0;
+          std::int64_t nl = 0;
+          for (std::int64_t q = start; q < end; ++q) {
+            const std::int32_t r = wk.idx[q];
+            if (static_cast<double>(in.X[r * in.rs + f * in.cs]) <= thr) {
+              ++nl;
+              wl = add(wl, wk.w[r]);
+              add_row(in, wk.w, r, left);
+            }
+          }
+          const std::int64_t nr = n_node - nl;
+          if (nl < p.min_samples_leaf || nr < p.min_samples_leaf) continue;
+          const double wr = sub(wn, wl);
+          if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
+          for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
+          const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
+          if (best.feature < 0 || proxy > best.proxy) {
+            best.feature = f;
+            best.threshold = thr;
+            best.proxy = proxy;
+          }
+        }
+      }
+      leaf = best.feature < 0;
+    }
+    std::int64_t mid_pos = start;
+    if (!leaf) {
+      // Stable partition of the node's rows (increasing row order on each
+      // side), with the left side's statistics summed in that order.
+      for (std::int64_t s = 0; s < S; ++s) left[s] = 0.0;
+      double wl = 0.0;
+      std::int64_t a = start, b = 0;
+      for (std::int64_t q = start; q < end; ++q) {
+        const std::int32_t r = wk.idx[q];
+        if (static_cast<double>(in.X[r * in.rs + best.feature * in.cs]) <= best.threshold) {
+          wk.idx[a++] = r;
+          wl = add(wl, wk.w[r]);
+          add_row(in, wk.w, r, left);
+        } else {
+          wk.idx_tmp[b++] = r;
+        }
+      }
+      for (std::int64_t q = 0; q < b; ++q) wk.idx[a + q] = wk.idx_tmp[q];
+      mid_pos = a;
+      const double wr = sub(wn, wl);
+      for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
+      const double il = node_impurity(p.criterion, left, C, wl), ir = node_impurity(p.criterion, right, C, wr);
+      // scikit-learn's impurity_improvement, weighted by the node's share.
+      const double improvement =
+          mul(div(wn, w_total), sub(sub(imp, mul(div(wr, wn), ir)), mul(div(wl, wn), il)));
+      if (add(improvement, kEpsilon) < p.min_impurity_decrease) leaf = true;
+    }
+    if (leaf) continue;
+    out.feature[node] = best.feature;
+    out.threshold[node] = best.threshold;
+    const std::int32_t d1 = rec.depth + 1;
+    wk.stack[top++] = StackRec{static_cast<std::int32_t>(mid_pos), static_cast<std::int32_t>(end), d1, 0, node};
+    wk.stack[top++] = StackRec{static_cast<std::int32_t>(start), static_cast<std::int32_t>(mid_pos), d1, 1, node};
+  }
+  return n_nodes;
+}
+
+// The leaf row x reaches in one tree (tree-local arrays).
+template <class T>
+TL_HD std::int64_t tree_leaf(const T* x, std::int64_t cs, const std::int64_t* left, const std::int64_t* right,
+                             const std::int64_t* feature, const double* threshold) {
+  std::int64_t k = 0;
+  while (left[k] >= 0) k = static_cast<double>(x[feature[k] * cs]) <= threshold[k] ? left[k] : right[k];
+  return k;
+}
+
+}  // namespace tl::forest_detail
