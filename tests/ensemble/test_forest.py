@@ -314,3 +314,15 @@ def test_same_trees_on_cpu_and_gpu(cls, dtype):
     np.testing.assert_array_equal(cpu.apply(X), gpu.apply(X))
     out = "predict_proba" if cls in CLASSIFIERS else "predict"
     assert getattr(cpu, out)(X).tobytes() == getattr(gpu, out)(X).tobytes()
+
+
+@pytest.mark.gpu
+def test_auto_builds_host_input_on_the_cpu():
+    # The GPU builder (one tree per GPU thread) is not yet faster than the
+    # CPU's: 'auto' builds NumPy input on the CPU, device input on the GPU.
+    cupy = pytest.importorskip("cupy")
+    X, y = _data(RandomForestClassifier, n=300)
+    assert RandomForestClassifier(n_estimators=3, device="auto").fit(X, y).device_used() == "cpu"
+    on_gpu = RandomForestClassifier(n_estimators=3, device="auto").fit(cupy.asarray(X), y)
+    assert on_gpu.device_used() == "cuda:0"
+    assert RandomForestClassifier(n_estimators=3, device="cuda").fit(X, y).device_used() == "cuda:0"

@@ -30,7 +30,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import _native as native
 from .. import identity
-from .._io import check_sample_weight, check_X, check_X_y, to_host
+from .._config import get_device
+from .._io import check_sample_weight, check_X, check_X_y, is_device_array, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor"]
@@ -237,6 +238,17 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
     _tl_splitter = "best"
     _tl_classifier = True
 
+    def _tl_fit_device(self, X):
+        """Where fit builds the trees. The GPU builder grows one tree per GPU
+        thread: the CPU's trees bit for bit, but not yet faster than the CPU
+        builder, so 'auto' (and None under the default 'auto') builds host
+        input on the CPU; device='cuda' or device input builds on the GPU."""
+        dev = self._tl_device(X)
+        asked = self.device if self.device is not None else get_device()
+        if dev != "cpu" and asked == "auto" and not is_device_array(X):
+            return "cpu"
+        return dev
+
     def __init__(self, n_estimators=100, *, criterion, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  min_weight_fraction_leaf=0.0, max_features, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap, oob_score=False, n_jobs=None, random_state=None, verbose=0, warm_start=False,
@@ -336,7 +348,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         """
         self._tl_validate_params()
         self._tl_check_supported()
-        device = self._tl_device(X)
+        device = self._tl_fit_device(X)
         X, y = check_X_y(self, X, y, device, labels=True, multi_output=True)
         y = self._tl_targets(to_host(y))
         n, d = X.shape
@@ -669,6 +681,9 @@ _COMMON_PARAMS = """
     monotonic_cst : None
         Only None; other values raise ValueError.
     device : {{None, 'auto', 'cpu', 'cuda', 'cuda:N'}}, default=None
+        'auto' builds NumPy input on the CPU (the GPU builder, one tree per
+        GPU thread, gives the same trees but is not yet the faster one) and
+        device input on its GPU; 'cuda' builds on the GPU.
     numeric_mode : {{None, 'fast', 'deterministic', 'identical'}}, default=None
         Every mode delivers ``identical``.
 
