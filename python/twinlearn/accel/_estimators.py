@@ -94,9 +94,6 @@ _NEIGHBOR_NOTES = (
 _NEIGHBOR_KWARGS = ("n_neighbors", "return_distance", "mode", "radius", "sort_results")
 _NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
 
-#: Metrics twinlearn's DBSCAN serves (its neighbourhoods' kernels).
-_DBSCAN_METRICS = _NEIGHBOR_METRICS + ("infinity",)
-
 
 def _dbscan_check(params):
     """Minkowski's p is at least 1 (twinlearn computes no semi-metrics)."""
@@ -492,7 +489,7 @@ ENTRIES = (
         twinlearn="twinlearn.cluster.DBSCAN",
         methods=("fit", "fit_predict"),
         attributes=("core_sample_indices_", "components_", "labels_"),
-        params={"eps": ANY, "min_samples": ANY, "metric": one_of(*_DBSCAN_METRICS),
+        params={"eps": ANY, "min_samples": ANY, "metric": one_of(*_NEIGHBOR_METRICS),
                 "metric_params": where(lambda v: not v, "None or {}"), "algorithm": ANY,
                 "leaf_size": ANY, "p": ANY, "n_jobs": ANY},
         check=_dbscan_check,

@@ -18,7 +18,7 @@ from ..base import TL_PARAMETER_CONSTRAINTS, TwinlearnEstimatorMixin
 from ..metrics._pairwise import METRICS, resolve_metric
 
 #: The metrics the native fit serves (besides 'precomputed').
-DBSCAN_METRICS = METRICS + ("infinity",)
+DBSCAN_METRICS = METRICS
 
 
 class DBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
@@ -68,7 +68,7 @@ class DBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
         to be a core point, the point itself included.
     metric : str, default='euclidean'
         'euclidean' ('l2'), 'sqeuclidean', 'manhattan' ('cityblock', 'l1'),
-        'cosine', 'chebyshev' ('infinity'), 'minkowski' (with ``p``) or
+        'cosine', 'chebyshev', 'minkowski' (with ``p``) or
         'precomputed' (X is a square distance matrix, dense or a sparse graph
         whose stored entries are the only candidate neighbours). Other
         metrics of scikit-learn and callables raise ValueError.
@@ -162,8 +162,6 @@ class DBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
         if callable(metric):
             raise ValueError(f"DBSCAN: callable metrics are not supported; use one of {DBSCAN_METRICS} or "
                              "'precomputed'")
-        if metric == "infinity":
-            metric = "chebyshev"
         params = dict(self.metric_params or {})
         if metric == "minkowski" and "p" in params and self.p is not None:
             warnings.warn("Parameter p is found in metric_params. The corresponding parameter from __init__ "
