@@ -84,13 +84,15 @@ TEST(Dbscan, MatchesTheSequentialExpansionOnRandomGraphs) {
 }
 
 TEST(Dbscan, AsymmetricGraphsFollowTheSequentialExpansion) {
-  // 1 -> 0 only: scikit-learn's expansion from 0 does not reach 1.
+  // 0 -> 2 and 1 -> 2 only: the expansion from 0 takes 2, then the one from
+  // 1 finds 2 taken; components of the undirected graph would join all three.
   Graph g;
-  g.row({0});
-  g.row({0, 1});
+  g.row({0, 2});
+  g.row({1, 2});
+  g.row({2});
   std::vector<std::uint8_t> core;
   const auto lab = labels_of(cpu(), g, 1, nullptr, &core);
-  EXPECT_EQ(lab, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(lab, (std::vector<std::int64_t>{0, 1, 0}));
   EXPECT_EQ(lab, expanded(g, core));
 }
 
