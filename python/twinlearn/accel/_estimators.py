@@ -502,7 +502,7 @@ ENTRIES = (
             ("sklearn.cluster.tests.test_dbscan", ""),
             ("sklearn.tests.test_common", "DBSCAN"),
         ),
-        conformance_k="",
+        conformance_k="dbscan",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(
