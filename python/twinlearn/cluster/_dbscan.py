@@ -256,8 +256,8 @@ class DBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
                     Xd = _io.as_dtype(Xd, np.float64)
                 mod, ctx = self._tl_context(device, Xd)
                 r = mod.dbscan_fit(ctx, Xd, sw, name, float(p), params_for(mod))
-        labels = np.asarray(r.labels).astype(np.intp, copy=False)
-        core = np.asarray(r.core_sample_indices).astype(np.intp, copy=False)
+        labels = np.asarray(r.labels).astype(np.intp)
+        core = np.asarray(r.core_sample_indices).astype(np.intp)
         self.core_sample_indices_ = core
         self.labels_ = labels
         if len(core):
