@@ -751,3 +751,43 @@ register(Workload(
     sweep=False,
     suites=NOT_QUICK,
 ))
+
+
+# -- DBSCAN ------------------------------------------------------------------------
+def dbscan_value(ev) -> dict:
+    """Agreement of the labels with the generating blobs (adjusted Rand index),
+    the number of clusters and the share of noise."""
+    import numpy as np
+    from sklearn.metrics import adjusted_rand_score
+
+    labels = ev.attr("labels_").astype(np.int64)
+    return {"ari": float(adjusted_rand_score(ev.data["labels"], labels)),
+            "n_clusters": int(labels.max() + 1), "noise": float(np.mean(labels == -1))}
+
+
+DBSCAN_WORKLOAD = register(Workload(
+    name="dbscan",
+    title="DBSCAN {rows} x {cols}, {centers} blobs, eps={eps}",
+    data=labelled_blobs,
+    scales={
+        "smoke": Scale(2_000, 8, {"centers": 8, "eps": 3.0}),
+        "cpu": Scale(32_000, 32, {"centers": 16, "eps": 7.0}),
+        "cuda": Scale(32_000, 32, {"centers": 16, "eps": 7.0}),
+    },
+    estimator="cluster.DBSCAN",
+    sklearn="sklearn.cluster.DBSCAN",
+    params=lambda scale, data: {"eps": scale.extra["eps"], "min_samples": 10},
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT,),
+    quality=Quality(dbscan_value, "ari", True, "adjusted Rand index of the labels against the generating blobs"),
+    peers=(peers.cuml_peer("cuml.cluster.DBSCAN"),),
+    mem_factor=4,
+    suites=NOT_QUICK,
+))
+
+# Scaling: twice and four times the rows at the same density of blobs.
+for _rows in (64_000, 128_000):
+    register(replace(DBSCAN_WORKLOAD, name=f"dbscan_{_rows // 1000}k",
+                     scales={**DBSCAN_WORKLOAD.scales, "cpu": Scale(_rows, 32, {"centers": 16, "eps": 7.0}),
+                             "cuda": Scale(_rows, 32, {"centers": 16, "eps": 7.0})},
+                     sweep=False))

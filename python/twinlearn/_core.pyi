@@ -194,6 +194,50 @@ def kmeans_assign_sums(ctx: Context, X: Annotated[NDArray, dict(writable=False)]
 
 def kmeans_plusplus(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray, dict(writable=False)] | None, k: int, seed: int, n_local_trials: int = 0) -> KMeansSeeds: ...
 
+class DbscanParams:
+    """Parameters of DBSCAN (twinlearn/cluster/dbscan.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def eps(self) -> float:
+        """> 0: neighbours are at distance <= eps"""
+
+    @eps.setter
+    def eps(self, arg: float, /) -> None: ...
+
+    @property
+    def min_samples(self) -> int:
+        """>= 1: (weighted) neighbourhood size of a core point"""
+
+    @min_samples.setter
+    def min_samples(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class DbscanFit:
+    """Result of dbscan_fit and dbscan_graph."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int64: cluster id, or -1 for noise"""
+
+    @property
+    def core_sample_indices(self) -> object:
+        """int64, ascending: the core points"""
+
+    @property
+    def n_pairs(self) -> int:
+        """neighbour pairs of the eps-neighbourhood graph"""
+
+    def __repr__(self) -> str: ...
+
+def dbscan_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, metric: str, p: float, params: DbscanParams) -> DbscanFit: ...
+
+def dbscan_graph(ctx: Context, offsets: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], indices: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: DbscanParams) -> DbscanFit: ...
+
 class GbdtParams:
     """Parameters of gbdt_fit (twinlearn/ensemble/gbdt.hpp)."""
 

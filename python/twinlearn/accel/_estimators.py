@@ -110,6 +110,14 @@ _NEIGHBOR_KWARGS = ("n_neighbors", "return_distance", "mode", "radius", "sort_re
 _NEIGHBOR_ATTRIBUTES = ("n_samples_fit_", "_fit_X")
 
 
+def _dbscan_check(params):
+    """Minkowski's p is at least 1 (twinlearn computes no semi-metrics)."""
+    p = params.get("p")
+    if params.get("metric") == "minkowski" and p is not None and not p >= 1:
+        return f"parameter p={p!r} unsupported with metric='minkowski' (twinlearn serves p >= 1)"
+    return None
+
+
 def _hgb_translate(params):
     """A leaf limit that binds (below 2**max_depth) or min_samples_leaf > 1 asks
     for scikit-learn's kind of tree: twinlearn's best-first per-node trees with a
@@ -512,6 +520,26 @@ ENTRIES = (
             ("sklearn.tests.test_common", "MiniBatchKMeans"),
         ),
         conformance_k="MiniBatch or minibatch",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.DBSCAN",
+        twinlearn="twinlearn.cluster.DBSCAN",
+        methods=("fit", "fit_predict"),
+        attributes=("core_sample_indices_", "components_", "labels_"),
+        params={"eps": ANY, "min_samples": ANY, "metric": one_of(*_NEIGHBOR_METRICS),
+                "metric_params": where(lambda v: not v, "None or {}"), "algorithm": ANY,
+                "leaf_size": ANY, "p": ANY, "n_jobs": ANY},
+        check=_dbscan_check,
+        check_doc="`p >= 1` with `metric='minkowski'`.",
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("every `algorithm` runs twinlearn's exact brute-force scan, distances in float64; the "
+               "labels are scikit-learn's rule computed by connected components (the same labels)."),
+        conformance=(
+            ("sklearn.cluster.tests.test_dbscan", ""),
+            ("sklearn.tests.test_common", "DBSCAN"),
+        ),
+        conformance_k="dbscan",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(

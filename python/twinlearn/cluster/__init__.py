@@ -1,5 +1,6 @@
 """Clustering on the CPU and CUDA backends."""
 
 from ._kmeans import KMeans, MiniBatchKMeans, kmeans_plusplus
+from ._dbscan import DBSCAN
 
-__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus"]
+__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN"]
