@@ -368,10 +368,10 @@ def _fit_raw(spec, X, y):
 
 
 def _predictor(est):
-    for name in ("predict", "transform", "kneighbors"):
+    for name in ("predict", "transform", "kneighbors", "score_samples"):
         if hasattr(est, name):
             return getattr(est, name)
-    raise AssertionError(f"{type(est).__name__} has no predict, transform or kneighbors")
+    raise AssertionError(f"{type(est).__name__} has no predict, transform, kneighbors or score_samples")
 
 
 @specs("test_nonfinite_input_is_refused")
