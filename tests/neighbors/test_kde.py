@@ -210,6 +210,28 @@ def test_sum_order_is_canonical_gpu():
     _check_order("cuda:0")
 
 
+#: Bandwidths about the typical distance of the fixture below (37 features),
+#: so the compact kernels keep some rows in reach of every query.
+_GPU_BANDWIDTH = {"euclidean": 9.0, "manhattan": 45.0, "chebyshev": 4.0, "minkowski": 6.0}
+
+
+def _identity_fixture(dtype, weighted):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5000, 37)).astype(dtype)
+    Q = rng.normal(size=(70, 37)).astype(dtype)
+    w = rng.uniform(0, 2, size=5000) if weighted else None
+    return X, Q, w
+
+
+@pytest.mark.parametrize("metric,params", [("euclidean", None), ("manhattan", None), ("chebyshev", None),
+                                           ("minkowski", {"p": 3})])
+def test_identity_fixture_has_finite_compact_densities(metric, params):
+    X, Q, w = _identity_fixture(np.float32, True)
+    out = KernelDensity(kernel="tophat", bandwidth=_GPU_BANDWIDTH[metric], metric=metric, metric_params=params,
+                        device="cpu").fit(X, sample_weight=w).score_samples(Q)
+    assert np.isfinite(out).all()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("weighted", [False, True])
@@ -219,11 +241,9 @@ def test_sum_order_is_canonical_gpu():
 def test_identical_cpu_gpu(kernel, weighted, dtype, metric, params):
     # 5000 training rows (3 chunks, a partial one), 70 queries (a partial
     # block of 16), 37 features (a partial staging step).
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(5000, 37)).astype(dtype)
-    Q = rng.normal(size=(70, 37)).astype(dtype)
-    w = rng.uniform(0, 2, size=5000) if weighted else None
-    outs = [KernelDensity(kernel=kernel, bandwidth=6.0, metric=metric, metric_params=params, device=dev,
+    X, Q, w = _identity_fixture(dtype, weighted)
+    h = _GPU_BANDWIDTH[metric]
+    outs = [KernelDensity(kernel=kernel, bandwidth=h, metric=metric, metric_params=params, device=dev,
                           numeric_mode="identical").fit(X, sample_weight=w).score_samples(Q)
             for dev in ("cpu", "cuda:0")]
     np.testing.assert_array_equal(np.asarray(outs[1]), outs[0])
