@@ -240,6 +240,47 @@ KNN_REGRESSOR = register(Workload(
     suites=NOT_QUICK,
 ))
 
+# -- kernel density --------------------------------------------------------------
+def _kde_mean_log_density(ev) -> dict:
+    """Mean of score_samples over the queries (float64): twinlearn's exact sums
+    and scikit-learn's tree agree to about 1e-12 relative."""
+    import numpy as np
+
+    out = np.asarray(ev.outputs["score_samples"], dtype=np.float64)
+    return {"mean_log_density": float(np.mean(out[np.isfinite(out)])) if np.isfinite(out).any() else float("-inf")}
+
+
+KDE_QUALITY = Quality(_kde_mean_log_density, "mean_log_density", True,
+                      "mean log density of the query rows (score_samples)")
+
+KDE = register(Workload(
+    name="kde",
+    title="KernelDensity (gaussian) score_samples, {n_queries} queries against {rows} x {cols}",
+    data=datasets.blobs,
+    scales={
+        "smoke": Scale(1_000, 8, {"centers": 8, "n_queries": 200}),
+        "cpu": Scale(8_000, 32, {"centers": 16, "n_queries": 2_000}),
+        "cuda": Scale(32_000, 128, {"centers": 64, "n_queries": 32_000}),
+    },
+    estimator="neighbors.KernelDensity",
+    sklearn="sklearn.neighbors.KernelDensity",
+    params=lambda scale, data: {"bandwidth": 4.0},
+    steps=(FIT, Step("score_samples", ("Q",))),
+    quality=KDE_QUALITY,
+    sweep=False,
+))
+
+# A smaller one: latency of a few thousand queries on a small model.
+register(replace(
+    KDE,
+    name="kde_small",
+    scales={
+        "smoke": Scale(500, 4, {"centers": 4, "n_queries": 100}),
+        "cpu": Scale(2_000, 8, {"centers": 8, "n_queries": 1_000}),
+        "cuda": Scale(4_000, 16, {"centers": 16, "n_queries": 4_000}),
+    },
+))
+
 # -- linear models -------------------------------------------------------------
 
 LINEAR_SCALES = {"smoke": Scale(2_000, 8), "cpu": Scale(200_000, 64), "cuda": Scale(2_000_000, 256)}

@@ -382,17 +382,17 @@ def _fit_raw(spec, X, y):
 
 def _fit_only(est):
     """An estimator whose only output method is fit_predict (DBSCAN, as scikit-learn's)."""
-    return not any(hasattr(est, name) for name in ("predict", "transform", "kneighbors")) and hasattr(
+    return not any(hasattr(est, name) for name in ("predict", "transform", "kneighbors", "score_samples")) and hasattr(
         est, "fit_predict")
 
 
 def _predictor(est):
-    for name in ("predict", "transform", "kneighbors"):
+    for name in ("predict", "transform", "kneighbors", "score_samples"):
         if hasattr(est, name):
             return getattr(est, name)
     if _fit_only(est):  # its output on new data is a new fit's
         return est.fit_predict
-    raise AssertionError(f"{type(est).__name__} has no predict, transform or kneighbors")
+    raise AssertionError(f"{type(est).__name__} has no predict, transform, kneighbors or score_samples")
 
 
 @specs("test_nonfinite_input_is_refused")

@@ -1,5 +1,6 @@
 // Bindings of pairwise distances and nearest-neighbour search.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "convert.hpp"
 #include "twinlearn/neighbors/distance.hpp"
+#include "twinlearn/neighbors/kde.hpp"
 
 namespace nb = nanobind;
 using namespace tlb;
@@ -128,4 +130,32 @@ TL_BINDINGS(neighbors) {
         });
       },
       nb::arg("ctx"), nb::arg("index"), nb::arg("queries"), nb::arg("metric"), nb::arg("radius"));
+
+  // kde_log_sum(ctx, train, weights, queries, metric: MetricParams, kernel, bandwidth)
+  //   -> log of each query's (weighted) kernel sum, m entries, the data's dtype
+  //   (twinlearn/neighbors/kde.hpp). weights: None or n host values.
+  m.def(
+      "kde_log_sum",
+      [](const tl::Context& ctx, Arr train, std::optional<Arr> weights, Arr queries, const MetricParams& metric,
+         const std::string& kernel, double bandwidth) {
+        const tl::Metric mt = metric.parse();
+        const tl::KdeKernel kk = tl::parse_kde_kernel(kernel);
+        return by_float_dtype(train, "X", [&](auto tag) {
+          using T = decltype(tag);
+          auto tv = as_matrix<const T>(train, "the fitted data");
+          auto qv = as_matrix<const T>(queries, "X");
+          auto wv = optional_vector<T>(weights, "sample_weight");
+          TL_REQUIRE(!weights || (wv.on_host() && wv.size == tv.rows && wv.is_contiguous()), tl::ValueError,
+                     "sample_weight: ", tv.rows, " contiguous host values expected");
+          T* op = nullptr;
+          auto out = new_array<T>({static_cast<std::size_t>(qv.rows)}, &op);
+          {
+            nb::gil_scoped_release release;
+            tl::kde_log_sum<T>(ctx, tv, weights ? wv.data : nullptr, qv, mt, kk, bandwidth, op);
+          }
+          return nb::object(nb::cast(out));
+        });
+      },
+      nb::arg("ctx"), nb::arg("train"), nb::arg("weights").none(), nb::arg("queries"), nb::arg("metric"),
+      nb::arg("kernel"), nb::arg("bandwidth"));
 }

@@ -118,6 +118,72 @@ def _dbscan_check(params):
     return None
 
 
+# -- kernel density -----------------------------------------------------------------
+#: Metrics twinlearn's KernelDensity sums (scikit-learn's KD-tree metrics).
+_KDE_METRICS = ("euclidean", "l2", "manhattan", "cityblock", "l1", "chebyshev", "infinity", "minkowski")
+_KDE_PARAMS = {
+    "bandwidth": ANY,
+    "algorithm": ANY,
+    "kernel": one_of("gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"),
+    "metric": one_of(*_KDE_METRICS),
+    "atol": ANY,
+    "rtol": ANY,
+    "breadth_first": ANY,
+    "leaf_size": ANY,
+    "metric_params": ANY,
+}
+_KDE_CHECK_DOC = (
+    "the metric is one scikit-learn accepts with the algorithm, and `metric_params` holds at most "
+    "minkowski's `p` (>= 1)."
+)
+
+
+def _kde_check(params):
+    """The metric is one scikit-learn's tree of the algorithm accepts, and
+    metric_params is at most minkowski's p >= 1."""
+    from sklearn.neighbors import VALID_METRICS
+
+    metric, algorithm = params.get("metric"), params.get("algorithm")
+    alg = "kd_tree" if algorithm == "auto" and metric in VALID_METRICS["kd_tree"] else algorithm
+    if alg == "auto":
+        alg = "ball_tree"
+    if metric not in VALID_METRICS.get(alg, ()):
+        return f"metric={metric!r} with algorithm={algorithm!r} (scikit-learn refuses it)"
+    mp = dict(params.get("metric_params") or {})
+    p = mp.pop("p", 2)
+    if mp:
+        return f"metric_params {sorted(mp)} unsupported (twinlearn takes minkowski's p only)"
+    if not (isinstance(p, numbers.Real) and p >= 1):
+        return f"metric_params p={p!r} unsupported (twinlearn serves p >= 1)"
+    return None
+
+
+def _kde_derive(tl, params):
+    """scikit-learn's tree (for its own sample()), built when first read."""
+
+    def make():
+        from sklearn.neighbors import BallTree, KDTree
+
+        from twinlearn import _io
+
+        metric, algorithm = params["metric"], params["algorithm"]
+        tree = KDTree if algorithm == "kd_tree" or (algorithm == "auto" and metric in KDTree.valid_metrics) \
+            else BallTree
+        X = np.asarray(_io.to_numpy(tl._fit_X), dtype=np.float64)
+        w = None if tl._tl_weights is None else np.asarray(tl._tl_weights, dtype=np.float64)
+        return tree(X, metric=metric, leaf_size=params["leaf_size"], sample_weight=w,
+                    **(params.get("metric_params") or {}))
+
+    return {"tree_": Lazy(make)}
+
+
+def _kde_output(method, value):
+    """Log densities in float64, as scikit-learn gives them."""
+    if method == "score_samples":
+        return np.asarray(value, dtype=np.float64)
+    return value
+
+
 def _hgb_translate(params):
     """A leaf limit that binds (below 2**max_depth) or min_samples_leaf > 1 asks
     for scikit-learn's kind of tree: twinlearn's best-first per-node trees with a
@@ -597,6 +663,27 @@ ENTRIES = (
             ("sklearn.tests.test_common", "KNeighborsRegressor"),
         ),
         conformance_k="kneighbors_regressor or KNeighborsRegressor_multioutput",
+    ),
+    Entry(
+        sklearn="sklearn.neighbors.KernelDensity",
+        twinlearn="twinlearn.neighbors.KernelDensity",
+        methods=("fit", "score_samples", "score"),
+        attributes=("bandwidth_",),
+        params=_KDE_PARAMS,
+        check=_kde_check,
+        check_doc=_KDE_CHECK_DOC,
+        derive=_kde_derive,
+        lazy=("tree_",),
+        kwargs=("sample_weight",),
+        output=_kde_output,
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=(
+            "exact kernel sums (no tree, so `atol`, `rtol`, `breadth_first`, `leaf_size` and `algorithm` have "
+            "no effect; scikit-learn's tree leaves roundoff where the density is 0 or tiny); `sample` is "
+            "scikit-learn's, on a tree built when first needed."
+        ),
+        conformance=(("sklearn.neighbors.tests.test_kde", ""),),
+        conformance_k="kernel_density or kde",
     ),
     # -- linear models -----------------------------------------------------------------
     Entry(

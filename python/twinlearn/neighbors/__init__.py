@@ -1,5 +1,6 @@
 """Exact nearest neighbours on the CPU and CUDA backends."""
 
 from ._base import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
+from ._kde import KernelDensity
 
-__all__ = ["KNeighborsClassifier", "KNeighborsRegressor", "NearestNeighbors"]
+__all__ = ["KNeighborsClassifier", "KNeighborsRegressor", "NearestNeighbors", "KernelDensity"]

@@ -112,6 +112,7 @@ def _registry():
         EstimatorSpec("NearestNeighbors", tl.NearestNeighbors, {}, "unsupervised"),
         EstimatorSpec("KNeighborsClassifier", tl.KNeighborsClassifier, {"n_neighbors": 2}, "classification"),
         EstimatorSpec("KNeighborsRegressor", tl.KNeighborsRegressor, {"n_neighbors": 2}, "regression"),
+        EstimatorSpec("KernelDensity", tl.KernelDensity, {}, "unsupervised"),
         EstimatorSpec("LinearRegression", tl.LinearRegression, {}, "regression"),
         EstimatorSpec("Ridge", tl.Ridge, {}, "regression", waivers=_NO_N_ITER),
         EstimatorSpec("RidgeClassifier", tl.RidgeClassifier, {}, "classification", waivers=_NO_N_ITER),
