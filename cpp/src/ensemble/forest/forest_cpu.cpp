@@ -13,6 +13,17 @@ struct HostTree {
   std::vector<std::int32_t> count;
   std::int64_t n = 0;
 
+  // Room for `nodes` nodes of `values` values each; `shrink` also frees
+  // the capacity past them (after the build, which needed the worst case).
+  void resize(std::size_t nodes, std::size_t values, bool shrink) {
+    auto fit = [&](auto& v, std::size_t size) {
+      v.resize(size);
+      if (shrink) v.shrink_to_fit();
+    };
+    fit(left, nodes), fit(right, nodes), fit(feature, nodes), fit(n_node, nodes);
+    fit(threshold, nodes), fit(impurity, nodes), fit(wn, nodes), fit(value, nodes * values);
+  }
+
   TreeOut view() {
     return TreeOut{left.data(),     right.data(),    feature.data(), n_node.data(), threshold.data(),
                    impurity.data(), wn.data(),       value.data(),   static_cast<std::int64_t>(left.size())};
@@ -35,32 +46,9 @@ ForestTrees fit_cpu(const Context& ctx, const TreeInput<T>& in, const ForestPara
                    keys.data(),  keys_tmp.data(), feats.data(), stats.data(),   stack.data()};
     const std::size_t cap = static_cast<std::size_t>(node_capacity(rows));
     HostTree& h = trees[static_cast<std::size_t>(t)];
-    h.left.resize(cap);
-    h.right.resize(cap);
-    h.feature.resize(cap);
-    h.n_node.resize(cap);
-    h.threshold.resize(cap);
-    h.impurity.resize(cap);
-    h.wn.resize(cap);
-    h.value.resize(cap * static_cast<std::size_t>(V));
+    h.resize(cap, static_cast<std::size_t>(V), false);
     h.n = build_tree(in, p, p.first_tree + t, wk, h.view());
-    const std::size_t n = static_cast<std::size_t>(h.n);
-    h.left.resize(n);
-    h.right.resize(n);
-    h.feature.resize(n);
-    h.n_node.resize(n);
-    h.threshold.resize(n);
-    h.impurity.resize(n);
-    h.wn.resize(n);
-    h.value.resize(n * static_cast<std::size_t>(V));
-    h.left.shrink_to_fit();
-    h.right.shrink_to_fit();
-    h.feature.shrink_to_fit();
-    h.n_node.shrink_to_fit();
-    h.threshold.shrink_to_fit();
-    h.impurity.shrink_to_fit();
-    h.wn.shrink_to_fit();
-    h.value.shrink_to_fit();
+    h.resize(static_cast<std::size_t>(h.n), static_cast<std::size_t>(V), true);
     if (p.keep_in_bag) h.count = std::move(count);
   });
   ForestTrees f;

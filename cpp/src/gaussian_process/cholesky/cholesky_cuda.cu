@@ -5,37 +5,17 @@
 // upper factor U is cuSOLVER's column-major lower factor L = Uᵀ, and a
 // row-major n x m right-hand side is transposed on the host into the
 // column-major n x m one cuSOLVER takes.
-#include <cusolverDn.h>
-
-#include <mutex>
 #include <vector>
 
-#include "core/cuda/device_slot.cuh"
+#include "core/cuda/cusolver.cuh"
 #include "core/cuda/memory.cuh"
 #include "gaussian_process/cholesky/cholesky_impl.hpp"
 
 namespace tl::gp::detail {
 namespace {
 
-void check_solver(cusolverStatus_t st, const char* call) {
-  if (st == CUSOLVER_STATUS_SUCCESS) return;
-  const std::string msg = tl::detail::concat("cuSOLVER error in ", call, ": status ", static_cast<int>(st));
-  if (st == CUSOLVER_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
-  throw CudaError(msg);
-}
-
-
-template <class Fn>
-auto with_solver(const Context& ctx, Fn&& fn) {
-  const int dev = ctx.device().id;
-  tl::detail::DeviceGuard guard(dev);
-  cudaStream_t stream = ::tl_stream(ctx);
-  auto& sh = tl::detail::device_slot<cusolverDnHandle_t>(dev);
-  std::lock_guard<std::mutex> lock(sh.mu);
-  if (!sh.h) check_solver(cusolverDnCreate(&sh.h), "cusolverDnCreate");
-  check_solver(cusolverDnSetStream(sh.h, stream), "cusolverDnSetStream");
-  return fn(sh.h, stream, dev);
-}
+using tl::detail::check_solver;
+using tl::detail::with_solver;
 
 // X (n x m column-major, device) := (L Lᵀ)⁻¹ X with the factor's n x n
 // column-major lower triangle at host U.
