@@ -82,12 +82,22 @@ def _check_device(parser, device: str) -> str:
     return "cuda:0"
 
 
+def _target_name(estimator) -> str:
+    """What a workload runs: a class or function by name, a string as twinlearn's."""
+    if isinstance(estimator, str):
+        return f"twinlearn.{estimator}"
+    name = getattr(estimator, "__qualname__", None)
+    if name is None:  # an instance standing for a call, e.g. a metric with its arguments
+        fn = getattr(estimator, "fn", None)
+        name = getattr(fn, "__qualname__", None) or type(estimator).__qualname__
+    return name
+
+
 def _list_workloads() -> str:
     lines = []
     for name, w in REGISTRY.items():
         suites = ",".join(s for s in SUITES if s in w.suites)
-        target = (w.estimator.__qualname__ if callable(w.estimator) else f"twinlearn.{w.estimator}") if w.estimator \
-            else "twinlearn.accelerate" if w.kind == "accel" else "-"
+        target = _target_name(w.estimator) if w.estimator else "twinlearn.accelerate" if w.kind == "accel" else "-"
         lines.append(f"{name:<24} {w.format_title(w.scales['cuda']):<72} {target}  [{suites}]")
     return "\n".join(lines)
 

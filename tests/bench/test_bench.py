@@ -457,6 +457,14 @@ def test_unknown_workload_is_a_usage_error(capsys):
     assert "unknown workload" in capsys.readouterr().err
 
 
+def test_list_names_every_workload_and_what_it_runs(capsys):
+    # metric workloads hold a call object (no __qualname__) rather than a class
+    assert cli.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == len(REGISTRY)
+    assert "twinlearn.cluster.KMeans" in out
+
+
 # -- pieces ---------------------------------------------------------------------
 
 
