@@ -45,7 +45,8 @@ class MetricCall:
         return self._device
 
 
-def _factory(module: str, name: str):
+def metric_factory(module: str, name: str):
+    """The workload's estimator for the metric ``module.name``: a factory of MetricCall."""
     def build(**params):
         import importlib
 
@@ -96,8 +97,8 @@ SCORE_LABELS = (Step("score", ("y", "y_pred")),)
 def _metric_workload(name, fn, title, data, scales, steps, mem_factor):
     return register(Workload(
         name=name, title=title, data=data, scales=scales,
-        estimator=_factory("twinlearn.metrics", fn),
-        sklearn=_factory("sklearn.metrics", fn),
+        estimator=metric_factory("twinlearn.metrics", fn),
+        sklearn=metric_factory("sklearn.metrics", fn),
         steps=steps, quality=VALUE, sweep=False, mem_factor=mem_factor, dtype="float64", suites=SUITES,
     ))
 

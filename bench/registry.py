@@ -111,7 +111,7 @@ class Workload:
         'cuda' (quick suite on a GPU); the full suite sweeps rows from there.
     estimator: twinlearn class path under the package ('cluster.KMeans'),
         or a factory ``f(**params, device=, numeric_mode=)`` of an object with
-        the step methods (a function workload: :class:`bench.workloads.MetricCall`);
+        the step methods (a function workload: :class:`bench.metric_workloads.MetricCall`);
         None when twinlearn has no counterpart.
     sklearn: 'sklearn.<module>.<Class>' or a factory ``f(**params)``; None for none.
     params: parameters given to twinlearn and scikit-learn (a dict, or

@@ -715,48 +715,7 @@ register(accelerated(
 
 # -- metrics: classification, regression and ranking (bench/metric_workloads.py) --
 from . import metric_workloads  # noqa: E402,F401  (registers roc_auc_score, confusion_matrix, r2_score, ...)
-# -- clustering metrics (functions, timed through MetricCall) ----------------------
-
-
-class MetricCall:
-    """A metric function in an estimator's shape for the harness: the factory
-    ``MetricCall('metrics.silhouette_score')`` (the path under twinlearn, or a
-    full 'sklearn....' path) builds an object whose ``score(X, labels)``
-    calls the function with the workload's parameters."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def __str__(self):
-        return self.path
-
-    def __call__(self, **params):
-        import importlib
-
-        full = self.path if self.path.startswith("sklearn.") else f"twinlearn.{self.path}"
-        module, _, name = full.rpartition(".")
-        return _BoundMetric(getattr(importlib.import_module(module), name), params)
-
-
-class _BoundMetric:
-    """One metric function with its parameters; for twinlearn (``device`` and
-    ``numeric_mode`` given) the harness's device_used / numeric_mode_used."""
-
-    def __init__(self, fn, params):
-        self.fn, self.params = fn, params
-
-    def score(self, X, labels):
-        return self.fn(X, labels, **self.params)
-
-    def device_used(self):
-        from twinlearn._io import resolve_device
-
-        return resolve_device(self.params.get("device"))
-
-    def numeric_mode_used(self):
-        import twinlearn
-
-        return self.params.get("numeric_mode") or twinlearn.get_numeric_mode()
+# -- clustering metrics (functions, timed through metric_workloads.MetricCall) ------
 
 
 def labelled_blobs(scale, seed, dtype):
@@ -784,8 +743,8 @@ register(Workload(
         "cpu": Scale(20_000, 32, {"centers": 16}),
         "cuda": Scale(100_000, 64, {"centers": 16}),
     },
-    estimator=MetricCall("metrics.silhouette_score"),
-    sklearn=MetricCall("sklearn.metrics.silhouette_score"),
+    estimator=metric_workloads.metric_factory("twinlearn.metrics", "silhouette_score"),
+    sklearn=metric_workloads.metric_factory("sklearn.metrics", "silhouette_score"),
     steps=(Step("score", ("X", "labels")),),
     quality=Quality(silhouette_value, "silhouette", True, "the mean silhouette coefficient (the score itself)"),
     mem_factor=2,
