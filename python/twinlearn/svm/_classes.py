@@ -176,7 +176,7 @@ class SVC(DeviceScoreMixin, BaseSVM, ClassifierMixin, BaseEstimator):
         self._tl_forget("probA_", "probB_")
         X, device = self._check_fit_X(X)
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is None.")
         y_ = column_or_1d(to_host(y), warn=True)
         check_classification_targets(y_)
         if y_.shape[0] != X.shape[0]:
@@ -333,6 +333,9 @@ class SVC(DeviceScoreMixin, BaseSVM, ClassifierMixin, BaseEstimator):
         return coef, ranges
 
     def _libsvm_decision(self, X):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
         coef, ranges = self._ovo_ranges()
         return self._raw_decision(X, coef, ranges, -self._intercept_)
 
@@ -531,7 +534,7 @@ class SVR(DeviceScoreMixin, BaseSVM, RegressorMixin, BaseEstimator):
         self._tl_validate_params()
         X, device = self._check_fit_X(X)
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, but the target y is None.")
         y_ = column_or_1d(to_host(y), warn=True)
         if y_.dtype.kind not in "biuf":
             try:
@@ -597,6 +600,9 @@ class SVR(DeviceScoreMixin, BaseSVM, RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
         nsv = self._dual_coef_.shape[1]
         ranges = np.array([[0, nsv, nsv, nsv]], dtype=np.int64)
         return self._raw_decision(X, self._dual_coef_, ranges, -self._intercept_)[:, 0]
