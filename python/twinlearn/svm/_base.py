@@ -189,7 +189,11 @@ class BaseSVM(TwinlearnEstimatorMixin):
         (kernel='linear' only): ndarray of shape (n_classes * (n_classes - 1) / 2, n_features)."""
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
-        coef = self._dual_coef_ @ self.support_vectors_
+        if hasattr(self, "classes_") and len(self.classes_) > 2:
+            pairs, _ = self._ovo_ranges()  # each one-vs-one classifier's weights over all support vectors
+            coef = pairs @ self.support_vectors_
+        else:
+            coef = self.dual_coef_ @ self.support_vectors_
         coef.flags.writeable = False
         return coef
 
