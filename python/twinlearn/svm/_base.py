@@ -44,31 +44,28 @@ class BaseSVM(TwinlearnEstimatorMixin):
         **TL_PARAMETER_CONSTRAINTS,
     }
 
-    _tl_native = (
-        native.Spec(
-            "SvmParams",
-            fields={
-                "kernel": "kernel",
-                "degree": "degree",
-                "gamma": "gamma",
-                "coef0": "coef0",
-                "tol": "tol",
-                "max_iter": "max_iter",
-                "shrinking": "shrinking",
-                "cache_size": "cache_size",
-            },
-            python_only={
-                "C": "scales each variable's bound (with class_weight and sample_weight): the solver's C array",
-                "epsilon": "SVR: the solver's linear term",
-                "class_weight": "scales the per-sample bounds",
-                "verbose": "a line per fitted problem, printed by Python",
-                "decision_function_shape": "how the one-vs-one values are returned",
-                "break_ties": "how predict breaks vote ties",
-                "probability": "Platt scaling, fitted in Python over the solver's cross-validated values",
-                "random_state": "the folds of the Platt scaling",
-            },
-        ),
-    )
+    @staticmethod
+    def _native_spec(python_only):
+        return (
+            native.Spec(
+                "SvmParams",
+                fields={
+                    "kernel": "kernel",
+                    "degree": "degree",
+                    "gamma": "gamma",
+                    "coef0": "coef0",
+                    "tol": "tol",
+                    "max_iter": "max_iter",
+                    "shrinking": "shrinking",
+                    "cache_size": "cache_size",
+                },
+                python_only={
+                    "C": "scales each variable's bound (with class_weight and sample_weight): the solver's C array",
+                    "verbose": "a line per fitted problem, printed by Python",
+                    **python_only,
+                },
+            ),
+        )
 
     # -- shared pieces --------------------------------------------------------------
 

@@ -129,6 +129,14 @@ class SVC(DeviceScoreMixin, BaseSVM, ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    _tl_native = BaseSVM._native_spec({
+        "class_weight": "scales the per-sample bounds",
+        "decision_function_shape": "how the one-vs-one values are returned",
+        "break_ties": "how predict breaks vote ties",
+        "probability": "Platt scaling, fitted in Python over the solver's cross-validated values",
+        "random_state": "the folds of the Platt scaling",
+    })
+
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  probability=False, tol=1e-3, cache_size=200, class_weight=None, verbose=False, max_iter=-1,
                  decision_function_shape="ovr", break_ties=False, random_state=None, device=None,
@@ -499,6 +507,8 @@ class SVR(DeviceScoreMixin, BaseSVM, RegressorMixin, BaseEstimator):
         **BaseSVM._parameter_constraints,
         "epsilon": [Interval(Real, 0.0, None, closed="left")],
     }
+
+    _tl_native = BaseSVM._native_spec({"epsilon": "the solver's linear term (eps - y, eps + y)"})
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, device=None, numeric_mode=None):
