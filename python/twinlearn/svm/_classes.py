@@ -36,7 +36,7 @@ def _group(codes, n_classes):
 
 
 class SVC(DeviceScoreMixin, BaseSVM, ClassifierMixin, BaseEstimator):
-    """C-Support Vector Classification.
+    __doc__ = """C-Support Vector Classification.
 
     scikit-learn's :class:`sklearn.svm.SVC` on twinlearn's SMO solver:
     libsvm's algorithm (second order working set selection of Fan, Chen &
@@ -454,7 +454,7 @@ class SVC(DeviceScoreMixin, BaseSVM, ClassifierMixin, BaseEstimator):
 
 
 class SVR(DeviceScoreMixin, BaseSVM, RegressorMixin, BaseEstimator):
-    """Epsilon-Support Vector Regression.
+    __doc__ = """Epsilon-Support Vector Regression.
 
     scikit-learn's :class:`sklearn.svm.SVR` on twinlearn's SMO solver:
     libsvm's 2n-variable formulation of the epsilon-insensitive dual, solved
