@@ -791,3 +791,35 @@ for _rows in (64_000, 128_000):
                      scales={**DBSCAN_WORKLOAD.scales, "cpu": Scale(_rows, 32, {"centers": 16, "eps": 7.0}),
                              "cuda": Scale(_rows, 32, {"centers": 16, "eps": 7.0})},
                      sweep=False))
+
+# -- support vector machines ----------------------------------------------------------
+
+SVM_SCALES = {"smoke": Scale(2_000, 16), "cpu": Scale(32_000, 64), "cuda": Scale(32_000, 64)}
+
+SVC_RBF = register(Workload(
+    name="svc_rbf",
+    title="SVC (rbf) fit + predict {rows} x {cols}",
+    data=datasets.classification,
+    scales=SVM_SCALES,
+    estimator="svm.SVC",
+    sklearn="sklearn.svm.SVC",
+    steps=(FIT_XY, PREDICT_TEST),
+    quality=metrics.ACCURACY,
+    peers=(peers.cuml_peer("cuml.svm.SVC"),),
+    sweep=False,
+    suites=NOT_QUICK,
+))
+
+SVR_RBF = register(Workload(
+    name="svr_rbf",
+    title="SVR (rbf) fit + predict {rows} x {cols}",
+    data=datasets.regression,
+    scales=SVM_SCALES,
+    estimator="svm.SVR",
+    sklearn="sklearn.svm.SVR",
+    steps=(FIT_XY, PREDICT_TEST),
+    quality=metrics.R2,
+    peers=(peers.cuml_peer("cuml.svm.SVR"),),
+    sweep=False,
+    suites=NOT_QUICK,
+))

@@ -1257,3 +1257,97 @@ def fixed_point_scale_for(ctx: Context, values: Annotated[NDArray, dict(writable
 def fixed_histogram(ctx: Context, values: Annotated[NDArray, dict(writable=False)], bins: Annotated[NDArray, dict(writable=False)], n_bins: int, exponent: int) -> object: ...
 
 def gemm(ctx: Context, A: Annotated[NDArray, dict(writable=False)], B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> None: ...
+
+class SvmParams:
+    """Kernel and solver parameters of smo_solve (twinlearn/svm/smo.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def kernel(self) -> str:
+        """'linear', 'poly', 'rbf', 'sigmoid' or 'precomputed'"""
+
+    @kernel.setter
+    def kernel(self, arg: str, /) -> None: ...
+
+    @property
+    def degree(self) -> int:
+        """poly: the power (>= 0)"""
+
+    @degree.setter
+    def degree(self, arg: int, /) -> None: ...
+
+    @property
+    def gamma(self) -> float:
+        """rbf, poly, sigmoid: the scale (>= 0)"""
+
+    @gamma.setter
+    def gamma(self, arg: float, /) -> None: ...
+
+    @property
+    def coef0(self) -> float:
+        """poly, sigmoid: the offset"""
+
+    @coef0.setter
+    def coef0(self, arg: float, /) -> None: ...
+
+    @property
+    def tol(self) -> float:
+        """stop when the maximal violating pair's gap is below tol"""
+
+    @tol.setter
+    def tol(self, arg: float, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """SMO steps at most; -1: no limit"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def shrinking(self) -> bool:
+        """libsvm's shrinking heuristic"""
+
+    @shrinking.setter
+    def shrinking(self, arg: bool, /) -> None: ...
+
+    @property
+    def cache_size(self) -> float:
+        """MB of kernel rows cached"""
+
+    @cache_size.setter
+    def cache_size(self, arg: float, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class SmoSolution:
+    """Result of smo_solve."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def alpha(self) -> object:
+        """l float64: the dual variables"""
+
+    @property
+    def rho(self) -> float:
+        """decision = sum coef K - rho"""
+
+    @property
+    def obj(self) -> float:
+        """the dual objective"""
+
+    @property
+    def n_iter(self) -> int:
+        """SMO steps taken"""
+
+    @property
+    def status(self) -> int:
+        """0: converged, 1: stopped at max_iter"""
+
+    def __repr__(self) -> str: ...
+
+def smo_solve(ctx: Context, X: Annotated[NDArray, dict(writable=False)], rows: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.int8], dict(shape=(None,), order='C', device='cpu', writable=False)], p: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], C: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams, alpha0: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> SmoSolution: ...
+
+def svm_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], SV: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], ranges: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)], rho: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams) -> NDArray[numpy.float64]: ...

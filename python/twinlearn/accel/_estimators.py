@@ -83,6 +83,20 @@ def _gpr_check(params):
     return None if foreign is None else f"kernel {foreign!r} is not computed by twinlearn"
 
 
+def _svm_check(params):
+    """A callable kernel runs scikit-learn (twinlearn computes the named kernels only)."""
+    return "a callable kernel is not computed by twinlearn" if callable(params.get("kernel")) else None
+
+
+def _svm_derive(tl, params):
+    """scikit-learn's private state its own SVM methods read."""
+    out = {"_n_support": tl._n_support, "_dual_coef_": tl._dual_coef_, "_intercept_": tl._intercept_,
+           "_gamma": tl._gamma, "_sparse": False}
+    if hasattr(tl, "probA_"):
+        out["_probA"], out["_probB"] = tl.probA_, tl.probB_
+    return out
+
+
 def _gpr_derive(tl, params):
     """scikit-learn's private state its own methods read (the target scaling)."""
     return {"_y_train_mean": tl._y_train_mean, "_y_train_std": tl._y_train_std}
@@ -518,6 +532,46 @@ ENTRIES = (
             ("sklearn.tests.test_common", "GaussianNB"),
         ),
         conformance_k="gnb or GaussianNB or gaussian",
+    ),
+    # -- support vector machines -------------------------------------------------------
+    Entry(
+        sklearn="sklearn.svm.SVC",
+        twinlearn="twinlearn.svm.SVC",
+        # predict_proba (probability=True only) runs scikit-learn's own code on the mirrored model
+        methods=("fit", "predict", "decision_function", "score"),
+        attributes=("support_", "support_vectors_", "dual_coef_", "intercept_", "classes_", "class_weight_",
+                    "fit_status_", "n_iter_", "shape_fit_", "probA_", "probB_"),
+        params={p: ANY for p in ("C", "kernel", "degree", "gamma", "coef0", "shrinking", "probability", "tol",
+                                 "cache_size", "class_weight", "verbose", "max_iter", "decision_function_shape",
+                                 "break_ties", "random_state")},
+        check=_svm_check,
+        check_doc="a named kernel (linear, poly, rbf, sigmoid, precomputed); a callable kernel runs scikit-learn.",
+        derive=_svm_derive,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="classifier",
+        notes=("libsvm's SMO (WSS2, shrinking, rho) on the CPU with float64 kernel values; decision values within "
+               "the stopping tolerance of scikit-learn's; Platt scaling from twinlearn's own folds."),
+        conformance=(("sklearn.svm.tests.test_svm", ""),),
+        conformance_k="svc or SVC",
+    ),
+    Entry(
+        sklearn="sklearn.svm.SVR",
+        twinlearn="twinlearn.svm.SVR",
+        methods=("fit", "predict", "score"),
+        attributes=("support_", "support_vectors_", "dual_coef_", "intercept_", "fit_status_", "n_iter_",
+                    "shape_fit_"),
+        params={p: ANY for p in ("kernel", "degree", "gamma", "coef0", "tol", "C", "epsilon", "shrinking",
+                                 "cache_size", "verbose", "max_iter")},
+        check=_svm_check,
+        check_doc="a named kernel (linear, poly, rbf, sigmoid, precomputed); a callable kernel runs scikit-learn.",
+        derive=_svm_derive,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        task="regressor",
+        notes="libsvm's epsilon-SVR dual (2n variables) on the same SMO solver as SVC.",
+        conformance=(("sklearn.svm.tests.test_svm", ""),),
+        conformance_k="svr or SVR",
     ),
     # -- Gaussian processes ----------------------------------------------------------
     Entry(
