@@ -263,7 +263,9 @@ class IsolationForest(OutlierMixin, TwinlearnEstimatorMixin, BaseEstimator):
             tree = ForestTreeArrays(**{k: a[s].copy() for k, a in arrays.items()},
                                     value=np.zeros((nodes, 1, 1)), impurity=np.zeros(nodes),
                                     n_features=max_features, n_classes=0)
-            self.estimators_.append(ForestTree(tree, None, max_features))
+            est = ForestTree(tree, None, max_features)
+            est.max_depth = int(np.ceil(np.log2(max(self.max_samples_, 2))))  # the growth limit, as scikit-learn's
+            self.estimators_.append(est)
             self.estimators_samples_.append(samples[t].astype(np.intp))
             self.estimators_features_.append(features[t].astype(np.intp))
             local = global_feature[s]
