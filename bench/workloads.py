@@ -650,6 +650,33 @@ register(Workload(
     mem_factor=3,
 ))
 
+# -- isolation forest ------------------------------------------------------------
+def _iforest_mean_score(ev) -> dict:
+    """Mean of score_samples over the rows (float64): the two libraries' trees
+    differ (their generators do), their score distributions agree."""
+    import numpy as np
+
+    return {"mean_score": float(np.mean(np.asarray(ev.outputs["score_samples"], dtype=np.float64)))}
+
+
+register(Workload(
+    name="isolation_forest",
+    title="IsolationForest {rows} x {cols}, {trees} trees, fit + score_samples",
+    data=datasets.blobs,
+    scales={
+        "smoke": Scale(10_000, 16, {"centers": 8, "trees": 20}),
+        "cpu": Scale(100_000, 16, {"centers": 8, "trees": 100}),
+        "cuda": Scale(1_000_000, 16, {"centers": 8, "trees": 100}),
+    },
+    estimator="ensemble.IsolationForest",
+    sklearn="sklearn.ensemble.IsolationForest",
+    params=lambda scale, data: {"n_estimators": scale.extra["trees"], "random_state": 0},
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT, Step("score_samples", ("X",))),
+    quality=Quality(_iforest_mean_score, "mean_score", True, "mean score_samples of the training rows"),
+    sweep=False,
+))
+
 # -- embeddings ---------------------------------------------------------------
 
 register(Workload(

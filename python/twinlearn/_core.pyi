@@ -706,6 +706,113 @@ def gp_cho_solve(ctx: Context, U: Annotated[NDArray, dict(writable=False)], B: N
 
 def gp_cho_inverse(ctx: Context, U: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
 
+class IForestParams:
+    """Parameters of iforest_fit (twinlearn/ensemble/iforest.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def n_trees(self) -> int: ...
+
+    @n_trees.setter
+    def n_trees(self, arg: int, /) -> None: ...
+
+    @property
+    def first_tree(self) -> int:
+        """global index of the first tree (the RNG key)"""
+
+    @first_tree.setter
+    def first_tree(self, arg: int, /) -> None: ...
+
+    @property
+    def max_samples(self) -> int:
+        """rows drawn per tree"""
+
+    @max_samples.setter
+    def max_samples(self, arg: int, /) -> None: ...
+
+    @property
+    def max_features(self) -> int:
+        """columns per tree"""
+
+    @max_features.setter
+    def max_features(self, arg: int, /) -> None: ...
+
+    @property
+    def bootstrap(self) -> bool:
+        """draw the rows with replacement"""
+
+    @bootstrap.setter
+    def bootstrap(self, arg: bool, /) -> None: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class IForestFit:
+    """Result of iforest_fit: every tree's nodes, concatenated."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def offsets(self) -> object:
+        """n_trees + 1, int64: tree t owns nodes offsets[t]..offsets[t+1]-1"""
+
+    @property
+    def children_left(self) -> object:
+        """int64, tree-local, -1 at leaves"""
+
+    @property
+    def children_right(self) -> object:
+        """int64, tree-local, -1 at leaves"""
+
+    @property
+    def feature(self) -> object:
+        """int64, the tree's own column index, -2 at leaves"""
+
+    @property
+    def n_node_samples(self) -> object:
+        """int64: distinct drawn rows reaching the node"""
+
+    @property
+    def depth(self) -> object:
+        """int64: the node's depth"""
+
+    @property
+    def threshold(self) -> object:
+        """float64, -2 at leaves; left where x <= threshold"""
+
+    @property
+    def weighted_n_node_samples(self) -> object:
+        """float64: draws reaching the node"""
+
+    @property
+    def path(self) -> object:
+        """float64: depth + c(n_node_samples)"""
+
+    @property
+    def samples(self) -> object:
+        """n_trees x max_samples int64: the drawn rows, in draw order"""
+
+    @property
+    def features(self) -> object:
+        """n_trees x max_features int64: the trees' columns"""
+
+    def __repr__(self) -> str: ...
+
+def iforest_average_path_length(n: int) -> float:
+    """
+    c(n): average path length of an unsuccessful BST search over n rows (the project's log).
+    """
+
+def iforest_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: IForestParams) -> IForestFit: ...
+
+def iforest_score(ctx: Context, X: Annotated[NDArray, dict(writable=False)], offsets: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_left: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_right: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], feature: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], threshold: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], path: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], max_samples: int) -> NDArray[numpy.float64]: ...
+
 def jacobi_eigh(A: Annotated[NDArray, dict(writable=False)], max_sweeps: int = 64) -> tuple: ...
 
 def jacobi_svd(A: Annotated[NDArray, dict(writable=False)], compute_u: bool = True, max_sweeps: int = 64) -> tuple: ...

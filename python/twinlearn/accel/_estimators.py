@@ -1016,3 +1016,39 @@ ENTRIES += tuple(
     for name, task in (("RandomForestClassifier", "classifier"), ("RandomForestRegressor", "regressor"),
                        ("ExtraTreesClassifier", "classifier"), ("ExtraTreesRegressor", "regressor"))
 )
+
+
+# -- isolation forest -----------------------------------------------------------------
+def _iforest_check(params):
+    """max_features given as a float that rounds to no column is scikit-learn's to refuse."""
+    mf = params.get("max_features")
+    if isinstance(mf, bool):
+        return "max_features as a bool"
+    return None
+
+
+def _iforest_derive(tl, params):
+    """The private sizes scikit-learn's own methods read."""
+    return {"_max_samples": tl._max_samples, "_max_features": tl._max_features}
+
+
+ENTRIES += (
+    Entry(
+        sklearn="sklearn.ensemble.IsolationForest",
+        twinlearn="twinlearn.ensemble.IsolationForest",
+        methods=("fit", "predict", "decision_function", "score_samples", "fit_predict"),
+        attributes=("estimators_", "estimators_samples_", "estimators_features_", "max_samples_", "offset_"),
+        params={"n_estimators": ANY, "max_samples": ANY, "contamination": ANY, "max_features": ANY,
+                "bootstrap": ANY, "n_jobs": ANY, "random_state": ANY, "verbose": ANY, "warm_start": ANY},
+        check=_iforest_check,
+        check_doc="not `max_features` as a bool; NaN in X and sparse X run scikit-learn.",
+        derive=_iforest_derive,
+        kwargs=("sample_weight",),
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("the row, feature and threshold draws come from twinlearn's counter-based generator, so for the "
+               "same `random_state` the trees differ from scikit-learn's (the same in distribution); "
+               "`estimators_` holds twinlearn's light trees (`tree_` arrays, apply, decision_path)."),
+        conformance=(("sklearn.ensemble.tests.test_iforest", ""),),
+        conformance_k="iforest",
+    ),
+)

@@ -1,7 +1,8 @@
-"""Ensemble estimators: gradient-boosted decision trees, random forests and extra trees."""
+"""Ensemble estimators: gradient-boosted decision trees, random forests, extra trees and isolation forests."""
 
 from ._catboost import GradientBoosting
 from ._forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from ._iforest import IsolationForest
 from ._sklearn import GradientBoostingClassifier, GradientBoostingRegressor
 
 __all__ = [
@@ -12,4 +13,5 @@ __all__ = [
     "RandomForestRegressor",
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
+    "IsolationForest",
 ]

@@ -147,6 +147,11 @@ def _registry():
                       waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
         EstimatorSpec("ExtraTreesClassifier", tl.ExtraTreesClassifier, forest, "classification"),
         EstimatorSpec("ExtraTreesRegressor", tl.ExtraTreesRegressor, forest, "regression"),
+        # Isolation forest (as scikit-learn's own: a weight of 2 draws a row
+        # with twice the probability, which is not the same subsample as a
+        # repeated row).
+        EstimatorSpec("IsolationForest", tl.IsolationForest, dict(n_estimators=10, random_state=0), "unsupervised",
+                      waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
     ]
     return specs
 
