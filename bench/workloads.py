@@ -850,3 +850,37 @@ SVR_RBF = register(Workload(
     sweep=False,
     suites=NOT_QUICK,
 ))
+
+
+# -- AgglomerativeClustering ---------------------------------------------------------
+def agglomerative_value(ev) -> dict:
+    """Agreement of the labels with the generating blobs (adjusted Rand index)."""
+    import numpy as np
+    from sklearn.metrics import adjusted_rand_score
+
+    labels = ev.attr("labels_").astype(np.int64)
+    return {"ari": float(adjusted_rand_score(ev.data["labels"], labels)), "n_clusters": int(labels.max() + 1)}
+
+
+# One workload per linkage, 20k x 16 (the condensed linkages hold 20k^2 / 2
+# float64 distances, 1.6 GB, on both sides: scikit-learn's SciPy pdist too).
+for _linkage in ("ward", "complete", "average", "single"):
+    register(Workload(
+        name=f"agglomerative_{_linkage}",
+        title=f"AgglomerativeClustering(linkage='{_linkage}') {{rows}} x {{cols}}, {{centers}} blobs",
+        data=labelled_blobs,
+        scales={
+            "smoke": Scale(2_000, 16, {"centers": 8}),
+            "cpu": Scale(20_000, 16, {"centers": 8}),
+            "cuda": Scale(20_000, 16, {"centers": 8}),
+        },
+        estimator="cluster.AgglomerativeClustering",
+        sklearn="sklearn.cluster.AgglomerativeClustering",
+        params=lambda scale, data, _l=_linkage: {"n_clusters": scale.extra["centers"], "linkage": _l},
+        steps=(FIT,),
+        quality=Quality(agglomerative_value, "ari", True,
+                        "adjusted Rand index of the labels against the generating blobs"),
+        mem_factor=8 if _linkage == "single" else 800,
+        sweep=False,
+        suites=NOT_QUICK,
+    ))

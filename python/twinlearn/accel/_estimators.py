@@ -132,6 +132,31 @@ def _dbscan_check(params):
     return None
 
 
+# -- agglomerative clustering --------------------------------------------------------
+#: Metrics twinlearn's AgglomerativeClustering serves.
+_AGGLO_METRICS = ("euclidean", "l2", "manhattan", "l1", "cityblock", "cosine", "precomputed")
+
+
+def _agglo_check(params):
+    """No connectivity, no memory cache, ward with euclidean distances only."""
+    if params.get("connectivity") is not None:
+        return "connectivity constraints are not supported (only connectivity=None)"
+    if params.get("memory") is not None:
+        return "memory caching is scikit-learn's (twinlearn does not cache trees)"
+    if params.get("linkage", "ward") == "ward" and params.get("metric", "euclidean") not in ("euclidean", "l2"):
+        return "ward takes euclidean distances only (scikit-learn raises its own error)"
+    return None
+
+
+def _agglo_check_rows(params, n_rows):
+    """The condensed-matrix linkages hold n (n - 1) / 2 distances: at most 40000 rows."""
+    from ..cluster._agglomerative import MAX_CONDENSED_SAMPLES
+
+    if params.get("linkage", "ward") != "single" and n_rows > MAX_CONDENSED_SAMPLES:
+        return f"linkage={params.get('linkage', 'ward')!r} on more than {MAX_CONDENSED_SAMPLES} rows"
+    return None
+
+
 # -- kernel density -----------------------------------------------------------------
 #: Metrics twinlearn's KernelDensity sums (scikit-learn's KD-tree metrics).
 _KDE_METRICS = ("euclidean", "l2", "manhattan", "cityblock", "l1", "chebyshev", "infinity", "minkowski")
@@ -660,6 +685,27 @@ ENTRIES = (
             ("sklearn.tests.test_common", "DBSCAN"),
         ),
         conformance_k="dbscan",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.AgglomerativeClustering",
+        twinlearn="twinlearn.cluster.AgglomerativeClustering",
+        methods=("fit", "fit_predict"),
+        attributes=("labels_", "children_", "n_clusters_", "n_leaves_", "n_connected_components_"),
+        derive=lambda tl, params: {"distances_": tl.distances_} if hasattr(tl, "distances_") else {},
+        params={"n_clusters": ANY, "metric": one_of(*_AGGLO_METRICS), "memory": ANY, "connectivity": ANY,
+                "compute_full_tree": ANY, "linkage": ANY, "distance_threshold": ANY, "compute_distances": ANY},
+        check=_agglo_check,
+        check_rows=_agglo_check_rows,
+        check_doc="`connectivity=None`, `memory=None`, ward with 'euclidean' / 'l2'; linkages other than "
+                  "'single' on at most 40000 rows.",
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("SciPy's nearest-neighbour chain and scikit-learn's Prim scan, the same tree and labels; "
+               "distances in float64, euclidean by differences."),
+        conformance=(
+            ("sklearn.cluster.tests.test_hierarchical", ""),
+            ("sklearn.tests.test_common", "AgglomerativeClustering"),
+        ),
+        conformance_k="agglomerative or Agglomerative",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(
