@@ -12,6 +12,8 @@ namespace nb = nanobind;
 using namespace tlb;
 
 namespace {
+using HostF64 = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using HostI64 = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 // hdbscan_fit's result.
 struct HdbscanFit {
@@ -102,4 +104,26 @@ TL_BINDINGS(hdbscan) {
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("metric"), nb::arg("p"), nb::arg("precomputed"), nb::arg("min_samples"),
       nb::arg("alpha"), nb::arg("brute"), nb::arg("params"));
+
+  // hdbscan_tree(src, dst, weight, params) -> (labels, probabilities): step 3
+  // from spanning-tree edges (the edges are sorted by a stable sort of their
+  // weights, so edges given in sorted order keep it).
+  m.def(
+      "hdbscan_tree",
+      [](HostI64 src, HostI64 dst, HostF64 w, const tl::HdbscanParams& params) {
+        const std::int64_t ne = static_cast<std::int64_t>(src.shape(0));
+        if (static_cast<std::int64_t>(dst.shape(0)) != ne || static_cast<std::int64_t>(w.shape(0)) != ne)
+          throw tl::ValueError("src, dst and weight must have the same length");
+        const std::size_t nn = static_cast<std::size_t>(ne + 1);
+        double* pp = nullptr;
+        std::int64_t* lp = nullptr;
+        auto labels = new_array<std::int64_t>({nn}, &lp);
+        auto prob = new_array<double>({nn}, &pp);
+        {
+          nb::gil_scoped_release release;
+          tl::hdbscan_labels(ne + 1, src.data(), dst.data(), w.data(), params, lp, pp);
+        }
+        return nb::make_tuple(labels, prob);
+      },
+      nb::arg("src"), nb::arg("dst"), nb::arg("weight"), nb::arg("params"));
 }

@@ -2,5 +2,7 @@
 
 from ._kmeans import KMeans, MiniBatchKMeans, kmeans_plusplus
 from ._dbscan import DBSCAN
+from ._hdbscan import HDBSCAN
 
-__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN"]
+__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN",
+           "HDBSCAN"]
