@@ -118,6 +118,17 @@ def _dbscan_check(params):
     return None
 
 
+def _hdbscan_check(params):
+    """Only minkowski's p in metric_params (p >= 1)."""
+    mp = dict(params.get("metric_params") or {})
+    p = mp.pop("p", None)
+    if mp:
+        return f"metric_params {sorted(mp)} unsupported (twinlearn takes only minkowski's p)"
+    if params.get("metric") == "minkowski" and p is not None and not p >= 1:
+        return f"metric_params p={p!r} unsupported with metric='minkowski' (twinlearn serves p >= 1)"
+    return None
+
+
 # -- kernel density -----------------------------------------------------------------
 #: Metrics twinlearn's KernelDensity sums (scikit-learn's KD-tree metrics).
 _KDE_METRICS = ("euclidean", "l2", "manhattan", "cityblock", "l1", "chebyshev", "infinity", "minkowski")
@@ -606,6 +617,27 @@ ENTRIES = (
             ("sklearn.tests.test_common", "DBSCAN"),
         ),
         conformance_k="dbscan",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.HDBSCAN",
+        twinlearn="twinlearn.cluster.HDBSCAN",
+        methods=("fit", "fit_predict"),
+        attributes=("labels_", "probabilities_", "centroids_", "medoids_"),
+        params={"min_cluster_size": ANY, "min_samples": ANY, "cluster_selection_epsilon": ANY,
+                "max_cluster_size": ANY, "metric": one_of(*_NEIGHBOR_METRICS), "metric_params": ANY,
+                "alpha": ANY, "algorithm": ANY, "leaf_size": ANY, "n_jobs": ANY,
+                "cluster_selection_method": ANY, "allow_single_cluster": ANY, "store_centers": ANY,
+                "copy": ANY},
+        check=_hdbscan_check,
+        check_doc="`metric_params` holds only minkowski's `p` (>= 1).",
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("core distances and Prim's spanning tree on the chosen device (distances in float64, "
+               "computed on the fly); the tree condensation and selection follow scikit-learn's "
+               "`_tree.pyx` step by step. Sparse precomputed graphs are not served (ValueError)."),
+        conformance=(
+            ("sklearn.cluster.tests.test_hdbscan", ""),
+        ),
+        conformance_k="hdbscan",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(

@@ -109,6 +109,7 @@ def _registry():
                       dict(n_clusters=2, n_init=2, max_iter=5, batch_size=10, random_state=0),
                       "unsupervised", waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
         EstimatorSpec("DBSCAN", tl.DBSCAN, dict(eps=2.0, min_samples=4), "unsupervised"),
+        EstimatorSpec("HDBSCAN", tl.HDBSCAN, dict(min_cluster_size=3), "unsupervised"),
         EstimatorSpec("NearestNeighbors", tl.NearestNeighbors, {}, "unsupervised"),
         EstimatorSpec("KNeighborsClassifier", tl.KNeighborsClassifier, {"n_neighbors": 2}, "classification"),
         EstimatorSpec("KNeighborsRegressor", tl.KNeighborsRegressor, {"n_neighbors": 2}, "regression"),
