@@ -622,7 +622,7 @@ ENTRIES = (
         sklearn="sklearn.cluster.HDBSCAN",
         twinlearn="twinlearn.cluster.HDBSCAN",
         methods=("fit", "fit_predict"),
-        attributes=("labels_", "probabilities_", "centroids_", "medoids_"),
+        attributes=("labels_", "probabilities_"),
         params={"min_cluster_size": ANY, "min_samples": ANY, "cluster_selection_epsilon": ANY,
                 "max_cluster_size": ANY, "metric": one_of(*_NEIGHBOR_METRICS), "metric_params": ANY,
                 "alpha": ANY, "algorithm": ANY, "leaf_size": ANY, "n_jobs": ANY,

@@ -136,6 +136,9 @@ class HDBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
         **TL_PARAMETER_CONSTRAINTS,
     }
 
+    #: Rows with infinite or missing values are labelled, not refused (scikit-learn's convention).
+    _tl_nonfinite_outlier_labels = {"inf": _INFINITE_LABEL, "nan": _MISSING_LABEL}
+
     _tl_native = (
         native.Spec(
             "HdbscanParams",
