@@ -219,8 +219,12 @@ class HDBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
         precomputed = self.metric == "precomputed"
         if precomputed and self.store_centers is not None:
             raise ValueError("Cannot store centers when using a precomputed distance matrix.")
-        if self.algorithm in ("kd_tree", "ball_tree") and precomputed:
-            raise ValueError(f"precomputed is not a valid metric for a {self.algorithm}-based algorithm.")
+        from sklearn.neighbors import BallTree, KDTree
+
+        trees = {"kd_tree": ("KDTree", KDTree.valid_metrics), "ball_tree": ("BallTree", BallTree.valid_metrics)}
+        if self.algorithm in trees and self.metric not in trees[self.algorithm][1]:
+            raise ValueError(f"{self.metric} is not a valid metric for a {trees[self.algorithm][0]}-based algorithm."
+                             " Please select a different metric.")
         if _io.is_device_array(X):
             X = _io.to_numpy(X)
         finite_index = None
@@ -292,6 +296,7 @@ class HDBSCAN(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
             labels, probabilities = full, prob
         self.labels_ = labels
         self.probabilities_ = probabilities
+        self._tl_nonfinite = None if finite_index is None else (finite_index, infinite_index, missing_index)
         if self.store_centers:
             self._weighted_cluster_center(Xf, labels if finite_index is None else labels[finite_index],
                                           probabilities if finite_index is None else probabilities[finite_index])
