@@ -225,3 +225,20 @@ def test_bad_input():
         HDBSCAN(device="cpu").fit(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="centers"):
         HDBSCAN(metric="precomputed", store_centers="centroid", device="cpu").fit(D)
+
+
+@pytest.mark.parametrize("method", ["eom", "leaf"])
+def test_cluster_selection_epsilon_merges(method):
+    """scikit-learn 1.9's epsilon search raises TypeError on these data (a
+    one-element array in traverse_upwards), so this checks the rule itself:
+    no selected cluster splits off below epsilon, and a tiny epsilon changes
+    nothing."""
+    X = _blobs()
+    base = HDBSCAN(cluster_selection_method=method, device="cpu").fit(X).labels_
+    tiny = HDBSCAN(cluster_selection_method=method, cluster_selection_epsilon=1e-9, device="cpu").fit(X).labels_
+    np.testing.assert_array_equal(base, tiny)
+    merged = HDBSCAN(cluster_selection_method=method, cluster_selection_epsilon=0.5, device="cpu").fit(X).labels_
+    assert 1 <= merged.max() + 1 < base.max() + 1
+    # every cluster of the merged labelling is a union of base clusters (or noise points joining)
+    for c in range(base.max() + 1):
+        assert len(set(merged[base == c].tolist()) - {-1}) <= 1
