@@ -884,3 +884,35 @@ for _linkage in ("ward", "complete", "average", "single"):
         sweep=False,
         suites=NOT_QUICK,
     ))
+
+
+# -- HDBSCAN -----------------------------------------------------------------------
+def hdbscan_value(ev) -> dict:
+    """Agreement of the labels with the generating blobs (adjusted Rand index),
+    the number of clusters and the share of noise."""
+    import numpy as np
+    from sklearn.metrics import adjusted_rand_score
+
+    labels = ev.attr("labels_").astype(np.int64)
+    return {"ari": float(adjusted_rand_score(ev.data["labels"], labels)),
+            "n_clusters": int(labels.max() + 1), "noise": float(np.mean(labels == -1))}
+
+
+register(Workload(
+    name="hdbscan",
+    title="HDBSCAN {rows} x {cols}, {centers} blobs",
+    data=labelled_blobs,
+    scales={
+        "smoke": Scale(2_000, 16, {"centers": 8}),
+        "cpu": Scale(20_000, 16, {"centers": 16}),
+        "cuda": Scale(100_000, 16, {"centers": 16}),
+    },
+    estimator="cluster.HDBSCAN",
+    sklearn="sklearn.cluster.HDBSCAN",
+    params=lambda scale, data: {"min_cluster_size": 25, "min_samples": 10},
+    sklearn_params={"n_jobs": -1, "copy": True},
+    steps=(FIT,),
+    quality=Quality(hdbscan_value, "ari", True, "adjusted Rand index of the labels against the generating blobs"),
+    mem_factor=4,
+    suites=NOT_QUICK,
+))

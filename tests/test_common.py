@@ -405,6 +405,10 @@ def test_nonfinite_input_is_refused(spec, value):
     if np.isnan(value) and _allows_nan(est):
         _predictor(_fit_raw(spec, bad, y))(bad)  # takes NaN: fits and predicts
         return
+    if getattr(est, "_tl_nonfinite_outlier_labels", None):  # labels the row instead (scikit-learn's HDBSCAN)
+        labels = _fit_raw(spec, bad, y).labels_
+        assert labels[3] == est._tl_nonfinite_outlier_labels["nan" if np.isnan(value) else "inf"]
+        return
     with pytest.raises(ValueError, match="NaN|infinity"):
         _fit_raw(spec, bad, y)
     if not (np.isnan(value) and _allows_nan(est)):

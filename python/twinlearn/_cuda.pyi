@@ -712,6 +712,83 @@ def gp_cho_solve(ctx: Context, U: Annotated[NDArray, dict(writable=False)], B: N
 
 def gp_cho_inverse(ctx: Context, U: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
 
+class HdbscanParams:
+    """Parameters of HDBSCAN (twinlearn/cluster/hdbscan.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def min_cluster_size(self) -> int:
+        """>= 2"""
+
+    @min_cluster_size.setter
+    def min_cluster_size(self, arg: int, /) -> None: ...
+
+    @property
+    def cluster_selection_epsilon(self) -> float:
+        """>= 0"""
+
+    @cluster_selection_epsilon.setter
+    def cluster_selection_epsilon(self, arg: float, /) -> None: ...
+
+    @property
+    def max_cluster_size(self) -> int:
+        """>= 1, or 0 for no limit ('eom' only)"""
+
+    @max_cluster_size.setter
+    def max_cluster_size(self, arg: int, /) -> None: ...
+
+    @property
+    def cluster_selection_method(self) -> str:
+        """'eom' or 'leaf'"""
+
+    @cluster_selection_method.setter
+    def cluster_selection_method(self, arg: str, /) -> None: ...
+
+    @property
+    def allow_single_cluster(self) -> bool:
+        """allow a single cluster"""
+
+    @allow_single_cluster.setter
+    def allow_single_cluster(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class HdbscanFit:
+    """Result of hdbscan_fit."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def labels(self) -> object:
+        """n, int64: cluster id, or -1 for noise"""
+
+    @property
+    def probabilities(self) -> object:
+        """n, float64: membership strength"""
+
+    @property
+    def core_distances(self) -> object:
+        """n, float64: distance to the min_samples-th neighbour"""
+
+    @property
+    def mst_src(self) -> object:
+        """n - 1, int64: spanning-tree edge sources"""
+
+    @property
+    def mst_dst(self) -> object:
+        """n - 1, int64: spanning-tree edge targets"""
+
+    @property
+    def mst_weight(self) -> object:
+        """n - 1, float64: mutual-reachability weights"""
+
+    def __repr__(self) -> str: ...
+
+def hdbscan_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], metric: str, p: float, precomputed: bool, min_samples: int, alpha: float, brute: bool, params: HdbscanParams) -> HdbscanFit: ...
+
+def hdbscan_tree(src: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], dst: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: HdbscanParams) -> tuple: ...
+
 class IForestParams:
     """Parameters of iforest_fit (twinlearn/ensemble/iforest.hpp)."""
 

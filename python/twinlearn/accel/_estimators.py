@@ -157,6 +157,47 @@ def _agglo_check_rows(params, n_rows):
     return None
 
 
+def _hdbscan_check(params):
+    """Only minkowski's p in metric_params (p >= 1); a tree algorithm with a
+    metric its tree lacks runs scikit-learn (which raises)."""
+    from sklearn.neighbors import BallTree, KDTree
+
+    algorithm, metric = params.get("algorithm", "auto"), params.get("metric", "euclidean")
+    trees = {"kd_tree": KDTree.valid_metrics, "ball_tree": BallTree.valid_metrics}
+    if algorithm in trees and metric not in trees[algorithm]:
+        return f"metric={metric!r} is not a metric of algorithm={algorithm!r}"
+    mp = dict(params.get("metric_params") or {})
+    p = mp.pop("p", None)
+    if mp:
+        return f"metric_params {sorted(mp)} unsupported (twinlearn takes only minkowski's p)"
+    if params.get("metric") == "minkowski" and p is not None and not p >= 1:
+        return f"metric_params p={p!r} unsupported with metric='minkowski' (twinlearn serves p >= 1)"
+    return None
+
+
+def _hdbscan_derive(est, params):
+    """The centers (when stored) and scikit-learn's single-linkage tree
+    (read by its dbscan_clustering), from twinlearn's sorted spanning tree."""
+    out = {name: getattr(est, name) for name in ("centroids_", "medoids_") if hasattr(est, name)}
+
+    def tree():
+        import numpy as np
+        from sklearn.cluster._hdbscan._linkage import MST_edge_dtype, make_single_linkage
+
+        src, dst, w = est._mst
+        t = make_single_linkage(np.rec.fromarrays([src, dst, w], dtype=MST_edge_dtype))
+        if est._tl_nonfinite is not None:  # the rows left out join at infinity, as scikit-learn's
+            from sklearn.cluster._hdbscan.hdbscan import remap_single_linkage_tree
+
+            finite, infinite, missing = est._tl_nonfinite
+            t = remap_single_linkage_tree(t, dict(enumerate(finite.tolist())),
+                                          set(np.hstack([infinite, missing]).tolist()))
+        return t
+
+    out["_single_linkage_tree_"] = Lazy(tree)
+    return out
+
+
 # -- kernel density -----------------------------------------------------------------
 #: Metrics twinlearn's KernelDensity sums (scikit-learn's KD-tree metrics).
 _KDE_METRICS = ("euclidean", "l2", "manhattan", "cityblock", "l1", "chebyshev", "infinity", "minkowski")
@@ -706,6 +747,31 @@ ENTRIES = (
             ("sklearn.tests.test_common", "AgglomerativeClustering"),
         ),
         conformance_k="agglomerative or Agglomerative",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.HDBSCAN",
+        twinlearn="twinlearn.cluster.HDBSCAN",
+        methods=("fit", "fit_predict"),
+        attributes=("labels_", "probabilities_"),
+        params={"min_cluster_size": ANY, "min_samples": ANY, "cluster_selection_epsilon": ANY,
+                "max_cluster_size": ANY, "metric": one_of(*_NEIGHBOR_METRICS), "metric_params": ANY,
+                "alpha": ANY, "algorithm": ANY, "leaf_size": ANY, "n_jobs": ANY,
+                "cluster_selection_method": ANY, "allow_single_cluster": ANY, "store_centers": ANY,
+                "copy": ANY},
+        check=_hdbscan_check,
+        check_doc="`metric_params` holds only minkowski's `p` (>= 1); `algorithm` 'kd_tree' / 'ball_tree' "
+                  "with a metric of its tree.",
+        derive=_hdbscan_derive,
+        lazy=("_single_linkage_tree_",),
+        allow_nan=True,
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("core distances and Prim's spanning tree on the chosen device (distances in float64, "
+               "computed on the fly); the tree condensation and selection follow scikit-learn's "
+               "`_tree.pyx` step by step. Sparse precomputed graphs are not served (ValueError)."),
+        conformance=(
+            ("sklearn.cluster.tests.test_hdbscan", ""),
+        ),
+        conformance_k="hdbscan",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(

@@ -2,9 +2,8 @@
 
 from ._kmeans import KMeans, MiniBatchKMeans, kmeans_plusplus
 from ._dbscan import DBSCAN
+from ._hdbscan import HDBSCAN
 
-__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN"]
+from ._agglomerative import AgglomerativeClustering
 
-from ._agglomerative import AgglomerativeClustering  # noqa: E402
-
-__all__ += ["AgglomerativeClustering"]
+__all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN", "HDBSCAN", "AgglomerativeClustering"]

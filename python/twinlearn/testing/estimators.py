@@ -112,6 +112,7 @@ def _registry():
         EstimatorSpec("AgglomerativeClustering", tl.AgglomerativeClustering, dict(n_clusters=3), "unsupervised"),
         EstimatorSpec("AgglomerativeClustering-single", tl.AgglomerativeClustering,
                       dict(n_clusters=3, linkage="single"), "unsupervised"),
+        EstimatorSpec("HDBSCAN", tl.HDBSCAN, dict(min_cluster_size=3), "unsupervised"),
         EstimatorSpec("NearestNeighbors", tl.NearestNeighbors, {}, "unsupervised"),
         EstimatorSpec("KNeighborsClassifier", tl.KNeighborsClassifier, {"n_neighbors": 2}, "classification"),
         EstimatorSpec("KNeighborsRegressor", tl.KNeighborsRegressor, {"n_neighbors": 2}, "regression"),
