@@ -133,9 +133,9 @@ void agglo_prim_cuda(const Context& ctx, const AggloPoints& host_p, std::int64_t
     TL_CUDA_CHECK_LAUNCH("prim_pick_kernel");
   }
   const std::size_t ne = nn - 1;
-  TL_CUDA_CHECK(cudaMemcpyAsync(from, d_from.data(), sizeof(std::int64_t) * ne, cudaMemcpyDeviceToHost, s));
-  TL_CUDA_CHECK(cudaMemcpyAsync(to, d_to.data(), sizeof(std::int64_t) * ne, cudaMemcpyDeviceToHost, s));
-  TL_CUDA_CHECK(cudaMemcpyAsync(w, d_w.data(), sizeof(double) * ne, cudaMemcpyDeviceToHost, s));
+  download_async(from, d_from.data(), ne, s);
+  download_async(to, d_to.data(), ne, s);
+  download_async(w, d_w.data(), ne, s);
   TL_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 

@@ -126,12 +126,6 @@ void run_prim(PrimState st, int nblocks, bool source_is_current, std::int64_t* d
   }
 }
 
-template <class T>
-void upload(DeviceBuffer<T>& buf, const T* src, std::size_t count, int dev, cudaStream_t s) {
-  buf = DeviceBuffer<T>(count, dev);
-  if (count) TL_CUDA_CHECK(cudaMemcpyAsync(buf.data(), src, sizeof(T) * count, cudaMemcpyHostToDevice, s));
-}
-
 }  // namespace
 
 void hdbscan_mst_cuda(const Context& ctx, MatrixView<const double> X, Metric metric, bool precomputed,
@@ -156,24 +150,24 @@ void hdbscan_mst_cuda(const Context& ctx, MatrixView<const double> X, Metric met
   DeviceBuffer<double> d_x, d_norms, d_core, d_best, d_w, d_blk_v;
   DeviceBuffer<std::int64_t> d_cur, d_source, d_src, d_dst, d_blk_i;
   DeviceBuffer<std::uint8_t> d_in;
-  upload(d_x, host_x, nn * static_cast<std::size_t>(cols), dev, s);
+  d_x = upload_async(host_x, nn * static_cast<std::size_t>(cols), dev, s);
   const dist::Family fam = dist::family_of(metric);
   std::vector<double> norms;
   if (!precomputed && fam == dist::Family::Dot) {
     norms.resize(nn);
     hdbscan_row_sqnorms(X, norms.data());
-    upload(d_norms, norms.data(), nn, dev, s);
+    d_norms = upload_async(norms.data(), nn, dev, s);
   }
-  upload(d_core, core, nn, dev, s);
+  d_core = upload_async(core, nn, dev, s);
   std::vector<double> best(nn, std::numeric_limits<double>::infinity());
   std::vector<std::int64_t> source(nn, 1);
   std::vector<std::uint8_t> in_tree(nn, 0);
   in_tree[0] = 1;
   const std::int64_t zero = 0;
-  upload(d_best, best.data(), nn, dev, s);
-  upload(d_source, source.data(), nn, dev, s);
-  upload(d_in, in_tree.data(), nn, dev, s);
-  upload(d_cur, &zero, 1, dev, s);
+  d_best = upload_async(best.data(), nn, dev, s);
+  d_source = upload_async(source.data(), nn, dev, s);
+  d_in = upload_async(in_tree.data(), nn, dev, s);
+  d_cur = upload_async(&zero, 1, dev, s);
   const int nblocks = static_cast<int>(std::min<std::int64_t>(blocks_for(n, kBlock), 4 * sm_count(dev)));
   d_blk_v = DeviceBuffer<double>(static_cast<std::size_t>(nblocks), dev);
   d_blk_i = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(nblocks), dev);
@@ -204,9 +198,9 @@ void hdbscan_mst_cuda(const Context& ctx, MatrixView<const double> X, Metric met
         break;
     }
   }
-  TL_CUDA_CHECK(cudaMemcpyAsync(src, d_src.data(), sizeof(std::int64_t) * (nn - 1), cudaMemcpyDeviceToHost, s));
-  TL_CUDA_CHECK(cudaMemcpyAsync(dst, d_dst.data(), sizeof(std::int64_t) * (nn - 1), cudaMemcpyDeviceToHost, s));
-  TL_CUDA_CHECK(cudaMemcpyAsync(weight, d_w.data(), sizeof(double) * (nn - 1), cudaMemcpyDeviceToHost, s));
+  download_async(src, d_src.data(), nn - 1, s);
+  download_async(dst, d_dst.data(), nn - 1, s);
+  download_async(weight, d_w.data(), nn - 1, s);
   TL_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 

@@ -72,6 +72,20 @@ class DeviceGuard {
   bool restore_ = false;
 };
 
+// A device copy of n host elements, queued on `stream` (the host buffer must
+// stay alive until the stream reaches the copy), and the copy back.
+template <class T>
+DeviceBuffer<T> upload_async(const T* host, std::size_t n, int device, cudaStream_t stream) {
+  DeviceBuffer<T> d(n, device);
+  if (n) TL_CUDA_CHECK(cudaMemcpyAsync(d.data(), host, sizeof(T) * n, cudaMemcpyHostToDevice, stream));
+  return d;
+}
+
+template <class T>
+void download_async(T* host, const T* device_data, std::size_t n, cudaStream_t stream) {
+  if (n) TL_CUDA_CHECK(cudaMemcpyAsync(host, device_data, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
+}
+
 // Host <-> device copies of large pageable host buffers through a pinned
 // double buffer (the host-side copy split over the context's threads, each
 // chunk's DMA overlapped with the next chunk's host copy). Small copies go

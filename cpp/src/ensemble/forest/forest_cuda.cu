@@ -10,21 +10,11 @@ namespace tl::forest_detail {
 using tl::detail::blocks_for;
 using tl::detail::DeviceBuffer;
 using tl::detail::DeviceGuard;
+using tl::detail::download_async;
 using tl::detail::stage_to_device;
+using tl::detail::upload_async;
 
 namespace {
-
-template <class V>
-DeviceBuffer<V> upload(const V* h, std::size_t n, int dev, cudaStream_t stream) {
-  DeviceBuffer<V> d(n, dev);
-  if (n) TL_CUDA_CHECK(cudaMemcpyAsync(d.data(), h, sizeof(V) * n, cudaMemcpyHostToDevice, stream));
-  return d;
-}
-
-template <class V>
-void download(V* h, const V* d, std::size_t n, cudaStream_t stream) {
-  if (n) TL_CUDA_CHECK(cudaMemcpyAsync(h, d, sizeof(V) * n, cudaMemcpyDeviceToHost, stream));
-}
 
 // One device thread builds one tree: build_tree, the code the CPU backend
 // runs, so the trees are the same bits.
@@ -68,10 +58,10 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
   const std::int64_t rows = hin.rows, cols = hin.cols, C = hin.n_classes, V = C > 0 ? C : 1;
   const std::size_t ur = static_cast<std::size_t>(rows);
   auto xs = stage_to_device(ctx, X);
-  auto yc = upload(hin.y_class, hin.y_class ? ur : 0, dev, stream);
-  auto yr = upload(hin.y_reg, hin.y_reg ? ur : 0, dev, stream);
-  auto wt = upload(hin.weight, hin.weight ? ur : 0, dev, stream);
-  auto cw = upload(hin.cum_weight, hin.cum_weight ? ur : 0, dev, stream);
+  auto yc = upload_async(hin.y_class, hin.y_class ? ur : 0, dev, stream);
+  auto yr = upload_async(hin.y_reg, hin.y_reg ? ur : 0, dev, stream);
+  auto wt = upload_async(hin.weight, hin.weight ? ur : 0, dev, stream);
+  auto cw = upload_async(hin.cum_weight, hin.cum_weight ? ur : 0, dev, stream);
   TreeInput<T> in = hin;
   in.X = xs.view.data;
   in.rs = cols;
@@ -108,7 +98,7 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
                                                                  stack.data(), nodes_i.data(), nodes_d.data(),
                                                                  n_nodes.data());
     TL_CUDA_CHECK_LAUNCH("forest build_kernel");
-    download(hn.data(), n_nodes.data(), static_cast<std::size_t>(nb), stream);
+    download_async(hn.data(), n_nodes.data(), static_cast<std::size_t>(nb), stream);
     TL_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (std::int64_t b = 0; b < nb; ++b) {
       const std::int64_t n = hn[static_cast<std::size_t>(b)];
@@ -117,12 +107,12 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
       hd.resize((3 + static_cast<std::size_t>(V)) * un);
       const std::int64_t* ni = nodes_i.data() + b * 4 * cap;
       const double* nd = nodes_d.data() + b * (3 + V) * cap;
-      for (int a = 0; a < 4; ++a) download(hi.data() + a * un, ni + a * cap, un, stream);
-      for (int a = 0; a < 3; ++a) download(hd.data() + a * un, nd + a * cap, un, stream);
-      download(hd.data() + 3 * un, nd + 3 * cap, un * static_cast<std::size_t>(V), stream);
+      for (int a = 0; a < 4; ++a) download_async(hi.data() + a * un, ni + a * cap, un, stream);
+      for (int a = 0; a < 3; ++a) download_async(hd.data() + a * un, nd + a * cap, un, stream);
+      download_async(hd.data() + 3 * un, nd + 3 * cap, un * static_cast<std::size_t>(V), stream);
       if (p.keep_in_bag) {
         hc.resize(ur);
-        download(hc.data(), i32.data() + b * (5 * rows + cols), ur, stream);
+        download_async(hc.data(), i32.data() + b * (5 * rows + cols), ur, stream);
       }
       TL_CUDA_CHECK(cudaStreamSynchronize(stream));
       TreeOut o{hi.data(), hi.data() + un, hi.data() + 2 * un, hi.data() + 3 * un, hd.data(), hd.data() + un,
@@ -143,11 +133,11 @@ void apply_cuda(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees,
   cudaStream_t stream = tl_stream(ctx);
   auto xs = stage_to_device(ctx, X);
   const std::size_t nodes = static_cast<std::size_t>(offsets[n_trees]);
-  auto d_off = upload(offsets, static_cast<std::size_t>(n_trees + 1), dev, stream);
-  auto d_l = upload(left, nodes, dev, stream);
-  auto d_r = upload(right, nodes, dev, stream);
-  auto d_f = upload(feature, nodes, dev, stream);
-  auto d_t = upload(threshold, nodes, dev, stream);
+  auto d_off = upload_async(offsets, static_cast<std::size_t>(n_trees + 1), dev, stream);
+  auto d_l = upload_async(left, nodes, dev, stream);
+  auto d_r = upload_async(right, nodes, dev, stream);
+  auto d_f = upload_async(feature, nodes, dev, stream);
+  auto d_t = upload_async(threshold, nodes, dev, stream);
   const std::int64_t total = X.rows * n_trees;
   DeviceBuffer<std::int64_t> d_out(static_cast<std::size_t>(total), dev);
   const int block = 256;
@@ -155,7 +145,7 @@ void apply_cuda(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees,
                                                                   d_l.data(), d_r.data(), d_f.data(), d_t.data(),
                                                                   d_out.data());
   TL_CUDA_CHECK_LAUNCH("forest apply_kernel");
-  download(out, d_out.data(), static_cast<std::size_t>(total), stream);
+  download_async(out, d_out.data(), static_cast<std::size_t>(total), stream);
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

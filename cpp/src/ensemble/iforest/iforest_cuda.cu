@@ -15,16 +15,11 @@ namespace tl::iforest_detail {
 using tl::detail::blocks_for;
 using tl::detail::DeviceBuffer;
 using tl::detail::DeviceGuard;
+using tl::detail::download_async;
 using tl::detail::stage_to_device;
+using tl::detail::upload_async;
 
 namespace {
-
-template <class V>
-DeviceBuffer<V> upload(const V* h, std::size_t n, int dev, cudaStream_t stream) {
-  DeviceBuffer<V> d(n, dev);
-  if (n) TL_CUDA_CHECK(cudaMemcpyAsync(d.data(), h, sizeof(V) * n, cudaMemcpyHostToDevice, stream));
-  return d;
-}
 
 template <class T>
 __global__ void path_kernel(const T* __restrict__ X, std::int64_t i0, std::int64_t nb, std::int64_t cols,
@@ -59,12 +54,12 @@ void score_cuda(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees,
   cudaStream_t stream = tl_stream(ctx);
   auto xs = stage_to_device(ctx, X);
   const std::size_t nodes = static_cast<std::size_t>(offsets[n_trees]);
-  auto d_off = upload(offsets, static_cast<std::size_t>(n_trees + 1), dev, stream);
-  auto d_l = upload(left, nodes, dev, stream);
-  auto d_r = upload(right, nodes, dev, stream);
-  auto d_f = upload(feature, nodes, dev, stream);
-  auto d_t = upload(threshold, nodes, dev, stream);
-  auto d_p = upload(path, nodes, dev, stream);
+  auto d_off = upload_async(offsets, static_cast<std::size_t>(n_trees + 1), dev, stream);
+  auto d_l = upload_async(left, nodes, dev, stream);
+  auto d_r = upload_async(right, nodes, dev, stream);
+  auto d_f = upload_async(feature, nodes, dev, stream);
+  auto d_t = upload_async(threshold, nodes, dev, stream);
+  auto d_p = upload_async(path, nodes, dev, stream);
   // Rows in batches whose (row, tree) path lengths fit 256 MiB.
   const std::int64_t per_row = std::max<std::int64_t>(n_trees, 1);
   const std::int64_t batch = std::max<std::int64_t>(1, std::min<std::int64_t>(X.rows, (std::int64_t(32) << 20) / per_row));
@@ -82,8 +77,7 @@ void score_cuda(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees,
     sum_kernel<<<blocks_for(nb, block), block, 0, stream>>>(d_paths.data(), nb, n_trees, den, d_out.data() + i0);
     TL_CUDA_CHECK_LAUNCH("iforest sum_kernel");
   }
-  TL_CUDA_CHECK(cudaMemcpyAsync(out, d_out.data(), sizeof(double) * static_cast<std::size_t>(X.rows),
-                                cudaMemcpyDeviceToHost, stream));
+  download_async(out, d_out.data(), static_cast<std::size_t>(X.rows), stream);
   TL_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
