@@ -124,17 +124,7 @@ TL_BINDINGS(forest) {
       [](const tl::Context& ctx, Arr X, HostI64 offsets, HostI64 left, HostI64 right, HostI64 feature,
          HostF64 threshold) {
         const std::int64_t rows = rows_of(X);
-        TL_REQUIRE(offsets.shape(0) >= 1, tl::ValueError, "forest_apply: offsets must have n_trees + 1 entries");
-        const std::int64_t n_trees = static_cast<std::int64_t>(offsets.shape(0)) - 1;
-        const std::int64_t nodes = offsets.data()[n_trees];
-        TL_REQUIRE(offsets.data()[0] == 0 && nodes >= 0 && static_cast<std::int64_t>(left.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(right.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(feature.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(threshold.shape(0)) == nodes,
-                   tl::ValueError, "forest_apply: the node arrays do not match offsets");
-        for (std::int64_t t = 0; t < n_trees; ++t)
-          TL_REQUIRE(offsets.data()[t + 1] > offsets.data()[t], tl::ValueError, "forest_apply: tree ", t,
-                     " has no nodes");
+        const std::int64_t n_trees = flat_tree_count("forest_apply", offsets, left, right, feature, threshold);
         std::int64_t* buf = nullptr;
         auto out = new_array<std::int64_t>({static_cast<std::size_t>(rows), static_cast<std::size_t>(n_trees)}, &buf);
         by_float_dtype(X, "X", [&](auto tag) {

@@ -87,18 +87,7 @@ TL_BINDINGS(iforest) {
       [](const tl::Context& ctx, Arr X, HostI64 offsets, HostI64 left, HostI64 right, HostI64 feature,
          HostF64 threshold, HostF64 path, std::int64_t max_samples) {
         const std::int64_t rows = rows_of(X);
-        TL_REQUIRE(offsets.shape(0) >= 1, tl::ValueError, "iforest_score: offsets must have n_trees + 1 entries");
-        const std::int64_t n_trees = static_cast<std::int64_t>(offsets.shape(0)) - 1;
-        const std::int64_t nodes = offsets.data()[n_trees];
-        TL_REQUIRE(offsets.data()[0] == 0 && nodes >= 0 && static_cast<std::int64_t>(left.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(right.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(feature.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(threshold.shape(0)) == nodes &&
-                       static_cast<std::int64_t>(path.shape(0)) == nodes,
-                   tl::ValueError, "iforest_score: the node arrays do not match offsets");
-        for (std::int64_t t = 0; t < n_trees; ++t)
-          TL_REQUIRE(offsets.data()[t + 1] > offsets.data()[t], tl::ValueError, "iforest_score: tree ", t,
-                     " has no nodes");
+        const std::int64_t n_trees = flat_tree_count("iforest_score", offsets, left, right, feature, threshold, path);
         double* buf = nullptr;
         auto out = new_array<double>({static_cast<std::size_t>(rows)}, &buf);
         by_float_dtype(X, "X", [&](auto tag) {

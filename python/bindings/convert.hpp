@@ -232,6 +232,22 @@ tl::VectorView<const T> optional_vector(const std::optional<Arr>& a, const char*
   return a ? as_vector<const T>(*a, name) : tl::VectorView<const T>();
 }
 
+// -- flattened trees ----------------------------------------------------------
+// The tree count of a forest flattened into node arrays: offsets (n_trees + 1
+// entries, from 0, each tree at least one node) and every node array as long
+// as the last offset. `fn` names the binding in the error.
+template <class Offsets, class... Nodes>
+std::int64_t flat_tree_count(const char* fn, const Offsets& offsets, const Nodes&... nodes) {
+  TL_REQUIRE(offsets.shape(0) >= 1, tl::ValueError, fn, ": offsets must have n_trees + 1 entries");
+  const std::int64_t n_trees = static_cast<std::int64_t>(offsets.shape(0)) - 1;
+  const std::int64_t total = offsets.data()[n_trees];
+  TL_REQUIRE(offsets.data()[0] == 0 && total >= 0 && ((static_cast<std::int64_t>(nodes.shape(0)) == total) && ...),
+             tl::ValueError, fn, ": the node arrays do not match offsets");
+  for (std::int64_t t = 0; t < n_trees; ++t)
+    TL_REQUIRE(offsets.data()[t + 1] > offsets.data()[t], tl::ValueError, fn, ": tree ", t, " has no nodes");
+  return n_trees;
+}
+
 // -- registration ---------------------------------------------------------------
 // Each bind_<family>.cpp opens its bindings with TL_BINDINGS(<family>) { ... m.def(...) ... };
 // the module (module.cpp) runs "core" first and then every other family in name
