@@ -25,6 +25,15 @@
 #   make docs       the documentation site (Sphinx, warnings as errors; the
 #                   examples gallery runs on the CPU) into build/docs/html;
 #                   installs requirements-docs.txt into .venv
+#   make wheel      the wheel users install (scikit-build-core, then
+#                   auditwheel: manylinux tag, the CUDA libraries left to
+#                   NVIDIA's pip packages) into dist/, with its size and
+#                   architectures; WHEEL_ARCHS picks the CUDA architectures
+#                   (RELEASE_ARCHS for a release)
+#   make test-wheel the wheel installed into a fresh virtual environment
+#                   (build/wheel-venv) and part of the suite run against it,
+#                   not against the checkout (WHEEL_TESTS)
+#   make sdist      the source distribution into dist/
 #   make stubs      regenerate the type stubs of the native modules
 #                   (python/twinlearn/_core.pyi, _cuda.pyi) after a binding change;
 #                   tests/test_stubs.py fails while they are stale
@@ -41,7 +50,7 @@ GTEST_FLAG := $(if $(GTEST_SRC),-DTWINLEARN_GTEST_SOURCE_DIR=$(CURDIR)/.deps/goo
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: docs stubs venv build test test-gpu test-sklearn test-sklearn-gpu test-sklearn-metrics demo bench bench-gpu bench-peers format clean \
+.PHONY: wheel test-wheel sdist _wheel _test_wheel docs stubs venv build test test-gpu test-sklearn test-sklearn-gpu test-sklearn-metrics demo bench bench-gpu bench-peers format clean \
 	sanitize sanitize-gpu _build _test _peers _sanitize _sanitize_gpu
 
 $(VENV)/.stamp: requirements-dev.txt
@@ -192,6 +201,56 @@ bench-peers:
 _peers:
 	@rm -rf $(PEER_SITE) && mkdir -p $(PEER_SITE); \
 	for f in .whl/*.tar.xz; do [ -e "$$f" ] && tar -C $(PEER_SITE) -xJf "$$f" && echo "peer: $$f"; done; true
+
+# Wheels (docs/RELEASING.md). pip builds in build/<wheel tag> (pyproject.toml),
+# beside build/dev, so with ccache (CMAKE_<LANG>_COMPILER_LAUNCHER, base dir
+# the checkout: .ci/run) the wheel reuses make test's objects. auditwheel
+# grafts libgomp into the wheel and leaves the CUDA libraries to the
+# nvidia-* dependencies (the module's RPATH finds them in site-packages).
+# CXX=c++ as CMake picks for make test (scikit-build-core would take Python's
+# g++, a different compiler name to ccache).
+WHEEL_ARCHS   ?= 90
+RELEASE_ARCHS := 75-real;80-real;86-real;89-real;90-real;100-real;120
+WHEEL_DIR     ?= dist
+WHEEL_EXCLUDE := $(foreach l,libcublas.so.13 libcublasLt.so.13 libcusolver.so.12 libcusparse.so.12 libnvJitLink.so.13 libcuda.so.1,--exclude $(l))
+WHEEL_VENV    ?= build/wheel-venv
+# The installed wheel runs the tests of its install and a cross-section of
+# the estimators (the full suite runs from the checkout in make test).
+WHEEL_TESTS   ?= tests/test_installed.py tests/test_imports.py tests/test_version.py tests/test_doctor.py \
+	tests/test_show_versions.py tests/test_identity.py tests/cluster/test_kmeans.py tests/linear_model \
+	tests/preprocessing tests/decomposition tests/naive_bayes tests/metrics/test_regression.py
+
+_wheel:
+	rm -rf build/wheel-raw && mkdir -p build/wheel-raw $(WHEEL_DIR)
+	rm -f $(WHEEL_DIR)/twinlearn-*.whl
+	CXX=$${CXX:-c++} TWINLEARN_CUDA=$(CUDA) TWINLEARN_CUDA_ARCH="$(WHEEL_ARCHS)" CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) \
+	  $(PY) -m pip wheel --no-build-isolation --no-deps -w build/wheel-raw .
+	PATH="$(dir $(PY)):$$PATH" $(PY) -m auditwheel repair $(WHEEL_EXCLUDE) -w $(WHEEL_DIR) build/wheel-raw/twinlearn-*.whl
+	$(PY) tools/wheel_report.py $(WHEEL_DIR)/twinlearn-*.whl
+
+wheel: venv
+	$(MAKE) _wheel PY=$(abspath $(VPY))
+
+# The wheel's own tests, in a fresh venv outside the checkout's import path:
+# its dependencies from the index (the NVIDIA libraries left out: --no-deps,
+# the toolkit or driver of the machine serves them), or with
+# WHEEL_VENV_FLAGS=--system-site-packages and OFFLINE=1 from the system
+# (the GPU machine).
+WHEEL_VENV_FLAGS ?=
+OFFLINE ?=
+_test_wheel:
+	rm -rf $(WHEEL_VENV) && $(PY) -m venv $(WHEEL_VENV_FLAGS) $(WHEEL_VENV)
+	$(if $(OFFLINE),,$(WHEEL_VENV)/bin/python -m pip install -q numpy scipy scikit-learn pytest hypothesis pandas)
+	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps $(if $(OFFLINE),--no-index) $(WHEEL_DIR)/twinlearn-*.whl
+	cd $(WHEEL_VENV) && bin/python -m twinlearn doctor
+	env -u PYTHONPATH TWINLEARN_EXPECT_INSTALLED=1 $(WHEEL_VENV)/bin/python -m pytest -q -p no:cacheprovider \
+	  $(PYTEST_ARGS) $(WHEEL_TESTS)
+
+test-wheel: wheel
+	$(MAKE) _test_wheel PY=$(abspath $(VPY))
+
+sdist: venv
+	mkdir -p $(WHEEL_DIR) && $(VPY) -m build --sdist --no-isolation -o $(WHEEL_DIR) .
 
 # The documentation site. Its own requirements go into the same venv, once;
 # the extension modules are built first (autodoc imports the package, the

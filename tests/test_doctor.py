@@ -84,3 +84,42 @@ def test_console_script_entry_point_is_declared():
     with open(os.path.join(os.path.dirname(__file__), "..", "pyproject.toml"), "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
     assert scripts["twinlearn"] == "twinlearn.cli:main"
+
+
+def _fake_gpu(monkeypatch, cc, arch):
+    """doctor_report over one simulated GPU of capability `cc` and a build for `arch`."""
+    from twinlearn import _info
+
+    facts = dict(_info.versions(), cuda_compiled=True, cuda_arch=arch,
+                 gpus=[{"id": 0, "name": "simulated", "compute_capability": cc, "multiprocessors": 1,
+                        "total_memory": 2**30, "free_memory": 2**30}])
+    monkeypatch.setattr(_info, "versions", lambda: facts)
+    monkeypatch.setattr(_backend, "cuda", lambda: _backend.core())
+    monkeypatch.setattr(cli, "_selfcheck", lambda mod, dev: "same-bits")
+
+
+def test_doctor_fails_for_a_gpu_the_build_has_no_code_for(monkeypatch, capsys):
+    _fake_gpu(monkeypatch, (7, 5), "90")
+    rep = cli.doctor_report()
+    assert not rep["ok"]
+    assert rep["gpus"][0]["kernels"] is None
+    assert "no device code for compute capability 7.5" in rep["selfcheck"]["cuda:0"]["error"]
+
+
+def test_doctor_names_the_code_a_gpu_runs(monkeypatch, capsys):
+    _fake_gpu(monkeypatch, (8, 9), "75-real;80-real;90")
+    rep = cli.doctor_report()
+    assert rep["ok"], rep["selfcheck"]
+    assert rep["gpus"][0]["kernels"] == "sm_80 machine code"
+    cli.print_doctor(rep)
+    out = capsys.readouterr().out
+    assert "runs sm_80 machine code" in out
+    assert "sm_75, sm_80, sm_90 machine code; compute_90 PTX" in out
+
+
+def test_doctor_says_where_twinlearn_was_imported_from():
+    rep = cli.doctor_report()
+    assert rep["location"] == os.path.dirname(os.path.abspath(twinlearn.__file__))
+    # A wheel's build writes twinlearn/_build_version.py; a checkout has none.
+    expected = "wheel" if os.path.exists(os.path.join(rep["location"], "_build_version.py")) else "source"
+    assert rep["install"] == expected

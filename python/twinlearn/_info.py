@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import sys
 
@@ -59,7 +60,8 @@ def versions() -> dict:
     loops use), ``cuda_compiled``, ``cuda_arch`` (architectures compiled
     for), ``cuda_runtime`` and ``cuda_driver`` (CUDA's integer versions, e.g.
     13000; the runtime is the toolkit's, linked statically), ``gpus`` (the
-    usable GPUs) and ``gpu_unusable_reason``.
+    usable GPUs), ``gpu_unusable_reason``, ``install`` (``'wheel'`` or
+    ``'source'``: :func:`install_kind`) and ``location`` (the package's folder).
     """
     from . import __version__
 
@@ -83,9 +85,93 @@ def versions() -> dict:
         "cuda_arch": status["arch"] if status else None,
         "cuda_runtime": status["runtime_version"] if status else None,
         "cuda_driver": status["driver_version"] if status else None,
+        "install": install_kind(),
+        "location": os.path.dirname(os.path.abspath(__file__)),
         "gpus": _backend.cuda().cuda_devices() if usable else [],
         "gpu_unusable_reason": None if usable else _backend.cuda_unavailable_reason(),
     }
+
+
+def parse_cuda_arch(arch: str | None) -> tuple[list[int], list[int]]:
+    """The architectures a build compiled for, from its ``TWINLEARN_CUDA_ARCH``
+    (CMake's ``CMAKE_CUDA_ARCHITECTURES`` syntax: ``90`` is machine code and
+    PTX for sm_90, ``90-real`` machine code only, ``90-virtual`` PTX only;
+    entries separated by ``;``; a trailing ``a``/``f`` feature suffix is kept
+    out of the number).
+
+    Returns ``(cubins, ptx)``: the compute capabilities (as ``major * 10 +
+    minor``) with machine code, and those with PTX.
+
+    >>> parse_cuda_arch("75-real;90;120-virtual")
+    ([75, 90], [90, 120])
+    """
+    cubins, ptx = [], []
+    for entry in (arch or "").replace(",", ";").split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        num, _, kind = entry.partition("-")
+        digits = "".join(ch for ch in num if ch.isdigit())
+        if not digits:
+            continue
+        cc = int(digits)
+        if kind in ("", "real"):
+            cubins.append(cc)
+        if kind in ("", "virtual"):
+            ptx.append(cc)
+    return sorted(set(cubins)), sorted(set(ptx))
+
+
+def describe_cuda_arch(arch: str | None) -> str:
+    """A build's architectures in words.
+
+    >>> describe_cuda_arch("75-real;90;120-virtual")
+    'sm_75, sm_90 machine code; compute_90, compute_120 PTX'
+    """
+    cubins, ptx = parse_cuda_arch(arch)
+    parts = []
+    if cubins:
+        parts.append(", ".join(f"sm_{c}" for c in cubins) + " machine code")
+    if ptx:
+        parts.append(", ".join(f"compute_{c}" for c in ptx) + " PTX")
+    return "; ".join(parts) or "no device code"
+
+
+def gpu_code_for(compute_capability, arch: str | None) -> str | None:
+    """Which of a build's device code runs on a GPU of ``compute_capability``
+    (``(major, minor)``), or None when none does.
+
+    Machine code for sm_XY runs on GPUs of the same major version and minor
+    version >= Y; PTX for compute_XY is compiled by the driver for any GPU of
+    capability >= XY (slower first launch).
+
+    >>> gpu_code_for((9, 0), "90")
+    'sm_90 machine code'
+    >>> gpu_code_for((8, 6), "80-real;90")
+    'sm_80 machine code'
+    >>> gpu_code_for((10, 0), "75-real;90")
+    'compute_90 PTX (compiled by the driver at first use)'
+    >>> gpu_code_for((7, 5), "90") is None
+    True
+    """
+    major, minor = int(compute_capability[0]), int(compute_capability[1])
+    cc = major * 10 + minor
+    cubins, ptx = parse_cuda_arch(arch)
+    native = [c for c in cubins if c // 10 == major and c % 10 <= minor]
+    if native:
+        return f"sm_{max(native)} machine code"
+    jit = [c for c in ptx if c <= cc]
+    if jit:
+        return f"compute_{max(jit)} PTX (compiled by the driver at first use)"
+    return None
+
+
+def install_kind() -> str:
+    """Where this twinlearn was imported from: ``'wheel'`` (an installed
+    package: its build wrote ``twinlearn/_build_version.py``) or ``'source'``
+    (a checkout or a copied tree)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return "wheel" if os.path.exists(os.path.join(here, "_build_version.py")) else "source"
 
 
 def _cuda_version(v: int | None) -> str:
@@ -119,7 +205,8 @@ def show_versions(file=None) -> None:
     v = versions()
     compiled = v["cuda_compiled"]
     sections = [
-        ("twinlearn", [("version", v["twinlearn"]), ("C++ core", v["core"])]),
+        ("twinlearn", [("version", v["twinlearn"]), ("C++ core", v["core"]),
+                       ("installed as", f"{v['install']} ({v['location']})")]),
         ("build", [
             ("CUDA backend", "compiled in" if compiled else "not compiled in"),
             ("CUDA architectures", v["cuda_arch"] if compiled else "none"),

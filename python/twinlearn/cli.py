@@ -57,6 +57,8 @@ def doctor_report() -> dict:
         "scikit-learn": facts["scikit-learn"],
         "cpu_isa": facts["cpu_isa"],
         "backends": {"cpu": True, "cuda": facts["cuda_compiled"]},
+        "install": facts["install"],
+        "location": facts["location"],
         "cuda_arch": facts["cuda_arch"],
         "cuda_runtime": facts["cuda_runtime"],
         "cuda_driver": facts["cuda_driver"],
@@ -79,6 +81,14 @@ def doctor_report() -> dict:
         for g in rep["gpus"]:
             dev = f"cuda:{g['id']}"
             g["compute_capability"] = list(g["compute_capability"])
+            # The device code of this build that runs on this GPU (None: none does).
+            g["kernels"] = _info.gpu_code_for(g["compute_capability"], rep["cuda_arch"])
+            if g["kernels"] is None:
+                rep["selfcheck"][dev] = {"ok": False, "error": f"this build has no device code for compute capability "
+                                         f"{'.'.join(map(str, g['compute_capability']))} (compiled for "
+                                         f"{rep['cuda_arch']}): build with TWINLEARN_CUDA_ARCH including it"}
+                rep["ok"] = False
+                continue
             try:
                 h = _selfcheck(mod, dev)
                 same = ref is not None and h == ref
@@ -101,14 +111,16 @@ def print_doctor(rep: dict, out=None) -> None:
     p(f"twinlearn {rep['twinlearn']}  (Python {rep['python']}, NumPy {rep['numpy']}, "
       f"scikit-learn {rep['scikit-learn']})")
     p(f"platform: {rep['platform']}")
-    p(f"backends: cpu yes ({rep['cpu_isa']} kernels); cuda {'compiled for sm_' + str(rep['cuda_arch']) if rep['backends']['cuda'] else 'not available'}")
+    p(f"installed as: {rep['install']} ({rep['location']})")
+    p(f"backends: cpu yes ({rep['cpu_isa']} kernels); cuda {'compiled for ' + _info.describe_cuda_arch(rep['cuda_arch']) if rep['backends']['cuda'] else 'not available'}")
     if rep["backends"]["cuda"]:
         p(f"CUDA runtime {rep['cuda_runtime']}, driver {rep['cuda_driver'] or 'none'}")
     if rep["gpus"]:
         for g in rep["gpus"]:
             cc = ".".join(map(str, g["compute_capability"]))
             p(f"GPU {g['id']}: {g['name']}, compute capability {cc}, {g['multiprocessors']} SMs, "
-              f"{_fmt_bytes(g['total_memory'])} ({_fmt_bytes(g['free_memory'])} free)")
+              f"{_fmt_bytes(g['total_memory'])} ({_fmt_bytes(g['free_memory'])} free); "
+              f"runs {g.get('kernels') or 'no code of this build'}")
     else:
         p(f"GPU: none used: {rep['gpu_unusable_reason']}")
     p(f"default numeric mode: {rep['default_numeric_mode']}")
