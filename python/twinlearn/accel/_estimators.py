@@ -773,6 +773,26 @@ ENTRIES = (
         ),
         conformance_k="hdbscan",
     ),
+    Entry(
+        sklearn="sklearn.cluster.SpectralClustering",
+        twinlearn="twinlearn.cluster.SpectralClustering",
+        methods=("fit", "fit_predict"),
+        attributes=("affinity_matrix_", "labels_"),
+        params={"n_clusters": ANY, "eigen_solver": one_of(None, "arpack", "lobpcg"), "n_components": ANY,
+                "random_state": ANY, "n_init": ANY, "gamma": ANY, "affinity": ANY, "n_neighbors": ANY,
+                "eigen_tol": ANY, "assign_labels": ANY, "degree": ANY, "coef0": ANY, "kernel_params": ANY,
+                "n_jobs": ANY, "verbose": ANY},
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("the normalized Laplacian's embedding as scikit-learn's (signs by its rule), eigenvectors by "
+               "a dense eigensolver or subspace iteration on the canonical GEMM, labels by twinlearn's KMeans "
+               "(its own k-means++ draws): the same clusters up to a permutation where they are well "
+               "defined. `eigen_solver='amg'` runs scikit-learn."),
+        conformance=(
+            ("sklearn.cluster.tests.test_spectral", ""),
+            ("sklearn.tests.test_common", "SpectralClustering"),
+        ),
+        conformance_k="spectral or Spectral",
+    ),
     # -- neighbours ------------------------------------------------------------------
     Entry(
         sklearn="sklearn.neighbors.NearestNeighbors",
