@@ -1448,6 +1448,8 @@ def fixed_histogram(ctx: Context, values: Annotated[NDArray, dict(writable=False
 
 def gemm(ctx: Context, A: Annotated[NDArray, dict(writable=False)], B: Annotated[NDArray, dict(writable=False)], transpose_b: bool, out: NDArray) -> None: ...
 
+def spectral_normalize(ctx: Context, A: Annotated[NDArray, dict(writable=False)], S: NDArray) -> NDArray[numpy.float64]: ...
+
 class SvmParams:
     """Kernel and solver parameters of smo_solve (twinlearn/svm/smo.hpp)."""
 

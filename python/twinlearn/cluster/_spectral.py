@@ -41,7 +41,7 @@ from ..decomposition._solvers import (Backend, eigh_desc, host_matmul, host_qr, 
 
 #: Up to this many nodes eigen_solver='arpack' (and None) diagonalizes S
 #: densely; above it, subspace iteration.
-DENSE_MAX = 2048
+DENSE_MAX = 1024
 #: In identical mode the dense eigensolver is the fixed-order Jacobi one,
 #: O(n^3) a sweep: up to this many nodes; above it, subspace iteration.
 JACOBI_MAX = 384
@@ -206,7 +206,7 @@ class SpectralClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
     eigen_solver : {'arpack', 'lobpcg', 'amg'}, default=None
         How the leading eigenvectors of ``S = 2 I - L`` are found:
 
-        - None, 'arpack': a dense symmetric eigensolver for up to 2048 nodes
+        - None, 'arpack': a dense symmetric eigensolver for up to 1024 nodes
           (LAPACK on the host; cuSOLVER in fast mode on a GPU; in identical
           mode the fixed-order Jacobi eigensolver, up to 384 nodes), above
           that block subspace iteration (below);
