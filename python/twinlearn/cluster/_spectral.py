@@ -435,6 +435,8 @@ class SpectralClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
         return self
 
     def _assign(self, maps, random_state, device):
+        if self.verbose:
+            print(f"Computing label assignment using {self.assign_labels}")
         if self.assign_labels == "kmeans":
             from ._kmeans import KMeans
 
