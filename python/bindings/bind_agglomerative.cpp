@@ -83,7 +83,7 @@ TL_BINDINGS(agglomerative) {
   m.def(
       "agglomerative_tree_structured",
       [](Arr X, bool precomputed, const std::string& metric, const std::string& linkage, HostI64Vec offsets,
-         HostI64Vec indices, std::int64_t n_nodes) {
+         HostI64Vec indices, std::int64_t n_nodes, bool float32_weights) {
         const tl::Metric mt = precomputed ? tl::Metric{} : tl::parse_metric(metric, 2.0);
         const tl::Linkage lk = tl::parse_linkage(linkage);
         auto xv = as_matrix<const double>(X, "X");
@@ -101,19 +101,20 @@ TL_BINDINGS(agglomerative) {
         auto parent = new_array<std::int64_t>({static_cast<std::size_t>(n_nodes)}, &pp);
         {
           nb::gil_scoped_release release;
-          tl::agglomerative_tree_structured(xv, precomputed, mt, lk, offsets.data(), indices.data(), n_nodes, cp, dp,
-                                            pp);
+          tl::agglomerative_tree_structured(xv, precomputed, mt, lk, offsets.data(), indices.data(), n_nodes,
+                                            float32_weights, cp, dp, pp);
         }
         return nb::make_tuple(children, distances, parent);
       },
       nb::arg("X"), nb::arg("precomputed"), nb::arg("metric"), nb::arg("linkage"), nb::arg("offsets"),
-      nb::arg("indices"), nb::arg("n_nodes"));
+      nb::arg("indices"), nb::arg("n_nodes"), nb::arg("float32_weights") = false);
 
   // agglomerative_edge_distances(X, precomputed, metric, rows, cols) -> w:
-  // the structured trees' pair distances of the edges rows[e] - cols[e].
+  // the structured trees' pair distances of the edges rows[e] - cols[e]
+  // (rounded to float32 with float32_weights).
   m.def(
       "agglomerative_edge_distances",
-      [](Arr X, bool precomputed, const std::string& metric, HostI64Vec rows, HostI64Vec cols) {
+      [](Arr X, bool precomputed, const std::string& metric, HostI64Vec rows, HostI64Vec cols, bool float32_weights) {
         const tl::Metric mt = precomputed ? tl::Metric{} : tl::parse_metric(metric, 2.0);
         auto xv = as_matrix<const double>(X, "X");
         if (rows.shape(0) != cols.shape(0)) throw tl::ValueError("rows and cols must have the same length");
@@ -122,11 +123,12 @@ TL_BINDINGS(agglomerative) {
         {
           nb::gil_scoped_release release;
           tl::agglomerative_edge_distances(xv, precomputed, mt, rows.data(), cols.data(),
-                                           static_cast<std::int64_t>(rows.shape(0)), wp);
+                                           static_cast<std::int64_t>(rows.shape(0)), float32_weights, wp);
         }
         return w;
       },
-      nb::arg("X"), nb::arg("precomputed"), nb::arg("metric"), nb::arg("rows"), nb::arg("cols"));
+      nb::arg("X"), nb::arg("precomputed"), nb::arg("metric"), nb::arg("rows"), nb::arg("cols"),
+      nb::arg("float32_weights") = false);
 
   // agglomerative_label_edges(n, a, b, w) -> (children, distances):
   // scikit-learn's _single_linkage_label of n - 1 spanning-tree edges.

@@ -186,7 +186,7 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
                              "is required by AgglomerativeClustering.")
 
     def _check_size(self, n):
-        if self.linkage != "single" and n > MAX_CONDENSED_SAMPLES:
+        if self.connectivity is None and self.linkage != "single" and n > MAX_CONDENSED_SAMPLES:
             raise ValueError(
                 f"AgglomerativeClustering: linkage={self.linkage!r} holds the n * (n - 1) / 2 float64 distances "
                 f"({n * (n - 1) * 4 / 1e9:.1f} GB for n = {n}); at most {MAX_CONDENSED_SAMPLES} samples are "
@@ -292,6 +292,9 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
         if callable(connectivity):
             connectivity = connectivity(_io.to_host(X))
         connectivity = check_array(connectivity, accept_sparse=["csr", "coo", "lil"])
+        # scikit-learn's paired distances of float32 data are float32: the
+        # edge weights are rounded to it (ward's moments are float64 always).
+        f32 = _io.np_float_dtype(X) == np.float32 and self.metric != "precomputed"
         Xh = np.ascontiguousarray(_io.to_numpy(X), dtype=np.float64)  # exact upcast; the merges run on the host
         if self.metric == "cosine" and not np.all(np.any(Xh, axis=1)):
             raise ValueError("Cosine affinity cannot be used when X contains zero vectors")
@@ -308,11 +311,12 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
         C, n_components = self._fix_connectivity(Xh, connectivity, metric)
         core = _backend.core()  # the merges and pair distances run on the host for either backend
         if self.linkage == "single":
-            children, distances, parent = self._single_structured(core, Xh, C, precomputed, backend_metric, n_nodes)
+            children, distances, parent = self._single_structured(core, Xh, C, precomputed, backend_metric, n_nodes,
+                                                                  f32)
         else:
             children, distances, parent = core.agglomerative_tree_structured(
                 Xh, precomputed, backend_metric, self.linkage, np.ascontiguousarray(C.indptr, dtype=np.int64),
-                np.ascontiguousarray(C.indices, dtype=np.int64), int(n_nodes))
+                np.ascontiguousarray(C.indices, dtype=np.int64), int(n_nodes), f32)
         children = np.asarray(children).astype(np.intp)
         distances = np.asarray(distances)
         self.children_ = children
@@ -338,7 +342,7 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
         return self
 
     @staticmethod
-    def _single_structured(core, Xh, C, precomputed, metric, n_nodes):
+    def _single_structured(core, Xh, C, precomputed, metric, n_nodes, f32):
         """scikit-learn's _single_linkage_tree: the graph's edges weighted by
         the pair distances (zero as epsilon, so SciPy keeps them), SciPy's
         minimum spanning tree, its edges labelled by union-find."""
@@ -349,7 +353,7 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
         keep = G.row != G.col
         rows = np.ascontiguousarray(G.row[keep], dtype=np.int64)
         cols = np.ascontiguousarray(G.col[keep], dtype=np.int64)
-        w = np.asarray(core.agglomerative_edge_distances(Xh, precomputed, metric, rows, cols))
+        w = np.asarray(core.agglomerative_edge_distances(Xh, precomputed, metric, rows, cols, f32))
         eps = np.finfo(np.float64).eps
         w[w == 0] = eps
         mst = minimum_spanning_tree(sp.csr_matrix((w, (rows, cols)), shape=(n, n))).tocoo()

@@ -70,19 +70,21 @@ void agglomerative_tree_precomputed(const Context& ctx, MatrixView<const double>
 //   cluster-to-cluster distances merged as _hierarchical_fast's max_merge
 //   and average_merge (an entry of one cluster only is kept as it is).
 //   Edge weights: the project's pair distances (euclidean by differences),
-//   or X[i, j] precomputed.
+//   or X[i, j] precomputed; with float32_weights rounded to float32 (the
+//   precision scikit-learn's paired distances of float32 data have).
 // Python's heapq algorithm is reproduced (twinlearn's sifts are heapq's),
 // so the pops, and therefore children_, are scikit-learn's wherever the
 // weights are the same bits. Single linkage takes the graph's minimum
 // spanning tree instead (agglomerative_label_edges).
 void agglomerative_tree_structured(MatrixView<const double> X, bool precomputed, Metric metric, Linkage linkage,
                                    const std::int64_t* offsets, const std::int64_t* indices, std::int64_t n_nodes,
-                                   std::int64_t* children, double* distances, std::int64_t* parent);
+                                   bool float32_weights, std::int64_t* children, double* distances,
+                                   std::int64_t* parent);
 
 // w[e] = the distance of rows[e] and cols[e] (e < m): the pair distances of
 // agglomerative_tree_structured. X on the host.
 void agglomerative_edge_distances(MatrixView<const double> X, bool precomputed, Metric metric, const std::int64_t* rows,
-                                  const std::int64_t* cols, std::int64_t m, double* w);
+                                  const std::int64_t* cols, std::int64_t m, bool float32_weights, double* w);
 
 // scikit-learn's _single_linkage_label of the m = n - 1 spanning-tree edges
 // (a[k], b[k], w[k]): stably sorted by weight, then labelled by union-find

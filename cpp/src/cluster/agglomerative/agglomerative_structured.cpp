@@ -20,8 +20,10 @@ struct Edges {
   MatrixView<const double> X;
   bool precomputed;
   AggloDist kind;
+  bool round32;                // weights rounded to float32 (float32 data)
   std::vector<double> sqnorm;  // cosine only
-  Edges(MatrixView<const double> x, bool pre, Metric metric) : X(x), precomputed(pre), kind(AggloDist::L2) {
+  Edges(MatrixView<const double> x, bool pre, Metric metric, bool r32)
+      : X(x), precomputed(pre), kind(AggloDist::L2), round32(r32) {
     TL_REQUIRE(X.on_host(), ValueError, "AgglomerativeClustering: structured trees take host arrays");
     TL_REQUIRE(X.col_stride == 1 || X.cols <= 1, ValueError, "X: rows must have unit stride");
     if (precomputed) return;
@@ -32,6 +34,10 @@ struct Edges {
     }
   }
   double operator()(std::int64_t i, std::int64_t j) const {
+    const double w = exact(i, j);
+    return round32 ? static_cast<double>(static_cast<float>(w)) : w;
+  }
+  double exact(std::int64_t i, std::int64_t j) const {
     if (precomputed) return X.data[i * X.row_stride + j];
     detail::AggloPoints p;
     p.x = X.data;
@@ -195,7 +201,8 @@ void linkage_structured(const Edges& dist, Linkage linkage, const std::int64_t* 
 
 void agglomerative_tree_structured(MatrixView<const double> X, bool precomputed, Metric metric, Linkage linkage,
                                    const std::int64_t* offsets, const std::int64_t* indices, std::int64_t n_nodes,
-                                   std::int64_t* children, double* distances, std::int64_t* parent) {
+                                   bool float32_weights, std::int64_t* children, double* distances,
+                                   std::int64_t* parent) {
   const std::int64_t n = X.rows;
   check_graph(n, offsets, indices, n_nodes);
   TL_REQUIRE(!precomputed || X.cols == n, ValueError, "Distance matrix should be square, got matrix of shape (", n,
@@ -209,12 +216,12 @@ void agglomerative_tree_structured(MatrixView<const double> X, bool precomputed,
     ward_structured(X, offsets, indices, n_nodes, children, distances, parent);
     return;
   }
-  linkage_structured(Edges(X, precomputed, metric), linkage, offsets, indices, n_nodes, children, distances, parent);
+  linkage_structured(Edges(X, precomputed, metric, float32_weights), linkage, offsets, indices, n_nodes, children, distances, parent);
 }
 
 void agglomerative_edge_distances(MatrixView<const double> X, bool precomputed, Metric metric, const std::int64_t* rows,
-                                  const std::int64_t* cols, std::int64_t m, double* w) {
-  const Edges dist(X, precomputed, metric);
+                                  const std::int64_t* cols, std::int64_t m, bool float32_weights, double* w) {
+  const Edges dist(X, precomputed, metric, float32_weights);
   for (std::int64_t e = 0; e < m; ++e) {
     TL_REQUIRE(rows[e] >= 0 && rows[e] < X.rows && cols[e] >= 0 && cols[e] < X.rows, ValueError,
                "agglomerative_edge_distances: edge ", e, " out of range");
