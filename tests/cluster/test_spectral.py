@@ -318,7 +318,6 @@ def test_bad_input_raises():
 
 
 def test_warnings_as_sklearn():
-    X = _blobs(30)
     with pytest.warns(UserWarning, match="API has changed"):
         SpectralClustering(2, device="cpu", random_state=0).fit(np.random.default_rng(0).random((30, 30)))
     A = np.zeros((20, 20))

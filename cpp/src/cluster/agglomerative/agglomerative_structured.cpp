@@ -183,8 +183,8 @@ void linkage_structured(const Edges& dist, Linkage linkage, const std::int64_t* 
       } else if (linkage == Linkage::Complete) {
         it->second = it->second > v ? it->second : v;
       } else {
-        it->second = num::div(num::add(num::mul(static_cast<double>(n_i), it->second),
-                                       num::mul(static_cast<double>(n_j), v)), n_out);
+        it->second = num::div(
+            num::add(num::mul(static_cast<double>(n_i), it->second), num::mul(static_cast<double>(n_j), v)), n_out);
       }
     }
     for (const auto& [col, v] : out) {
@@ -216,7 +216,8 @@ void agglomerative_tree_structured(MatrixView<const double> X, bool precomputed,
     ward_structured(X, offsets, indices, n_nodes, children, distances, parent);
     return;
   }
-  linkage_structured(Edges(X, precomputed, metric, float32_weights), linkage, offsets, indices, n_nodes, children, distances, parent);
+  linkage_structured(Edges(X, precomputed, metric, float32_weights), linkage, offsets, indices, n_nodes, children,
+                     distances, parent);
 }
 
 void agglomerative_edge_distances(MatrixView<const double> X, bool precomputed, Metric metric, const std::int64_t* rows,

@@ -18,8 +18,10 @@ void spectral_normalize(const Context& ctx, MatrixView<const T> A, MatrixView<T>
   ctx.dispatch([&] { detail::spectral_normalize_cpu(ctx, A, S, dd); },
                [&] { detail::spectral_normalize_cuda(ctx, A, S, dd); });
   for (std::int64_t i = 0; i < A.rows; ++i)
-    TL_REQUIRE(std::isfinite(dd[i]), ValueError, "SpectralClustering: the affinity matrix must be finite with "
-               "non-negative row sums; row ", i, " sums to ", dd[i] * dd[i] * (dd[i] < 0 ? -1 : 1));
+    TL_REQUIRE(std::isfinite(dd[i]), ValueError,
+               "SpectralClustering: the affinity matrix must be finite with "
+               "non-negative row sums; row ",
+               i, " sums to ", dd[i] * dd[i] * (dd[i] < 0 ? -1 : 1));
 }
 
 template void spectral_normalize<float>(const Context&, MatrixView<const float>, MatrixView<float>, double*);

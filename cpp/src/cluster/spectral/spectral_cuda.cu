@@ -50,7 +50,8 @@ void spectral_normalize_cuda(const Context& ctx, MatrixView<const T> A, MatrixVi
   const int sms = sm_count(dev);
   const int block = 256;
   const std::int64_t want_rows = (n + block / kLanes - 1) / (block / kLanes);
-  const unsigned grid_rows = static_cast<unsigned>(std::min<std::int64_t>(want_rows, static_cast<std::int64_t>(sms) * 32));
+  const unsigned grid_rows =
+      static_cast<unsigned>(std::min<std::int64_t>(want_rows, static_cast<std::int64_t>(sms) * 32));
   spectral_degree_kernel<T><<<grid_rows, block, 0, stream>>>(as.view.data, n, ddev.data());
   TL_CUDA_CHECK_LAUNCH("spectral_degree_kernel");
   const std::int64_t want = (n * n + block - 1) / block;
