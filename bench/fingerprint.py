@@ -83,6 +83,8 @@ def cases():
          "reg", 20000, 12),
         ("GradientBoosting-multiclass",
          mk(tl.GradientBoosting, loss="MultiClass", n_estimators=20, max_depth=4, random_state=0), "cls", 20000, 12),
+        ("SpectralClustering", mk(tl.SpectralClustering, n_clusters=6, gamma=0.05, n_init=2, random_state=0), "X",
+         3000, 8),
     ]
 
 

@@ -916,3 +916,27 @@ register(Workload(
     mem_factor=4,
     suites=NOT_QUICK,
 ))
+
+
+# -- SpectralClustering ---------------------------------------------------------------
+register(Workload(
+    name="spectral",
+    title="SpectralClustering {rows} x {cols} (rbf), {centers} blobs",
+    data=labelled_blobs,
+    scales={
+        "smoke": Scale(2_000, 16, {"centers": 8}),
+        "cpu": Scale(20_000, 16, {"centers": 8}),
+        "cuda": Scale(20_000, 16, {"centers": 8}),
+    },
+    estimator="cluster.SpectralClustering",
+    sklearn="sklearn.cluster.SpectralClustering",
+    params=lambda scale, data: {"n_clusters": scale.extra["centers"], "affinity": "rbf", "gamma": 0.02,
+                                "random_state": 0},
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT,),
+    quality=Quality(hdbscan_value, "ari", True, "adjusted Rand index of the labels against the generating blobs"),
+    # the n x n affinity and normalized matrices, in float64
+    mem_factor=4_000,
+    sweep=False,
+    suites=NOT_QUICK,
+))

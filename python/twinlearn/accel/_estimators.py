@@ -138,9 +138,7 @@ _AGGLO_METRICS = ("euclidean", "l2", "manhattan", "l1", "cityblock", "cosine", "
 
 
 def _agglo_check(params):
-    """No connectivity, no memory cache, ward with euclidean distances only."""
-    if params.get("connectivity") is not None:
-        return "connectivity constraints are not supported (only connectivity=None)"
+    """No memory cache, ward with euclidean distances only."""
     if params.get("memory") is not None:
         return "memory caching is scikit-learn's (twinlearn does not cache trees)"
     if params.get("linkage", "ward") == "ward" and params.get("metric", "euclidean") not in ("euclidean", "l2"):
@@ -149,10 +147,12 @@ def _agglo_check(params):
 
 
 def _agglo_check_rows(params, n_rows):
-    """The condensed-matrix linkages hold n (n - 1) / 2 distances: at most 40000 rows."""
+    """The condensed-matrix linkages (no connectivity) hold n (n - 1) / 2
+    distances: at most 40000 rows."""
     from ..cluster._agglomerative import MAX_CONDENSED_SAMPLES
 
-    if params.get("linkage", "ward") != "single" and n_rows > MAX_CONDENSED_SAMPLES:
+    if (params.get("connectivity") is None and params.get("linkage", "ward") != "single"
+            and n_rows > MAX_CONDENSED_SAMPLES):
         return f"linkage={params.get('linkage', 'ward')!r} on more than {MAX_CONDENSED_SAMPLES} rows"
     return None
 
@@ -737,7 +737,7 @@ ENTRIES = (
                 "compute_full_tree": ANY, "linkage": ANY, "distance_threshold": ANY, "compute_distances": ANY},
         check=_agglo_check,
         check_rows=_agglo_check_rows,
-        check_doc="`connectivity=None`, `memory=None`, ward with 'euclidean' / 'l2'; linkages other than "
+        check_doc="`memory=None`, ward with 'euclidean' / 'l2'; without connectivity, linkages other than "
                   "'single' on at most 40000 rows.",
         min_rows=DEFAULT_MIN_ROWS,
         notes=("SciPy's nearest-neighbour chain and scikit-learn's Prim scan, the same tree and labels; "
@@ -772,6 +772,26 @@ ENTRIES = (
             ("sklearn.cluster.tests.test_hdbscan", ""),
         ),
         conformance_k="hdbscan",
+    ),
+    Entry(
+        sklearn="sklearn.cluster.SpectralClustering",
+        twinlearn="twinlearn.cluster.SpectralClustering",
+        methods=("fit", "fit_predict"),
+        attributes=("affinity_matrix_", "labels_"),
+        params={"n_clusters": ANY, "eigen_solver": one_of(None, "arpack", "lobpcg"), "n_components": ANY,
+                "random_state": ANY, "n_init": ANY, "gamma": ANY, "affinity": ANY, "n_neighbors": ANY,
+                "eigen_tol": ANY, "assign_labels": ANY, "degree": ANY, "coef0": ANY, "kernel_params": ANY,
+                "n_jobs": ANY, "verbose": ANY},
+        min_rows=DEFAULT_MIN_ROWS,
+        notes=("the normalized Laplacian's embedding as scikit-learn's (signs by its rule), eigenvectors by "
+               "a dense eigensolver or subspace iteration on the canonical GEMM, labels by twinlearn's KMeans "
+               "(its own k-means++ draws): the same clusters up to a permutation where they are well "
+               "defined. `eigen_solver='amg'` runs scikit-learn."),
+        conformance=(
+            ("sklearn.cluster.tests.test_spectral", ""),
+            ("sklearn.tests.test_common", "SpectralClustering"),
+        ),
+        conformance_k="spectral or Spectral",
     ),
     # -- neighbours ------------------------------------------------------------------
     Entry(

@@ -7,3 +7,6 @@ from ._hdbscan import HDBSCAN
 from ._agglomerative import AgglomerativeClustering
 
 __all__ = ["KMeans", "MiniBatchKMeans", "kmeans_plusplus", "DBSCAN", "HDBSCAN", "AgglomerativeClustering"]
+from ._spectral import SpectralClustering
+
+__all__ += ["SpectralClustering"]

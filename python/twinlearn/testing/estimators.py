@@ -113,6 +113,8 @@ def _registry():
         EstimatorSpec("AgglomerativeClustering-single", tl.AgglomerativeClustering,
                       dict(n_clusters=3, linkage="single"), "unsupervised"),
         EstimatorSpec("HDBSCAN", tl.HDBSCAN, dict(min_cluster_size=3), "unsupervised"),
+        EstimatorSpec("SpectralClustering", tl.SpectralClustering, dict(n_clusters=2, n_init=2, random_state=0),
+                      "unsupervised"),
         EstimatorSpec("NearestNeighbors", tl.NearestNeighbors, {}, "unsupervised"),
         EstimatorSpec("KNeighborsClassifier", tl.KNeighborsClassifier, {"n_neighbors": 2}, "classification"),
         EstimatorSpec("KNeighborsRegressor", tl.KNeighborsRegressor, {"n_neighbors": 2}, "regression"),

@@ -52,6 +52,46 @@ void agglomerative_tree(const Context& ctx, MatrixView<const double> X, Metric m
 void agglomerative_tree_precomputed(const Context& ctx, MatrixView<const double> D, Linkage linkage,
                                     std::int64_t* children, double* distances);
 
+// Structured trees: scikit-learn's ward_tree and linkage_tree with a
+// connectivity graph (sklearn/cluster/_agglomerative.py), step for step.
+// The graph is CSR on the host (offsets n + 1, indices ascending within a
+// row), symmetric and connected (the caller completes it as scikit-learn's
+// _fix_connectivity does). X (host) is the n x d data (float64), or with
+// `precomputed` the n x n distance matrix, read at X[i, j] for the edge i, j.
+// Merges run until node n_nodes - 1 (n_nodes = 2n - 1 for the full tree,
+// 2n - n_clusters for a partial one). Outputs on the host: children
+// (n_nodes - n) x 2, distances n_nodes - n, parent n_nodes (each node's
+// parent, itself for the roots).
+//
+// - ward: the heap of (inertia, i, j) tuples, inertia by scikit-learn's
+//   compute_ward_dist, (m_i m_j) / (m_i + m_j) * sum_f (s_if / m_i - s_jf / m_j)^2
+//   with the feature sum in increasing f; distances sqrt(2 inertia).
+// - complete, average: the heap of edges ordered by weight alone, the
+//   cluster-to-cluster distances merged as _hierarchical_fast's max_merge
+//   and average_merge (an entry of one cluster only is kept as it is).
+//   Edge weights: the project's pair distances (euclidean by differences),
+//   or X[i, j] precomputed; with float32_weights rounded to float32 (the
+//   precision scikit-learn's paired distances of float32 data have).
+// Python's heapq algorithm is reproduced (twinlearn's sifts are heapq's),
+// so the pops, and therefore children_, are scikit-learn's wherever the
+// weights are the same bits. Single linkage takes the graph's minimum
+// spanning tree instead (agglomerative_label_edges).
+void agglomerative_tree_structured(MatrixView<const double> X, bool precomputed, Metric metric, Linkage linkage,
+                                   const std::int64_t* offsets, const std::int64_t* indices, std::int64_t n_nodes,
+                                   bool float32_weights, std::int64_t* children, double* distances,
+                                   std::int64_t* parent);
+
+// w[e] = the distance of rows[e] and cols[e] (e < m): the pair distances of
+// agglomerative_tree_structured. X on the host.
+void agglomerative_edge_distances(MatrixView<const double> X, bool precomputed, Metric metric, const std::int64_t* rows,
+                                  const std::int64_t* cols, std::int64_t m, bool float32_weights, double* w);
+
+// scikit-learn's _single_linkage_label of the m = n - 1 spanning-tree edges
+// (a[k], b[k], w[k]): stably sorted by weight, then labelled by union-find
+// (children: the roots of a and b in that order).
+void agglomerative_label_edges(std::int64_t n, const std::int64_t* a, const std::int64_t* b, const double* w,
+                               std::int64_t* children, double* distances);
+
 // scikit-learn's _hc_cut: labels (n_leaves entries) of the n_clusters
 // clusters of the tree, numbered by the position of each cluster's node in
 // the heap that _hc_cut's heapq operations leave behind.

@@ -3,6 +3,7 @@
 // the labelling of sorted merges, scikit-learn's cut of the tree.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <new>
 #include <string>
@@ -13,6 +14,19 @@
 #include "twinlearn/core/parallel.hpp"
 
 namespace tl {
+
+namespace detail {
+AggloDist agglo_dist_of(Metric metric) {
+  switch (metric.kind) {
+    case MetricKind::Euclidean: return AggloDist::L2;
+    case MetricKind::Manhattan: return AggloDist::L1;
+    case MetricKind::Cosine: return AggloDist::Cosine;
+    default:
+      throw ValueError(std::string("AgglomerativeClustering: metric '") + to_string(metric.kind) +
+                       "' is not supported (euclidean, manhattan, cosine or precomputed)");
+  }
+}
+}  // namespace detail
 
 Linkage parse_linkage(const std::string& name) {
   if (name == "ward") return Linkage::Ward;
@@ -199,15 +213,7 @@ void agglomerative_tree(const Context& ctx, MatrixView<const double> X, Metric m
   const std::int64_t n = X.rows;
   check_out(n);
   TL_REQUIRE(X.col_stride == 1 || X.cols <= 1, ValueError, "X: rows must have unit stride");
-  AggloDist kind;
-  switch (metric.kind) {
-    case MetricKind::Euclidean: kind = AggloDist::L2; break;
-    case MetricKind::Manhattan: kind = AggloDist::L1; break;
-    case MetricKind::Cosine: kind = AggloDist::Cosine; break;
-    default:
-      throw ValueError(std::string("AgglomerativeClustering: metric '") + to_string(metric.kind) +
-                       "' is not supported (euclidean, manhattan, cosine or precomputed)");
-  }
+  const AggloDist kind = detail::agglo_dist_of(metric);
   TL_REQUIRE(linkage != Linkage::Ward || kind == AggloDist::L2, ValueError, to_string(metric.kind),
              " was provided as metric. Ward can only work with euclidean distances (i.e. 'euclidean' and 'l2').");
   if (linkage == Linkage::Single) {
@@ -294,42 +300,11 @@ void agglomerative_tree_precomputed(const Context& ctx, MatrixView<const double>
 }
 
 namespace {
-// Python's heapq on a list of ints (the C implementation's algorithm).
-void sift_down(std::vector<std::int64_t>& h, std::size_t start, std::size_t pos) {
-  const std::int64_t item = h[pos];
-  while (pos > start) {
-    const std::size_t parent = (pos - 1) >> 1;
-    if (item < h[parent]) {
-      h[pos] = h[parent];
-      pos = parent;
-      continue;
-    }
-    break;
-  }
-  h[pos] = item;
-}
-void sift_up(std::vector<std::int64_t>& h, std::size_t pos) {
-  const std::size_t end = h.size(), start = pos;
-  const std::int64_t item = h[pos];
-  std::size_t child = 2 * pos + 1;
-  while (child < end) {
-    const std::size_t right = child + 1;
-    if (right < end && !(h[child] < h[right])) child = right;
-    h[pos] = h[child];
-    pos = child;
-    child = 2 * pos + 1;
-  }
-  h[pos] = item;
-  sift_down(h, start, pos);
-}
-void heappush(std::vector<std::int64_t>& h, std::int64_t item) {
-  h.push_back(item);
-  sift_down(h, 0, h.size() - 1);
-}
+void heappush(std::vector<std::int64_t>& h, std::int64_t item) { detail::py_heappush(h, item, std::less<>{}); }
 void heappushpop(std::vector<std::int64_t>& h, std::int64_t item) {
   if (!h.empty() && h[0] < item) {
     h[0] = item;  // the old top is returned (and dropped) by _hc_cut
-    sift_up(h, 0);
+    detail::py_sift_up(h, 0, std::less<>{});
   }
 }
 }  // namespace
@@ -371,6 +346,18 @@ void agglomerative_cut(std::int64_t n_clusters, std::int64_t n_leaves, const std
     node_label[ch[1]] = l;
   }
   std::copy(node_label.begin(), node_label.begin() + n_leaves, labels);
+}
+
+void agglomerative_label_edges(std::int64_t n, const std::int64_t* a, const std::int64_t* b, const double* w,
+                               std::int64_t* children, double* distances) {
+  check_out(n);
+  std::vector<Merge> m(static_cast<std::size_t>(n - 1));
+  for (std::int64_t k = 0; k + 1 < n; ++k) {
+    TL_REQUIRE(a[k] >= 0 && a[k] < n && b[k] >= 0 && b[k] < n, ValueError, "agglomerative_label_edges: edge ", k,
+               " joins nodes outside [0, ", n, ")");
+    m[static_cast<std::size_t>(k)] = Merge{a[k], b[k], w[k]};
+  }
+  label_merges(n, m, false, children, distances);
 }
 
 }  // namespace tl

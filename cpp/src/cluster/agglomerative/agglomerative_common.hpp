@@ -4,6 +4,7 @@
 // value is the same bits on both backends.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/distance/distance_common.hpp"
 #include "twinlearn/cluster/agglomerative.hpp"
@@ -13,6 +14,10 @@ namespace tl::detail {
 
 // The pair distances of agglomerative clustering.
 enum class AggloDist : int { L2 = 0, L1 = 1, Cosine = 2, Precomputed = 3 };
+
+// The pair distance family of a metric (euclidean, manhattan, cosine);
+// ValueError for the others.
+AggloDist agglo_dist_of(Metric metric);
 
 // What Prim's scan reads: the rows of X (n x d, row stride ld) with their
 // squared norms (Cosine only), or a precomputed n x n matrix (row stride ld)
@@ -72,6 +77,59 @@ TL_HD double agglo_update(Linkage linkage, double d_xi, double d_yi, double d_xy
     }
     default: return d_xi < d_yi ? d_xi : d_yi;
   }
+}
+
+// Python's heapq (the C implementation's algorithm, step for step) on a
+// vector of items ordered by less(a, b) (heapq's `a < b`): scikit-learn's
+// trees pop their merges from such heaps, so the same sifts give the same
+// pops, ties included.
+template <class T, class Less>
+void py_sift_down(std::vector<T>& h, std::size_t start, std::size_t pos, Less less) {
+  T item = h[pos];
+  while (pos > start) {
+    const std::size_t parent = (pos - 1) >> 1;
+    if (less(item, h[parent])) {
+      h[pos] = h[parent];
+      pos = parent;
+      continue;
+    }
+    break;
+  }
+  h[pos] = item;
+}
+template <class T, class Less>
+void py_sift_up(std::vector<T>& h, std::size_t pos, Less less) {
+  const std::size_t end = h.size(), start = pos;
+  T item = h[pos];
+  std::size_t child = 2 * pos + 1;
+  while (child < end) {
+    const std::size_t right = child + 1;
+    if (right < end && !less(h[child], h[right])) child = right;
+    h[pos] = h[child];
+    pos = child;
+    child = 2 * pos + 1;
+  }
+  h[pos] = item;
+  py_sift_down(h, start, pos, less);
+}
+template <class T, class Less>
+void py_heappush(std::vector<T>& h, const T& item, Less less) {
+  h.push_back(item);
+  py_sift_down(h, 0, h.size() - 1, less);
+}
+template <class T, class Less>
+T py_heappop(std::vector<T>& h, Less less) {
+  T last = h.back();
+  h.pop_back();
+  if (h.empty()) return last;
+  T top = h[0];
+  h[0] = last;
+  py_sift_up(h, 0, less);
+  return top;
+}
+template <class T, class Less>
+void py_heapify(std::vector<T>& h, Less less) {
+  for (std::size_t i = h.size() / 2; i-- > 0;) py_sift_up(h, i, less);
 }
 
 // Prim's minimum spanning tree from vertex 0: edge k joins from[k] (the
