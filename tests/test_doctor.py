@@ -8,7 +8,8 @@ import pytest
 import twinlearn
 from twinlearn import _backend, cli
 
-PYTHONPATH = os.pathsep.join([os.path.join(os.path.dirname(__file__), "..", "python")] + sys.path)
+# The child imports the twinlearn this process imported (the checkout's, or an installed wheel's).
+PYTHONPATH = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(twinlearn.__file__)))] + sys.path)
 
 
 def run_doctor(*args):
