@@ -19,6 +19,7 @@ expected update.
 
 from __future__ import annotations
 
+import hashlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -335,6 +336,7 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
+        tags.transformer_tags.preserves_dtype = ["float32"]  # the embedding is float32, as umap-learn's
         return tags
 
     # -- neighbours -------------------------------------------------------------
@@ -518,6 +520,7 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
         self.embedding_ = emb
         identity.record("UMAP.embedding", emb)
         self._fit_dtype = X.dtype
+        self._input_hash = _hash(Xh)
         if self.verbose:
             print(f"UMAP: {n} samples, {graph.nnz} edges, {n_epochs} epochs")
         self._tl_record_fit(device, "identical")
@@ -546,7 +549,8 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
         position at the strength-weighted mean of the neighbours' embeddings,
         then ``n_epochs // 3`` epochs (None: 100 for at most 10 000 new
         points, else 30) at a quarter of the learning rate moving only the
-        new points.
+        new points. The training data itself (the same bytes) gets
+        ``embedding_`` back, as umap-learn.
 
         Parameters
         ----------
@@ -562,6 +566,8 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
         device = self._tl_device(X)
         X = check_X(self, X, device, reset=False, allow_nan=False)
         Xh = np.ascontiguousarray(to_host(X)).astype(self._fit_dtype, copy=False)
+        if _hash(Xh) == self._input_hash:  # the training data itself: its embedding (umap-learn's shortcut)
+            return self.embedding_.copy()
         m = Xh.shape[0]
         n_fit = self.embedding_.shape[0]
         k = self._n_neighbors
@@ -589,9 +595,13 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
                 self._tl_dev = saved
         return emb
 
-    def inverse_transform(self, X):
-        """Not supported."""
-        raise NotImplementedError("UMAP.inverse_transform is not supported")
+
+
+def _hash(X):
+    """Digest of an array's shape, dtype and bytes."""
+    h = hashlib.sha256(f"{X.shape}{X.dtype}".encode())
+    h.update(np.ascontiguousarray(X).tobytes())
+    return h.hexdigest()
 
 
 def _spectral_component(graph, dim):

@@ -41,8 +41,8 @@ TL_HD float sq_dist(const float* x, const float* y, std::int64_t dim) {
 TL_HD float attract_coeff(float d2, float a, float b) {
   using namespace tl::num;
   if (!(d2 > 0.0f)) return 0.0f;
-  const float pb = tl::num::pow(d2, b), pb1 = tl::num::pow(d2, sub(b, 1.0f));
-  return div(mul(mul(mul(-2.0f, a), b), pb1), add(mul(a, pb), 1.0f));
+  const float pb = tl::num::pow(d2, b);  // d^(2(b-1)) as d^(2b) / d^2: one pow
+  return div(mul(mul(mul(-2.0f, a), b), div(pb, d2)), add(mul(a, pb), 1.0f));
 }
 
 // umap-learn's repulsive coefficient 2 gamma b / ((0.001 + d^2)(1 + a d^(2b))).
