@@ -35,7 +35,8 @@ TL_BINDINGS(umap) {
       "umap_layout",
       [](const tl::Context& ctx, HostF32M head, std::optional<HostF32MRo> tail, HostI64 indptr, HostI64 indices,
          HostF64 eps, std::optional<HostI64> rindptr, std::optional<HostI64> redges, const tl::UmapLayoutParams& p) {
-        const std::int64_t n_head = static_cast<std::int64_t>(head.shape(0)), dim = static_cast<std::int64_t>(head.shape(1));
+        const std::int64_t n_head = static_cast<std::int64_t>(head.shape(0)),
+                           dim = static_cast<std::int64_t>(head.shape(1));
         const std::int64_t n_tail = tail ? static_cast<std::int64_t>(tail->shape(0)) : n_head;
         if (tail && static_cast<std::int64_t>(tail->shape(1)) != dim)
           throw tl::ValueError("umap_layout: head and tail have different widths");

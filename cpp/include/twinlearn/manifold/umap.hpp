@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "twinlearn/core/context.hpp"
+#include "twinlearn/core/numerics.hpp"
 
 namespace tl {
 
@@ -41,7 +42,7 @@ struct UmapLayoutParams {
 };
 
 // Stream of the k-th negative sample of an epoch (purpose 3 in the top bits).
-inline std::uint64_t umap_negative_stream(std::int64_t epoch, std::int64_t k) {
+TL_HD std::uint64_t umap_negative_stream(std::int64_t epoch, std::int64_t k) {
   return (std::uint64_t(3) << 62) | (static_cast<std::uint64_t>(epoch) << 24) | static_cast<std::uint64_t>(k);
 }
 

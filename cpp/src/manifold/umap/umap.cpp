@@ -8,8 +8,8 @@ namespace tl {
 void umap_layout(const Context& ctx, float* head, std::int64_t n_head, const float* tail, std::int64_t n_tail,
                  std::int64_t dim, const std::int64_t* indptr, const std::int64_t* indices, const double* eps,
                  const std::int64_t* rindptr, const std::int64_t* redges, const UmapLayoutParams& p) {
-  TL_REQUIRE(n_head >= 0 && n_tail >= 1 && dim >= 1, ValueError, "umap_layout: bad shape (n_head ", n_head,
-             ", n_tail ", n_tail, ", dim ", dim, ")");
+  TL_REQUIRE(n_head >= 0 && n_tail >= 1 && dim >= 1, ValueError, "umap_layout: bad shape (n_head ", n_head, ", n_tail ",
+             n_tail, ", dim ", dim, ")");
   TL_REQUIRE(p.n_epochs >= 0 && p.n_epochs < (std::int64_t(1) << 38), ValueError,
              "umap_layout: n_epochs must lie in [0, 2^38), got ", p.n_epochs);
   TL_REQUIRE(p.negative_sample_rate > 0.0, ValueError, "umap_layout: negative_sample_rate must be > 0");
@@ -22,8 +22,8 @@ void umap_layout(const Context& ctx, float* head, std::int64_t n_head, const flo
     TL_REQUIRE(indptr[i + 1] >= indptr[i], ValueError, "umap_layout: indptr must be non-decreasing");
   const std::int64_t n_edges = indptr[n_head];
   for (std::int64_t e = 0; e < n_edges; ++e)
-    TL_REQUIRE(indices[e] >= 0 && indices[e] < n_tail, ValueError, "umap_layout: edge ", e, " has tail ",
-               indices[e], " outside [0, ", n_tail, ")");
+    TL_REQUIRE(indices[e] >= 0 && indices[e] < n_tail, ValueError, "umap_layout: edge ", e, " has tail ", indices[e],
+               " outside [0, ", n_tail, ")");
   std::vector<std::int64_t> edge_head;
   if (p.move_other) {
     TL_REQUIRE(rindptr[0] == 0 && rindptr[n_head] == n_edges, ValueError,

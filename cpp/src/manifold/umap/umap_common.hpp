@@ -80,19 +80,17 @@ TL_HD void vertex_delta(const LayoutArgs& g, std::int64_t i, float* out) {
     if (nneg < 0) continue;
     const float* yj = g.tail + g.indices[e] * dim;
     const float c = attract_coeff(sq_dist(yi, yj, dim), g.a, g.b);
-    for (std::int64_t d = 0; d < dim; ++d)
-      out[d] = add(out[d], mul(clip4(mul(c, sub(yi[d], yj[d]))), g.alpha));
+    for (std::int64_t d = 0; d < dim; ++d) out[d] = add(out[d], mul(clip4(mul(c, sub(yi[d], yj[d]))), g.alpha));
     for (std::int64_t k = 0; k < nneg; ++k) {
-      const std::int64_t t = static_cast<std::int64_t>(
-          tl::rng::integer(g.seed, umap_negative_stream(g.epoch, k), static_cast<std::uint64_t>(e),
-                           static_cast<std::uint64_t>(g.n_tail)));
+      const std::int64_t t = static_cast<std::int64_t>(tl::rng::integer(g.seed, umap_negative_stream(g.epoch, k),
+                                                                        static_cast<std::uint64_t>(e),
+                                                                        static_cast<std::uint64_t>(g.n_tail)));
       const float* yk = g.tail + t * dim;
       const float d2 = sq_dist(yi, yk, dim);
       if (!(d2 > 0.0f)) continue;  // the vertex itself or a coincident one: no push
       const float r = repel_coeff(d2, g.a, g.b, g.gamma);
       if (!(r > 0.0f)) continue;
-      for (std::int64_t d = 0; d < dim; ++d)
-        out[d] = add(out[d], mul(clip4(mul(r, sub(yi[d], yk[d]))), g.alpha));
+      for (std::int64_t d = 0; d < dim; ++d) out[d] = add(out[d], mul(clip4(mul(r, sub(yi[d], yk[d]))), g.alpha));
     }
   }
   if (!g.rindptr) return;
@@ -101,15 +99,13 @@ TL_HD void vertex_delta(const LayoutArgs& g, std::int64_t i, float* out) {
     if (g.count[e] < 0) continue;
     const float* yh = g.head + g.edge_head[e] * dim;  // the edge's head; yi is its tail
     const float c = attract_coeff(sq_dist(yh, yi, dim), g.a, g.b);
-    for (std::int64_t d = 0; d < dim; ++d)
-      out[d] = sub(out[d], mul(clip4(mul(c, sub(yh[d], yi[d]))), g.alpha));
+    for (std::int64_t d = 0; d < dim; ++d) out[d] = sub(out[d], mul(clip4(mul(c, sub(yh[d], yi[d]))), g.alpha));
   }
 }
 
 TL_HD float epoch_alpha(double initial, std::int64_t epoch, std::int64_t n_epochs) {
   using namespace tl::num;
-  return static_cast<float>(
-      mul(initial, sub(1.0, div(static_cast<double>(epoch), static_cast<double>(n_epochs)))));
+  return static_cast<float>(mul(initial, sub(1.0, div(static_cast<double>(epoch), static_cast<double>(n_epochs)))));
 }
 
 void layout_cpu(const Context& ctx, float* head, const float* tail, LayoutArgs g, const double* eps,

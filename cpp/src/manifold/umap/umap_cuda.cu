@@ -67,7 +67,7 @@ void layout_cuda(const Context& ctx, float* head, const float* tail, LayoutArgs 
   const int block = 256;
   if (n_edges > 0) {
     init_neg_kernel<<<blocks_for(n_edges, block), block, 0, stream>>>(n_edges, p.negative_sample_rate, d_eps.data(),
-                                                                     d_next_neg.data());
+                                                                      d_next_neg.data());
     TL_CUDA_CHECK_LAUNCH("umap init_neg_kernel");
   }
   LayoutArgs dg = g;
@@ -91,8 +91,7 @@ void layout_cuda(const Context& ctx, float* head, const float* tail, LayoutArgs 
     dg.alpha = epoch_alpha(p.initial_alpha, n, p.n_epochs);
     delta_kernel<<<blocks_for(g.n_head, block), block, 0, stream>>>(dg, d_delta.data());
     TL_CUDA_CHECK_LAUNCH("umap delta_kernel");
-    move_kernel<<<blocks_for(g.n_head * dim, block), block, 0, stream>>>(g.n_head * dim, d_head.data(),
-                                                                        d_delta.data());
+    move_kernel<<<blocks_for(g.n_head * dim, block), block, 0, stream>>>(g.n_head * dim, d_head.data(), d_delta.data());
     TL_CUDA_CHECK_LAUNCH("umap move_kernel");
   }
   download_async(head, d_head.data(), nh, stream);
