@@ -18,7 +18,6 @@ from twinlearn.manifold._umap import (
     _epochs_per_sample,
     find_ab_params,
     fuzzy_union,
-    membership_strengths,
     smooth_knn_dist,
 )
 from twinlearn.testing import skip_without_gpu

@@ -298,6 +298,7 @@ class UMAP(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TwinlearnEstimator
                 "set_op_mix_ratio", "local_connectivity", "transform_queue_size", "target_n_neighbors",
                 "target_metric", "target_weight", "transform_seed")}
             | {"verbose": "printed by Python", "n_jobs": "accepted; the thread count is twinlearn.set_n_threads'"},
+            derived={"move_other": "True for fit (both ends move), False for transform (the training points stay)"},
         ),
     )
 
