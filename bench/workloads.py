@@ -679,22 +679,44 @@ register(Workload(
 
 # -- embeddings ---------------------------------------------------------------
 
+def _digits(scale, seed: int, dtype):
+    """scikit-learn's 8 x 8 digits (1797 x 64), as the given dtype."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    return datasets.Dataset({"X": np.ascontiguousarray(load_digits().data, dtype=dtype)})
+
+
 register(Workload(
     name="umap",
-    title="UMAP {rows} x {cols} -> 2",
+    title="UMAP {rows} x {cols} mixture -> 2",
     data=datasets.blobs,
     scales={
         "smoke": Scale(500, 8, {"centers": 5}),
-        "cpu": Scale(10_000, 16, {"centers": 10}),
-        "cuda": Scale(100_000, 32, {"centers": 20}),
+        "cpu": Scale(50_000, 64, {"centers": 10, "spread": 3.0}),
+        "cuda": Scale(100_000, 64, {"centers": 20, "spread": 3.0}),
     },
     estimator="manifold.UMAP",
     sklearn=None,
-    params={"n_components": 2, "n_neighbors": 15},
+    params={"n_components": 2, "n_neighbors": 15, "random_state": 0},
     steps=(FIT_TRANSFORM,),
     quality=metrics.TRUSTWORTHINESS,
     peers=(peers.UMAP_LEARN, peers.cuml_peer("cuml.manifold.UMAP")),
     suites=frozenset({"full"}),
+    sweep=False,
+))
+
+register(Workload(
+    name="umap_digits",
+    title="UMAP digits {rows} x {cols} -> 2",
+    data=_digits,
+    scales={s: Scale(1797, 64, {}) for s in ("smoke", "cpu", "cuda")},
+    estimator="manifold.UMAP",
+    sklearn=None,
+    params={"n_components": 2, "n_neighbors": 15, "random_state": 0},
+    steps=(FIT_TRANSFORM,),
+    quality=metrics.TRUSTWORTHINESS,
+    peers=(peers.UMAP_LEARN, peers.cuml_peer("cuml.manifold.UMAP")),
     sweep=False,
 ))
 

@@ -1549,3 +1549,64 @@ class SmoSolution:
 def smo_solve(ctx: Context, X: Annotated[NDArray, dict(writable=False)], rows: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.int8], dict(shape=(None,), order='C', device='cpu', writable=False)], p: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], C: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams, alpha0: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> SmoSolution: ...
 
 def svm_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], SV: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], ranges: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)], rho: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams) -> NDArray[numpy.float64]: ...
+
+class UmapLayoutParams:
+    """Parameters of umap_layout (twinlearn/manifold/umap.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def a(self) -> float:
+        """the curve 1 / (1 + a d^(2b))"""
+
+    @a.setter
+    def a(self, arg: float, /) -> None: ...
+
+    @property
+    def b(self) -> float: ...
+
+    @b.setter
+    def b(self, arg: float, /) -> None: ...
+
+    @property
+    def gamma(self) -> float:
+        """repulsion strength"""
+
+    @gamma.setter
+    def gamma(self, arg: float, /) -> None: ...
+
+    @property
+    def initial_alpha(self) -> float:
+        """learning rate of the first epoch"""
+
+    @initial_alpha.setter
+    def initial_alpha(self, arg: float, /) -> None: ...
+
+    @property
+    def negative_sample_rate(self) -> float: ...
+
+    @negative_sample_rate.setter
+    def negative_sample_rate(self, arg: float, /) -> None: ...
+
+    @property
+    def n_epochs(self) -> int: ...
+
+    @n_epochs.setter
+    def n_epochs(self, arg: int, /) -> None: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @seed.setter
+    def seed(self, arg: int, /) -> None: ...
+
+    @property
+    def move_other(self) -> bool:
+        """both ends of an edge move (fit)"""
+
+    @move_other.setter
+    def move_other(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+def umap_layout(ctx: Context, head: Annotated[NDArray[numpy.float32], dict(shape=(None, None), order='C', device='cpu')], tail: Annotated[NDArray[numpy.float32], dict(shape=(None, None), order='C', device='cpu', writable=False)] | None, indptr: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], indices: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], epochs_per_sample: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], rindptr: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, redges: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, params: UmapLayoutParams) -> None: ...
