@@ -232,19 +232,7 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
             Xd = X if str(X.dtype).endswith("float64") else _io.as_dtype(X, np.float64)  # exact upcast
             mod, ctx = self._tl_context(device, Xd)
             children, distances = mod.agglomerative_tree(ctx, Xd, AGGLOMERATIVE_METRICS[self.metric], self.linkage)
-        children = np.asarray(children).astype(np.intp)
-        distances = np.asarray(distances)
-        self.children_ = children
-        self.n_connected_components_ = 1
-        self.n_leaves_ = n
-        if self.distance_threshold is not None or self.compute_distances:
-            self.distances_ = distances
-        else:
-            self._tl_forget("distances_")
-        if self.distance_threshold is not None:
-            self.n_clusters_ = int(np.count_nonzero(distances >= self.distance_threshold)) + 1
-        else:
-            self.n_clusters_ = self.n_clusters
+        children = self._store_tree(children, distances, n, 1)
         labels = mod.agglomerative_cut(np.ascontiguousarray(children, dtype=np.int64), int(self.n_clusters_), n)
         self.labels_ = np.asarray(labels).astype(np.intp)
         identity.record("AgglomerativeClustering.children_", self.children_)
@@ -317,6 +305,22 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
             children, distances, parent = core.agglomerative_tree_structured(
                 Xh, precomputed, backend_metric, self.linkage, np.ascontiguousarray(C.indptr, dtype=np.int64),
                 np.ascontiguousarray(C.indices, dtype=np.int64), int(n_nodes), f32)
+        children = self._store_tree(children, distances, n, n_components)
+        if full:
+            labels = core.agglomerative_cut(np.ascontiguousarray(children, dtype=np.int64), int(self.n_clusters_), n)
+            self.labels_ = np.asarray(labels).astype(np.intp)
+        else:
+            heads = _hc_get_heads(np.asarray(parent, dtype=np.intp))[:n]
+            self.labels_ = np.searchsorted(np.unique(heads), heads).astype(np.intp)
+        identity.record("AgglomerativeClustering.children_", self.children_)
+        identity.record("AgglomerativeClustering.labels_", self.labels_)
+        self._tl_record_fit(device, "identical")
+        return self
+
+    def _store_tree(self, children, distances, n, n_components):
+        """Sets the fitted tree's attributes (children_, n_leaves_,
+        n_connected_components_, distances_ where asked for, n_clusters_);
+        returns children_."""
         children = np.asarray(children).astype(np.intp)
         distances = np.asarray(distances)
         self.children_ = children
@@ -330,16 +334,7 @@ class AgglomerativeClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimat
             self.n_clusters_ = int(np.count_nonzero(distances >= self.distance_threshold)) + 1
         else:
             self.n_clusters_ = self.n_clusters
-        if full:
-            labels = core.agglomerative_cut(np.ascontiguousarray(children, dtype=np.int64), int(self.n_clusters_), n)
-            self.labels_ = np.asarray(labels).astype(np.intp)
-        else:
-            heads = _hc_get_heads(np.asarray(parent, dtype=np.intp))[:n]
-            self.labels_ = np.searchsorted(np.unique(heads), heads).astype(np.intp)
-        identity.record("AgglomerativeClustering.children_", self.children_)
-        identity.record("AgglomerativeClustering.labels_", self.labels_)
-        self._tl_record_fit(device, "identical")
-        return self
+        return children
 
     @staticmethod
     def _single_structured(core, Xh, C, precomputed, metric, n_nodes, f32):
