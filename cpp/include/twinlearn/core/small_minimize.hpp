@@ -7,7 +7,10 @@
 //     outwards (x_i <= lb_i with g_i > 0, or x_i >= ub_i with g_i < 0). The
 //     step is d_F = -H_FF g_F over the free variables F, d_i = 0 on the active
 //     set, with H the dense inverse-Hessian approximation. When d is not a
-//     descent direction, H is reset to the identity (steepest descent on F).
+//     descent direction, or when the active set changes, H is reset to the
+//     identity (steepest descent on F, then BFGS again). A free variable on
+//     a bound that d would push outwards is held for that step (d_i = 0, d
+//     recomputed), so the projected step stays a descent direction.
 //   * Projected backtracking line search: x(a) = P(x + a d), Armijo condition
 //     f(x(a)) <= f(x) + c1 g.(x(a) - x), c1 = 1e-4, a halved on failure; the
 //     first trial step of the first iteration (and after a reset) is scaled
@@ -17,7 +20,9 @@
 //     the first accepted step H is first scaled to (s.y / y.y) I.
 //   * Stops when the projected gradient's infinity norm is <= pgtol, when the
 //     relative decrease (f - f_new) / max(|f|, |f_new|, 1) is <= ftol (the
-//     L-BFGS-B "factr" rule), when the line search fails, or after max_iter.
+//     L-BFGS-B "factr" rule), when the line search fails along steepest
+//     descent (a failure along a BFGS direction first resets H), or after
+//     max_iter.
 //
 // Every operation is a tl::num scalar operation (no FMA contraction, no
 // library libm), in a fixed sequential order, so the result is a function of
@@ -133,16 +138,35 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
       res.iterations = it;
       return res;
     }
-    for (int i = 0; i < n; ++i) active[i] = (x[i] <= lb[i] && g[i] > T(0)) || (x[i] >= ub[i] && g[i] < T(0));
-    // d_F = -H_FF g_F
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      const bool a = (x[i] <= lb[i] && g[i] > T(0)) || (x[i] >= ub[i] && g[i] < T(0));
+      changed = changed || (it > 0 && a != active[i]);
+      active[i] = a;
+    }
+    if (changed && !fresh) {  // a new active set: curvature learnt on the old one may not fit the new face
+      identity_(H, n, MaxN, T(1));
+      fresh = true;
+    }
+    // d_F = -H_FF g_F; a free variable on a bound that d would push outwards
+    // joins the active set for this step and d is recomputed.
     T dg = T(0);
     for (int pass = 0; pass < 2; ++pass) {
-      for (int i = 0; i < n; ++i) {
-        T v = T(0);
-        if (!active[i])
-          for (int j = 0; j < n; ++j)
-            if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
-        d[i] = -v;
+      for (int round = 0; round <= n; ++round) {
+        for (int i = 0; i < n; ++i) {
+          T v = T(0);
+          if (!active[i])
+            for (int j = 0; j < n; ++j)
+              if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
+          d[i] = -v;
+        }
+        bool grew = false;
+        for (int i = 0; i < n; ++i)
+          if (!active[i] && ((x[i] <= lb[i] && d[i] < T(0)) || (x[i] >= ub[i] && d[i] > T(0)))) {
+            active[i] = true;
+            grew = true;
+          }
+        if (!grew) break;
       }
       dg = dot_(d, g, n);
       if (dg < T(0) || pass == 1) break;
@@ -177,6 +201,11 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
       a = num::mul(a, T(0.5));
     }
     res.iterations = it + 1;
+    if (!accepted && !fresh) {  // retry once along steepest descent before giving up
+      identity_(H, n, MaxN, T(1));
+      fresh = true;
+      continue;
+    }
     if (!accepted) {
       res.status = SmallMinimizeStatus::kLineSearchFailed;
       break;
