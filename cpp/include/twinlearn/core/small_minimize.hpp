@@ -117,7 +117,10 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
   T H[MaxN * MaxN];
   T g[MaxN], d[MaxN], xn[MaxN], gn[MaxN], s[MaxN], y[MaxN], Hy[MaxN];
   bool active[MaxN];
-  for (int i = 0; i < n; ++i) x[i] = clamp_(x[i], lb[i], ub[i]);
+  for (int i = 0; i < n; ++i) {
+    x[i] = clamp_(x[i], lb[i], ub[i]);
+    active[i] = false;
+  }
   T f = fg(static_cast<const T*>(x), g);
   res.evaluations = 1;
   bool ok = finite_(f);
