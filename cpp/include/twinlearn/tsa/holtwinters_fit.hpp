@@ -576,8 +576,14 @@ TL_HD void holt_winters_fit_one(const HoltWintersSpec& sp, const double* col, st
       r = hw_minimize<4>(pr, x, lb, ub, mo);
     else if (pr.nfree <= 8)
       r = hw_minimize<8>(pr, x, lb, ub, mo);
+    else if (pr.nfree <= 12)
+      r = hw_minimize<12>(pr, x, lb, ub, mo);
     else if (pr.nfree <= 16)
       r = hw_minimize<16>(pr, x, lb, ub, mo);
+    else if (pr.nfree <= 20)
+      r = hw_minimize<20>(pr, x, lb, ub, mo);
+    else if (pr.nfree <= 24)
+      r = hw_minimize<24>(pr, x, lb, ub, mo);
     else
       r = hw_minimize<32>(pr, x, lb, ub, mo);
     *o.iterations = r.iterations;
