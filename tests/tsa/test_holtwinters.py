@@ -161,14 +161,6 @@ def test_synthetic_panel_against_statsmodels(model):
     assert fc_ok == same
 
 
-def _fit_arrays(res):
-    out = [np.atleast_1d(res.sse), np.atleast_2d(res.fittedvalues.T).T if res.fittedvalues.ndim == 1
-           else res.fittedvalues]
-    for name in NAMES:
-        out.append(np.atleast_1d(res.params[name]))
-    return out
-
-
 def _column(res, j):
     """Series j's results of a batch fit."""
     return [np.atleast_1d(res.sse)[j], res.fittedvalues[:, j]] + [np.atleast_1d(res.params[n])[j] for n in NAMES]
