@@ -271,7 +271,7 @@ def test_too_few_points_for_a_single_series():
     (dict(seasonal="add", seasonal_periods=65, initialization_method="heuristic"), "at most 64"),
     (dict(trend="cubic"), "trend must be"),
     (dict(damped_trend=True), "Can only dampen the trend component"),
-    (dict(use_boxcox=True), "use_boxcox"),
+    (dict(use_boxcox="sqrt"), "use_boxcox"),
     (dict(bounds={"smoothing_level": (0, 0.5)}), "bounds"),
     (dict(initialization_method="legacy-heuristic"), "initialization_method"),
     (dict(initialization_method="known"), "initial_level not given"),
@@ -289,7 +289,7 @@ def test_unsupported_or_bad_parameters_raise(kwargs, match):
     (dict(start_params=[0.5]), "start_params"),
     (dict(smoothing_level=1.5), "smoothing_level"),
     (dict(smoothing_trend=0.1), "no trend"),
-    (dict(use_boxcox="log"), "use_boxcox"),
+    (dict(use_boxcox="log"), "use_boxcox is set on the model"),
 ])
 def test_unsupported_fit_arguments_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -373,3 +373,41 @@ def test_gpu_series_fit_is_independent_of_the_batch():
     alone = ExponentialSmoothing(Y[:, 517], **kw).fit()
     for a, c in zip(_alone(alone), _column(big, 517), strict=True):
         assert_same_bits(a, c)
+
+
+@pytest.mark.parametrize("use_boxcox", [True, 0.0, 0.5], ids=str)
+@pytest.mark.parametrize("model", [("add", False, "add", "estimated"), ("add", False, "mul", "heuristic"),
+                                   (None, False, "add", "estimated")], ids=str)
+def test_boxcox_against_statsmodels(model, use_boxcox):
+    trend, damped, seasonal, init = model
+    kw = dict(trend=trend, damped_trend=damped, seasonal=seasonal, seasonal_periods=12, initialization_method=init,
+              use_boxcox=use_boxcox)
+    ours = ExponentialSmoothing(AIRLINE, **kw).fit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = sm_hw.ExponentialSmoothing(AIRLINE, **kw).fit()
+    np.testing.assert_allclose(ours.params["lamda"], ref.params["lamda"], rtol=1e-12)
+    # The SSE on the original scale (the optimised one is on the transformed scale).
+    np.testing.assert_allclose(ours.sse, ref.sse, rtol=1e-4)
+    np.testing.assert_allclose(ours.aic, ref.aic, rtol=1e-4)
+    np.testing.assert_allclose(ours.forecast(24), ref.forecast(24), rtol=1e-3)
+    np.testing.assert_allclose(ours.fittedvalues, ref.fittedvalues, rtol=0, atol=1e-3 * AIRLINE.mean())
+
+
+def test_boxcox_per_series_lambda_and_errors():
+    Y = seasonal_panel(4, 60, seed=8)
+    Y[10, 2] = -1.0
+    kw = dict(trend="add", seasonal="add", seasonal_periods=12, use_boxcox=True)
+    with pytest.raises(ValueError, match="series 2: non-positive"):
+        ExponentialSmoothing(Y, **kw).fit()
+    r = ExponentialSmoothing(Y, errors="nan", **kw).fit()
+    assert list(r.status) == [0, 0, 3, 0]
+    assert np.isnan(r.params["lamda"][2]) and np.isnan(r.sse[2])
+    for j in (0, 3):
+        alone = ExponentialSmoothing(Y[:, j], **kw).fit()
+        assert r.params["lamda"][j] == alone.params["lamda"]
+        assert_same_bits(r.sse[j], alone.sse)
+        assert_same_bits(r.forecast(4)[:, j], alone.forecast(4))
+    fc, lo, hi = r.forecast_interval(6)
+    ok = [0, 1, 3]
+    assert (lo[:, ok] < fc[:, ok]).all() and (fc[:, ok] < hi[:, ok]).all()

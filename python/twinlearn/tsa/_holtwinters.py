@@ -23,6 +23,16 @@ _STATUS = {
 }
 
 
+def _check_boxcox(value):
+    if value is None or value is False:
+        return False
+    if value is True or value == "log":
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value):
+        return float(value)
+    raise ValueError(f"use_boxcox must be False, True, 'log' or a float, got {value!r}")
+
+
 def _component(value, name):
     if value is None or value is False:
         return None
@@ -64,8 +74,13 @@ class ExponentialSmoothing:
         one value / row per series).
     initial_level, initial_trend, initial_seasonal : float or array_like, optional
         Required with 'known', refused otherwise.
-    use_boxcox : False
-        Box-Cox transformation is not supported yet: any other value raises.
+    use_boxcox : {False, True, 'log', float}
+        Fit the model to the Box-Cox transform of each series (statsmodels):
+        True estimates each series' lambda by maximum likelihood
+        (``scipy.stats.boxcox``), 'log' is lambda 0, a float is that lambda
+        for every series. Fitted values, forecasts, intervals, simulations,
+        the SSE and the criteria are on the original scale. Non-positive data
+        is an error for that series.
     bounds : None
         Custom parameter bounds are not supported: any other value raises.
     errors : {'raise', 'nan'}
@@ -109,8 +124,7 @@ class ExponentialSmoothing:
         if initialization_method == "estimated" and 6 + m > _MAX_FREE:
             raise ValueError(f"initialization_method='estimated' supports seasonal_periods up to {_MAX_FREE - 6} "
                              f"(got {m}); use 'heuristic' or 'known'")
-        if use_boxcox not in (False, None):
-            raise ValueError(f"use_boxcox={use_boxcox!r} is not supported (only False)")
+        self.use_boxcox = _check_boxcox(use_boxcox)
         if bounds is not None:
             raise ValueError("bounds is not supported: the bounds are statsmodels' defaults")
         if dates is not None or freq is not None:
@@ -118,6 +132,10 @@ class ExponentialSmoothing:
         if missing != "none":
             raise ValueError(f"missing={missing!r} is not supported: NaN pads unequal lengths")
         self.errors = check_errors(errors)
+        self._boxcox_status = None
+        self.lamda = None
+        if self.use_boxcox is not False:
+            self._transform()
         self.device = device
         self.numeric_mode = numeric_mode
         n = self.endog.shape[1]
@@ -147,6 +165,38 @@ class ExponentialSmoothing:
             for k, v in given.items():
                 if v is not None:
                     raise ValueError(f"initialization method is {initialization_method} but {k} has been set.")
+
+    def _transform(self):
+        """Box-Cox transform each series in place of the data the core fits
+        (self._y); a series with a non-positive value gets status 3."""
+        from scipy.stats import boxcox
+
+        Y = self.endog
+        Yt = np.full_like(Y, np.nan)
+        n = Y.shape[1]
+        lam = np.full(n, np.nan)
+        status = np.zeros(n, dtype=np.int32)
+        for j in range(n):
+            col = Y[:, j]
+            ok = ~np.isnan(col)
+            if not ok.any():
+                continue
+            v = col[ok]
+            if (v <= 0).any():
+                status[j] = 3
+                continue
+            if self.use_boxcox is True:
+                if np.ptp(v) == 0:
+                    status[j] = 2
+                    continue
+                t, lam[j] = boxcox(v)
+            else:
+                lam[j] = 0.0 if self.use_boxcox == "log" else float(self.use_boxcox)
+                t = boxcox(v, lam[j])
+            Yt[ok, j] = t
+        self._y = np.ascontiguousarray(Yt)
+        self.lamda = lam
+        self._boxcox_status = status
 
     @property
     def nobs(self):
@@ -194,8 +244,9 @@ class ExponentialSmoothing:
             raise ValueError("start_params and minimize_kwargs are not supported")
         if method not in (None, "L-BFGS-B"):
             raise ValueError(f"method={method!r} is not supported (only None or 'L-BFGS-B')")
-        if use_boxcox not in (None, False):
-            raise ValueError(f"use_boxcox={use_boxcox!r} is not supported (only False)")
+        if use_boxcox is not None and _check_boxcox(use_boxcox) != self.use_boxcox:
+            raise ValueError("use_boxcox is set on the model (ExponentialSmoothing(use_boxcox=...)), "
+                             "not changed by fit")
         max_iter = check_int(max_iter, "max_iter", 0)
         if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol >= 0):
             raise ValueError(f"tol must be a non-negative number, got {tol!r}")
@@ -232,9 +283,12 @@ class ExponentialSmoothing:
         spec.max_iter = max_iter
         spec.ftol = float(tol)
         spec.pgtol = 1e-10
-        r = mod.holt_winters_fit(ctx, self.endog, spec, self._known)
-        report_failures(r.status, _STATUS, self.errors)
-        return HoltWintersResults(self, r, bool(remove_bias), dev, mode)
+        r = mod.holt_winters_fit(ctx, self.endog if self.use_boxcox is False else self._y, spec, self._known)
+        status = np.asarray(r.status)
+        if self._boxcox_status is not None:
+            status = np.where(self._boxcox_status != 0, self._boxcox_status, status).astype(np.int32)
+        report_failures(status, _STATUS, self.errors)
+        return HoltWintersResults(self, r, status, bool(remove_bias), dev, mode)
 
 
 class HoltWintersResults:
@@ -261,22 +315,29 @@ class HoltWintersResults:
         status 0 is fitted; otherwise the series' results are NaN.
     """
 
-    def __init__(self, model, raw, remove_bias, device, mode):
+    def __init__(self, model, raw, status, remove_bias, device, mode):
         self.model = model
         m = model.seasonal_periods
         self._m = m
         self._remove_bias = remove_bias
+        self._lam = None if model.use_boxcox is False else model.lamda
         self.device_used = device
         self.numeric_mode_used = mode
         P = np.asarray(raw.params)
         self._P = P
         self._state = np.asarray(raw.state)
-        self.status = np.asarray(raw.status)
+        self.status = np.asarray(status)
         self.converged = np.asarray(raw.converged).astype(bool) & (self.status == 0)
         self.iterations = np.asarray(raw.iterations)
         self.nobs = np.asarray(raw.nobs)
         self._start = np.asarray(raw.start)
         self.sse = np.asarray(raw.sse)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._sigma2_model = self.sse / self.nobs  # the fitted scale's (Box-Cox's) error variance
+        if model.use_boxcox is not False:  # statsmodels: the SSE of the back-transformed fit
+            with np.errstate(invalid="ignore"):
+                err = self._inv(np.asarray(raw.fitted)) - model.endog
+                self.sse = np.where(self.status == 0, np.nansum(err * err, axis=0), np.nan)
         n = self.nobs.astype(np.float64)
         k = m * model.has_seasonal + 2 * model.has_trend + 2 + 1 * model.damped_trend
         self.k = k
@@ -288,7 +349,7 @@ class HoltWintersResults:
             self.bic = lsse + k * np.log(n)
             self.sigma2 = self.sse / n
             self.llf = -0.5 * n * (np.log(2 * np.pi * self.sigma2) + 1.0)
-        fitted = np.asarray(raw.fitted)
+        fitted = self._inv(np.asarray(raw.fitted))
         resid = model.endog - fitted
         if remove_bias:
             with np.errstate(invalid="ignore"):
@@ -303,11 +364,25 @@ class HoltWintersResults:
                  "damping_trend")
         self.params = {name: self._squeeze(P[:, i]) for i, name in enumerate(names)}
         self.params["initial_seasons"] = P[0, 6:] if model._was_1d else P[:, 6:]
-        self.params["use_boxcox"] = False
-        self.params["lamda"] = None
+        self.params["use_boxcox"] = model.use_boxcox
+        self.params["lamda"] = None if self._lam is None else self._squeeze(self._lam)
         self.params["remove_bias"] = remove_bias
         for attr in ("sse", "aic", "aicc", "bic", "sigma2", "llf", "nobs", "status", "converged", "iterations"):
             setattr(self, attr, self._squeeze(getattr(self, attr)))
+
+    def _inv(self, a):
+        """Back from the Box-Cox scale; a's axis 1 is the series."""
+        if self._lam is None:
+            return a
+        from scipy.special import inv_boxcox
+
+        lam = self._lam.reshape((1, -1) + (1,) * (a.ndim - 2))
+        return inv_boxcox(a, lam)
+
+    def _out(self, a):
+        """Transformed-scale values (series on axis 1) as reported."""
+        b = self._inv(a)
+        return b + self._bias.reshape((1, -1) + (1,) * (b.ndim - 2))
 
     def _squeeze(self, a):
         return a[0] if self.model._was_1d else a
@@ -349,13 +424,13 @@ class HoltWintersResults:
             out = tr + s if mdl.seasonal == "add" else tr * s
         else:
             out = np.array(tr, dtype=np.float64)
-        return out + self._bias
+        return out
 
     def forecast(self, steps=1):
         """Forecasts of the next `steps` points after each series' last value:
         (steps,) for one series, (steps, n_series) for a batch."""
         steps = check_int(steps, "steps", 1)
-        return self._shape(self._forecast(steps))
+        return self._shape(self._out(self._forecast(steps)))
 
     def predict(self, start=None, end=None):
         """In-sample fitted values and forecasts at positions start..end
@@ -371,7 +446,7 @@ class HoltWintersResults:
         if start < rows:
             parts.append(self._fitted[start:min(end, rows - 1) + 1])
         if end >= rows:
-            fc = self._forecast(end - rows + 1)
+            fc = self._out(self._forecast(end - rows + 1))
             parts.append(fc[max(start - rows, 0):])
         return self._shape(np.concatenate(parts, axis=0))
 
@@ -415,10 +490,10 @@ class HoltWintersResults:
             sims = self._simulate(steps, repetitions, random_state)
             lo = np.quantile(sims, alpha / 2, axis=2)
             hi = np.quantile(sims, 1 - alpha / 2, axis=2)
-        return self._shape(fc), self._shape(lo), self._shape(hi)
+        return self._shape(self._out(fc)), self._shape(self._out(lo)), self._shape(self._out(hi))
 
     def _P_sigma2(self):
-        return np.atleast_1d(self.sigma2)
+        return self._sigma2_model
 
     def _simulate(self, steps, repetitions, random_state):
         mdl = self.model
@@ -460,7 +535,7 @@ class HoltWintersResults:
                 ring[:, slot, :] = (gamma * y - gamma * tb + (1 - gamma) * s if mdl.seasonal == "add"
                                     else gamma * y / tb + (1 - gamma) * s)
             lvl = ln
-        return out + self._bias[None, :, None]
+        return out
 
     def simulate(self, nsimulations, repetitions=1, error="add", random_state=None):
         """Simulated future paths of the additive-error state-space form of
@@ -471,5 +546,5 @@ class HoltWintersResults:
         repetitions = check_int(repetitions, "repetitions", 1)
         if error not in ("add", "additive"):
             raise ValueError(f"error={error!r} is not supported (only 'add')")
-        sims = self._simulate(nsimulations, repetitions, random_state)
+        sims = self._out(self._simulate(nsimulations, repetitions, random_state))
         return sims[:, 0, :] if self.model._was_1d else sims
