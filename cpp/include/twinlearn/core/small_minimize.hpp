@@ -5,9 +5,11 @@
 //   * x is kept inside the box [lb, ub] (either bound may be +-inf).
 //   * A variable is active when it sits on a bound and the gradient pushes it
 //     outwards (x_i <= lb_i with g_i > 0, or x_i >= ub_i with g_i < 0). The
-//     step is d_F = -H_FF g_F over the free variables F, d_i = 0 on the active
-//     set, with H the dense inverse-Hessian approximation. When d is not a
-//     descent direction, or when the active set changes, H is reset to the
+//     step is d_F = -Hr g_F over the free variables F, d_i = 0 on the active
+//     set A, with H the dense inverse-Hessian approximation and
+//     Hr = H_FF - H_FA H_AA^-1 H_AF (Cholesky of H_AA) the inverse of the
+//     reduced Hessian approximation B_FF, B = H^-1. When d is not a descent
+//     direction (or H_AA is not positive definite), H is reset to the
 //     identity (steepest descent on F, then BFGS again). A free variable on
 //     a bound that d would push outwards is held for that step (d_i = 0, d
 //     recomputed), so the projected step stays a descent direction.
@@ -31,7 +33,7 @@
 //
 // The caller supplies f and its gradient through a functor:
 //     T operator()(const T* x, T* g)   // returns f(x), writes grad f(x) to g
-// Memory: MaxN * MaxN + 8 * MaxN scalars on the caller's stack.
+// Memory: 2 MaxN * MaxN + 10 MaxN scalars on the caller's stack.
 #pragma once
 #include "twinlearn/core/numerics.hpp"
 
@@ -105,6 +107,61 @@ TL_HD void identity_(T* H, int n, int ld, T scale) {
     for (int j = 0; j < n; ++j) H[i * ld + j] = i == j ? scale : T(0);
 }
 
+// d = -Hr g on the free set (0 on the active set), Hr = H_FF - H_FA H_AA^-1 H_AF:
+// the inverse of the reduced Hessian approximation B_FF (B = H^-1). H_AA is
+// factored by Cholesky in M (scratch, MaxN x MaxN). Returns false when H_AA is
+// not positive definite.
+template <int MaxN, class T>
+TL_HD bool reduced_direction(const T* H, const T* g, const bool* active, int n, T* d, T* M, T* w) {
+  int A[MaxN];
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (active[i]) A[k++] = i;
+  // w = H_AF g_F
+  for (int a = 0; a < k; ++a) {
+    T v = T(0);
+    for (int j = 0; j < n; ++j)
+      if (!active[j]) v = num::add(v, num::mul(H[A[a] * MaxN + j], g[j]));
+    w[a] = v;
+  }
+  if (k > 0) {
+    // Cholesky H_AA = L L^T (lower triangle of M), then w <- H_AA^-1 w.
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b <= a; ++b) {
+        T v = H[A[a] * MaxN + A[b]];
+        for (int c = 0; c < b; ++c) v = num::sub(v, num::mul(M[a * MaxN + c], M[b * MaxN + c]));
+        if (a == b) {
+          if (!(v > T(0))) return false;
+          M[a * MaxN + a] = num::sqrt(v);
+        } else {
+          M[a * MaxN + b] = num::div(v, M[b * MaxN + b]);
+        }
+      }
+    for (int a = 0; a < k; ++a) {
+      T v = w[a];
+      for (int c = 0; c < a; ++c) v = num::sub(v, num::mul(M[a * MaxN + c], w[c]));
+      w[a] = num::div(v, M[a * MaxN + a]);
+    }
+    for (int a = k - 1; a >= 0; --a) {
+      T v = w[a];
+      for (int c = a + 1; c < k; ++c) v = num::sub(v, num::mul(M[c * MaxN + a], w[c]));
+      w[a] = num::div(v, M[a * MaxN + a]);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (active[i]) {
+      d[i] = T(0);
+      continue;
+    }
+    T v = T(0);
+    for (int j = 0; j < n; ++j)
+      if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
+    for (int a = 0; a < k; ++a) v = num::sub(v, num::mul(H[i * MaxN + A[a]], w[a]));
+    d[i] = -v;
+  }
+  return true;
+}
+
 }  // namespace small_minimize_detail
 
 // Minimises f over the box [lb, ub] from x (overwritten with the minimiser).
@@ -115,6 +172,8 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
   using namespace small_minimize_detail;
   SmallMinimizeResult<T> res;
   T H[MaxN * MaxN];
+  T M[MaxN * MaxN];
+  T w[MaxN];
   T g[MaxN], d[MaxN], xn[MaxN], gn[MaxN], s[MaxN], y[MaxN], Hy[MaxN];
   bool active[MaxN];
   for (int i = 0; i < n; ++i) {
@@ -141,27 +200,16 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
       res.iterations = it;
       return res;
     }
-    bool changed = false;
-    for (int i = 0; i < n; ++i) {
-      const bool a = (x[i] <= lb[i] && g[i] > T(0)) || (x[i] >= ub[i] && g[i] < T(0));
-      changed = changed || (it > 0 && a != active[i]);
-      active[i] = a;
-    }
-    if (changed && !fresh) {  // a new active set: curvature learnt on the old one may not fit the new face
-      identity_(H, n, MaxN, T(1));
-      fresh = true;
-    }
+    for (int i = 0; i < n; ++i) active[i] = (x[i] <= lb[i] && g[i] > T(0)) || (x[i] >= ub[i] && g[i] < T(0));
     // d_F = -H_FF g_F; a free variable on a bound that d would push outwards
     // joins the active set for this step and d is recomputed.
     T dg = T(0);
     for (int pass = 0; pass < 2; ++pass) {
       for (int round = 0; round <= n; ++round) {
-        for (int i = 0; i < n; ++i) {
-          T v = T(0);
-          if (!active[i])
-            for (int j = 0; j < n; ++j)
-              if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
-          d[i] = -v;
+        if (!reduced_direction<MaxN>(H, g, active, n, d, M, w)) {
+          identity_(H, n, MaxN, T(1));
+          fresh = true;
+          reduced_direction<MaxN>(H, g, active, n, d, M, w);
         }
         bool grew = false;
         for (int i = 0; i < n; ++i)
