@@ -152,11 +152,14 @@ struct HwModel {
 // gamma, l0, b0, phi, s0..). Returns the SSE, summed in time order. With
 // fitted != nullptr (S = double) it writes the fitted values and the
 // forecast state (see HwSeriesOut::state).
-template <class S>
+template <class S, int TR = -1, int SE = -1>
 TL_HD S hw_recursion(const HwModel& md, const double* y, std::int64_t ystride, std::int64_t n, const S* p, S* ring,
                      double* fitted, std::int64_t fstride, double* state) {
   const S* tag = nullptr;
-  const int m = md.seasonal ? md.m : 1;
+  // TR / SE >= 0 fix the components at compile time (the same operations, fewer branches).
+  const int trend = TR >= 0 ? TR : md.trend;
+  const int seasonal = SE >= 0 ? SE : md.seasonal;
+  const int m = seasonal ? md.m : 1;
   const S one = cst(1.0, tag);
   const S& alpha = p[0];
   const S& beta = p[1];
@@ -167,7 +170,7 @@ TL_HD S hw_recursion(const HwModel& md, const double* y, std::int64_t ystride, s
   const S gammac = sub(one, gamma);
   const S betac_phi = mul(betac, phi);
   S l = p[3], b = p[4];
-  if (md.seasonal)
+  if (seasonal)
     for (int j = 0; j < m; ++j) ring[j] = p[6 + j];
   S sse = cst(0.0, tag);
   double s_last_old = 0.0;
@@ -176,17 +179,17 @@ TL_HD S hw_recursion(const HwModel& md, const double* y, std::int64_t ystride, s
     // Trend term: add: l + phi b; mul: l b^phi (b when undamped); none: l.
     S db = b;
     S tb = l;
-    if (md.trend == kHwAdd) {
+    if (trend == kHwAdd) {
       db = mul(phi, b);
       tb = add(l, db);
-    } else if (md.trend == kHwMul) {
+    } else if (trend == kHwMul) {
       db = md.damped ? pw(b, phi) : b;
       tb = mul(l, db);
     }
     S fit = tb;
-    if (md.seasonal == kHwAdd)
+    if (seasonal == kHwAdd)
       fit = add(tb, ring[slot]);
-    else if (md.seasonal == kHwMul)
+    else if (seasonal == kHwMul)
       fit = mul(tb, ring[slot]);
     const S yi = cst(y[i * ystride], tag);
     const S err = sub(yi, fit);
@@ -194,19 +197,19 @@ TL_HD S hw_recursion(const HwModel& md, const double* y, std::int64_t ystride, s
     if (fitted) fitted[i * fstride] = val(fit);
     // States for i + 1 from y[i].
     S ln;
-    if (md.seasonal == kHwAdd)
+    if (seasonal == kHwAdd)
       ln = add(sub(mul(alpha, yi), mul(alpha, ring[slot])), mul(alphac, tb));
-    else if (md.seasonal == kHwMul)
+    else if (seasonal == kHwMul)
       ln = add(div(mul(alpha, yi), ring[slot]), mul(alphac, tb));
     else
       ln = add(mul(alpha, yi), mul(alphac, tb));
-    if (md.trend == kHwAdd)
+    if (trend == kHwAdd)
       b = add(mul(beta, sub(ln, l)), mul(betac_phi, b));
-    else if (md.trend == kHwMul)
+    else if (trend == kHwMul)
       b = add(mul(beta, div(ln, l)), mul(betac, db));
-    if (md.seasonal) {
+    if (seasonal) {
       if (i == n - 1) s_last_old = val(ring[slot]);
-      if (md.seasonal == kHwAdd)
+      if (seasonal == kHwAdd)
         ring[slot] = add(sub(mul(gamma, yi), mul(gamma, tb)), mul(gammac, ring[slot]));
       else
         ring[slot] = add(div(mul(gamma, yi), tb), mul(gammac, ring[slot]));
@@ -216,8 +219,8 @@ TL_HD S hw_recursion(const HwModel& md, const double* y, std::int64_t ystride, s
   }
   if (state) {
     state[0] = val(l);
-    state[1] = md.trend ? val(b) : 0.0;
-    if (md.seasonal) {
+    state[1] = trend ? val(b) : 0.0;
+    if (seasonal) {
       // statsmodels' forecast cycle: s[n-1] (before its last update), s[n], .., s[n+m-2].
       state[2] = s_last_old;
       for (int j = 1; j < m; ++j) state[2 + j] = val(ring[(slot + j - 1) % m]);
@@ -341,7 +344,21 @@ struct HwProblem {
 // SSE at the restricted parameters p (double).
 TL_HD double hw_sse(const HwProblem& pr, const double* p) {
   double ring[kHwMaxSeasonal];
-  return hw_recursion<double>(pr.md, pr.y, pr.ys, pr.n, p, ring, nullptr, 0, nullptr);
+  const HwModel& md = pr.md;
+#define TL_HW_SSE(TR, SE)                  \
+  if (md.trend == TR && md.seasonal == SE) \
+    return hw_recursion<double, TR, SE>(md, pr.y, pr.ys, pr.n, p, ring, nullptr, 0, nullptr);
+  TL_HW_SSE(kHwNone, kHwNone)
+  TL_HW_SSE(kHwNone, kHwAdd)
+  TL_HW_SSE(kHwNone, kHwMul)
+  TL_HW_SSE(kHwAdd, kHwNone)
+  TL_HW_SSE(kHwAdd, kHwAdd)
+  TL_HW_SSE(kHwAdd, kHwMul)
+  TL_HW_SSE(kHwMul, kHwNone)
+  TL_HW_SSE(kHwMul, kHwAdd)
+  TL_HW_SSE(kHwMul, kHwMul)
+#undef TL_HW_SSE
+  return hw_recursion<double>(md, pr.y, pr.ys, pr.n, p, ring, nullptr, 0, nullptr);
 }
 
 // The optimiser's objective: SSE and its gradient over the free parameters
