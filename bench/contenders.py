@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 from collections.abc import Mapping
@@ -227,16 +228,18 @@ def _sklearn_contenders(workload: Workload, suite: str = "quick") -> list[Conten
     import sklearn
 
     factory = sklearn_factory(workload.sklearn)
+    base = workload.baseline
+    version = sklearn.__version__ if base == "scikit-learn" else importlib.metadata.version(base)
     variants = {None: {}}
     if suite in workload.variants_suites:
         variants.update(workload.sklearn_variants)
     return [
         Contender(
-            name="scikit-learn" if label is None else f"scikit-learn ({label})",
-            library="scikit-learn",
+            name=base if label is None else f"{base} ({label})",
+            library=base,
             role="scikit-learn",
             build=lambda inst, extra=extra: factory(**{**inst.params("sklearn"), **extra}),
-            version=sklearn.__version__,
+            version=version,
             threads=sklearn_threads,
             same=lambda inst, extra=extra: sklearn_run_key(workload, inst, {**inst.params("sklearn"), **extra}),
         )

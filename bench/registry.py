@@ -118,6 +118,9 @@ class Workload:
         ``f(scale, data) -> dict`` when they depend on the size or the data).
     twinlearn_params / sklearn_params: added for that library only (same forms).
     sklearn_variants: further scikit-learn contenders, label -> extra params.
+    baseline: the library the ``sklearn`` slot runs, as records and tables
+        name it (its distribution name: 'statsmodels', 'umap-learn'); the
+        speedup column is against it.
     variants_suites: the suites that run the variants (all by default).
     steps: the calls timed, in order, on a fresh estimator for every run.
     quality: the metric, computed on the last run's outputs.
@@ -142,6 +145,7 @@ class Workload:
     sklearn_params: ParamSpec = field(default_factory=dict)
     sklearn_variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     variants_suites: frozenset = frozenset(SUITES)
+    baseline: str = "scikit-learn"
     peers: tuple[Peer, ...] = ()
     kind: str = "estimator"
     suites: frozenset = frozenset(SUITES)

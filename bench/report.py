@@ -294,11 +294,16 @@ def _summary(result: dict) -> list[str]:
         if on_gpu:
             row.append(_time_or_status(_find(recs, "twinlearn fast (numpy)")))
         row.append(_time_or_status(ident) if ident else "-")
-        sk, torch = _find(recs, "scikit-learn"), _find(recs, "torch")
+        # the baseline: scikit-learn, or the library a workload names instead (statsmodels, umap-learn)
+        sk = next((r for r in recs if r["role"] == "scikit-learn"), None)
+        torch = _find(recs, "torch")
         others = [r for r in recs if r["role"] == "peer" and r["name"] != "torch" and r["status"] == OK]
         best = min(others, key=lambda r: r["total_s"]) if others else None
+        sk_cell = _time_or_status(sk)
+        if sk is not None and sk["name"] != "scikit-learn":
+            sk_cell = f"{sk['name']} {sk_cell}"
         row += [
-            _time_or_status(sk),
+            sk_cell,
             _time_or_status(torch),
             f"{best['name']} {fmt_time(best['total_s'])}" if best else "-",
             fmt_ratio(_peer_speedup(ref, sk)),

@@ -1058,6 +1058,7 @@ register(Workload(
     scales={"smoke": Scale(120, 20), "cpu": Scale(1_000, 1_000), "cuda": Scale(1_000, 100_000)},
     estimator=lambda device=None, numeric_mode=None, **p: HoltWintersBatchFit(device, numeric_mode, **p),
     sklearn=lambda **p: StatsmodelsHoltWintersLoop(**p),
+    baseline="statsmodels",
     params=_HW_MODEL,
     steps=(FIT,),
     quality=Quality(holt_winters_value, "series_per_second", True,
