@@ -97,7 +97,7 @@ def _subspace_iteration(product, n, k, seed, tol, exact, max_iter=MAX_SUBSPACE_I
     a block of p = min(n, 2k + 8) columns, orthonormalized (QR) after every
     product, with a Rayleigh-Ritz step (the p x p matrix Qᵀ S Q diagonalized)
     each iteration; converged when each of the k leading Ritz pairs has
-    residual |S v - theta v| <= tol. The start is p columns of the project's
+    residual ``|S v - theta v|`` <= tol. The start is p columns of the project's
     normal draws (seed), so the result is a function of S and the seed. With
     `exact` (identical mode) the host products, QR and eigensolver are the
     fixed-order ones."""
@@ -240,7 +240,7 @@ class SpectralClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
     n_neighbors : int, default=10
         Neighbours of the nearest_neighbors affinity.
     eigen_tol : float, default='auto'
-        Residual |S v - theta v| at which the subspace iteration stops
+        Residual ``|S v - theta v|`` at which the subspace iteration stops
         ('auto': 1e-8); the dense solvers ignore it.
     assign_labels : {'kmeans', 'discretize', 'cluster_qr'}, default='kmeans'
         How labels are assigned in the embedding space (the discretization
