@@ -10,7 +10,7 @@ from sklearn.metrics import mean_poisson_deviance
 from sklearn.model_selection import train_test_split
 
 import twinlearn
-from twinlearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from twinlearn.ensemble import ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
 from test_forest import ALL, CLASSIFIERS, REGRESSORS, assert_same_trees
 
