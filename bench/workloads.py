@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -649,6 +650,41 @@ register(Workload(
     suites=frozenset({"full"}),  # twinlearn has no random forest yet: scikit-learn alone
     mem_factor=3,
 ))
+
+def _poisson_counts(scale: Scale, seed: int, dtype) -> datasets.Dataset:
+    """Counts y ~ Poisson(exp(X w / sqrt(cols))), with a held-out set."""
+    rng = np.random.default_rng(seed)
+    n_test = datasets.held_out_rows(scale.rows)
+    X = rng.standard_normal((scale.rows + n_test, scale.cols)).astype(dtype)
+    w = rng.standard_normal(scale.cols) / np.sqrt(scale.cols)
+    y = rng.poisson(np.exp(X.astype(np.float64) @ w)).astype(dtype)
+    return datasets._split(X, y, scale.rows)
+
+
+# Best-first growth and the Poisson criterion: regression forests of
+# max_leaf_nodes leaves on counts, scikit-learn's on every core.
+register(Workload(
+    name="random_forest_poisson_leaves",
+    title="RandomForestRegressor {rows} x {cols}, {trees} trees, poisson, {leaves} leaves",
+    data=_poisson_counts,
+    scales={
+        "smoke": Scale(2_000, 16, {"trees": 5, "leaves": 32}),
+        "cpu": Scale(50_000, 16, {"trees": 20, "leaves": 256}),
+        "cuda": Scale(50_000, 16, {"trees": 20, "leaves": 256}),
+    },
+    estimator="ensemble.RandomForestRegressor",
+    sklearn="sklearn.ensemble.RandomForestRegressor",
+    params=lambda scale, data: {
+        "n_estimators": scale.extra["trees"], "max_leaf_nodes": scale.extra["leaves"], "criterion": "poisson",
+        "random_state": 0,
+    },
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
 
 # -- isolation forest ------------------------------------------------------------
 def _iforest_mean_score(ev) -> dict:

@@ -21,13 +21,19 @@ tl::ForestCriterion parse_criterion(const std::string& s) {
   if (s == "gini") return tl::ForestCriterion::Gini;
   if (s == "entropy") return tl::ForestCriterion::Entropy;
   if (s == "squared_error") return tl::ForestCriterion::SquaredError;
-  throw tl::ValueError("criterion must be 'gini', 'entropy' or 'squared_error', got '" + s + "'");
+  if (s == "poisson") return tl::ForestCriterion::Poisson;
+  throw tl::ValueError("criterion must be 'gini', 'entropy', 'squared_error' or 'poisson', got '" + s + "'");
 }
 const char* criterion_name(tl::ForestCriterion c) {
   switch (c) {
-    case tl::ForestCriterion::Gini: return "gini";
-    case tl::ForestCriterion::Entropy: return "entropy";
-    default: return "squared_error";
+    case tl::ForestCriterion::Gini:
+      return "gini";
+    case tl::ForestCriterion::Entropy:
+      return "entropy";
+    case tl::ForestCriterion::Poisson:
+      return "poisson";
+    default:
+      return "squared_error";
   }
 }
 tl::ForestSplitter parse_splitter(const std::string& s) {
@@ -47,12 +53,13 @@ struct ForestFit {
 TL_BINDINGS(forest) {
   params_class<tl::ForestParams>(m, "ForestParams", "Parameters of forest_fit (twinlearn/ensemble/forest.hpp).")
       .enum_field("criterion", &tl::ForestParams::criterion, parse_criterion, criterion_name,
-                  "'gini', 'entropy' or 'squared_error'")
+                  "'gini', 'entropy', 'squared_error' or 'poisson'")
       .enum_field("splitter", &tl::ForestParams::splitter, parse_splitter, splitter_name,
                   "'best' (random forest) or 'random' (extra trees)")
       .field("n_trees", &tl::ForestParams::n_trees)
       .field("first_tree", &tl::ForestParams::first_tree, "global index of the first tree (the RNG key)")
       .field("max_depth", &tl::ForestParams::max_depth, "-1: unlimited")
+      .field("max_leaf_nodes", &tl::ForestParams::max_leaf_nodes, "-1: unlimited (depth first); else best first")
       .field("min_samples_split", &tl::ForestParams::min_samples_split)
       .field("min_samples_leaf", &tl::ForestParams::min_samples_leaf)
       .field("min_weight_fraction_leaf", &tl::ForestParams::min_weight_fraction_leaf)
@@ -110,9 +117,10 @@ TL_BINDINGS(forest) {
         r.impurity = nb::cast(copy_vector(f.impurity));
         r.weighted_n_node_samples = nb::cast(copy_vector(f.weighted_n_node_samples));
         r.value = nb::cast(copy_vector(f.value, {nodes, V}));
-        r.in_bag = p.keep_in_bag ? nb::cast(copy_vector(f.in_bag, {static_cast<std::size_t>(p.n_trees),
-                                                                   static_cast<std::size_t>(rows)}))
-                                 : nb::none();
+        r.in_bag =
+            p.keep_in_bag
+                ? nb::cast(copy_vector(f.in_bag, {static_cast<std::size_t>(p.n_trees), static_cast<std::size_t>(rows)}))
+                : nb::none();
         return r;
       },
       nb::arg("ctx"), nb::arg("X"), nb::arg("y_class").none(), nb::arg("y_reg").none(), nb::arg("weight").none(),

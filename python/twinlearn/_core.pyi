@@ -563,7 +563,7 @@ class ForestParams:
 
     @property
     def criterion(self) -> str:
-        """'gini', 'entropy' or 'squared_error'"""
+        """'gini', 'entropy', 'squared_error' or 'poisson'"""
 
     @criterion.setter
     def criterion(self, arg: str, /) -> None: ...
@@ -594,6 +594,13 @@ class ForestParams:
 
     @max_depth.setter
     def max_depth(self, arg: int, /) -> None: ...
+
+    @property
+    def max_leaf_nodes(self) -> int:
+        """-1: unlimited (depth first); else best first"""
+
+    @max_leaf_nodes.setter
+    def max_leaf_nodes(self, arg: int, /) -> None: ...
 
     @property
     def min_samples_split(self) -> int: ...

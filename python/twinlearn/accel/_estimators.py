@@ -1083,6 +1083,7 @@ _FOREST_PARAMS = {
     "n_estimators": ANY, "max_depth": ANY, "min_samples_split": ANY, "min_samples_leaf": ANY,
     "min_weight_fraction_leaf": ANY, "max_features": ANY, "min_impurity_decrease": ANY, "bootstrap": ANY,
     "oob_score": ANY, "n_jobs": ANY, "random_state": ANY, "verbose": ANY, "max_samples": ANY,
+    "max_leaf_nodes": ANY,
 }
 _FOREST_CHECK_DOC = ("not `oob_score` or `max_samples` without `bootstrap` (scikit-learn raises), not "
                      "`class_weight` as a list (multi-output).")
@@ -1090,7 +1091,7 @@ _FOREST_NOTES = ("the bootstrap rows and per-node feature draws (and extra trees
                  "twinlearn's counter-based generator, so for the same `random_state` the trees differ from "
                  "scikit-learn's (the same in distribution); `estimators_` holds twinlearn's light trees "
                  "(`tree_` arrays, apply, decision_path, predict, predict_proba). Single-output y only; "
-                 "`max_leaf_nodes`, `ccp_alpha`, `monotonic_cst` and `warm_start` run scikit-learn.")
+                 "`ccp_alpha`, `monotonic_cst` and `warm_start` run scikit-learn.")
 
 
 def _forest_check(params):
@@ -1117,7 +1118,7 @@ def _forest_entry(name, task):
     if classifier:
         params.update(criterion=one_of("gini", "entropy", "log_loss"), class_weight=ANY)
     else:
-        params.update(criterion=one_of("squared_error"))
+        params.update(criterion=one_of("squared_error", "poisson"))
     attributes = ("estimators_", "n_outputs_") + (("classes_", "n_classes_") if classifier else ())
     methods = ("fit", "predict", "apply", "decision_path", "score")
     if classifier:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,7 +37,7 @@ from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimato
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor"]
 
 _CLASSIFIER_CRITERIA = ("gini", "entropy", "log_loss")
-_REGRESSOR_CRITERIA = ("squared_error",)
+_REGRESSOR_CRITERIA = ("squared_error", "poisson")
 _MAX_SEED = np.iinfo(np.int32).max
 
 
@@ -283,11 +283,11 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
                     "min_samples_split": "min_samples_split", "min_samples_leaf": "min_samples_leaf",
                     "min_weight_fraction_leaf": "min_weight_fraction_leaf",
                     "min_impurity_decrease": "min_impurity_decrease", "max_features": "max_features",
+                    "max_leaf_nodes": "max_leaf_nodes",
                     "bootstrap": "bootstrap", "max_samples": "n_samples_bootstrap", "random_state": "seed",
                     "class_weight": "balanced_subsample", "oob_score": "keep_in_bag", "warm_start": "first_tree"},
             python_only={"n_jobs": "accepted; the thread count is twinlearn.set_n_threads'",
                          "verbose": "printed by Python after the fit",
-                         "max_leaf_nodes": "only None (depth-first growth); others raise",
                          "ccp_alpha": "only 0.0; others raise",
                          "monotonic_cst": "only None; others raise"},
             derived={"splitter": "'best' for random forests, 'random' for extra trees"},
@@ -301,9 +301,6 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         if self.criterion not in allowed:
             raise ValueError(f"{name}: criterion={self.criterion!r} is not supported by twinlearn yet "
                              f"(supported: {', '.join(map(repr, allowed))})")
-        if self.max_leaf_nodes is not None:
-            raise ValueError(f"{name}: max_leaf_nodes={self.max_leaf_nodes!r} is not supported by twinlearn yet "
-                             "(trees grow depth first; use max_depth)")
         if self.ccp_alpha != 0.0:
             raise ValueError(f"{name}: ccp_alpha={self.ccp_alpha!r} is not supported by twinlearn yet (only 0.0)")
         if self.monotonic_cst is not None:
@@ -374,6 +371,13 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             y_reg = np.ascontiguousarray(y, dtype=np.float64)
             if not np.isfinite(y_reg).all():
                 raise ValueError("Input y contains NaN or infinity.")
+            if self.criterion == "poisson":
+                if (y_reg < 0).any():
+                    raise ValueError("Some value(s) of y are negative which is not allowed for Poisson "
+                                     "regression.")
+                if not y_reg.sum() > 0:
+                    raise ValueError("Sum of y is not strictly positive which is necessary for Poisson "
+                                     "regression.")
             y_cls, n_classes, classes = None, 0, None
         if sw is not None and not sw.sum() > 0:
             raise ValueError("Sample weights sum to zero: nothing to fit.")
@@ -399,12 +403,13 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         mod, ctx = self._tl_context(device, X)
         p = native.params(
             mod.ForestParams,
-            criterion="squared_error" if not self._tl_classifier else
+            criterion=self.criterion if not self._tl_classifier else
             ("gini" if self.criterion == "gini" else "entropy"),
             splitter=self._tl_splitter,
             n_trees=int(n_new),
             first_tree=int(first),
             max_depth=-1 if self.max_depth is None else int(self.max_depth),
+            max_leaf_nodes=-1 if self.max_leaf_nodes is None else int(self.max_leaf_nodes),
             min_samples_split=mss,
             min_samples_leaf=msl,
             min_weight_fraction_leaf=float(self.min_weight_fraction_leaf),
@@ -621,6 +626,16 @@ class _ForestClassifier(DeviceScoreMixin, ClassifierMixin, _BaseForest):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
+def _regression_criterion(criterion):
+    """scikit-learn >= 1.9: 'friedman_mse' is 'squared_error', with a FutureWarning."""
+    if isinstance(criterion, str) and criterion == "friedman_mse":
+        warnings.warn('Value `"friedman_mse"` for `criterion` is deprecated and will be removed in 1.11. It maps '
+                      'to `"squared_error"` as both were always equivalent. Use `criterion="squared_error"` to '
+                      "remove this warning.", FutureWarning, stacklevel=3)
+        return "squared_error"
+    return criterion
+
+
 def _regressor_native(spec):
     """A regressor's declaration: no class_weight (balanced_subsample is derived)."""
     fields = {k: v for k, v in spec.fields.items() if k != "class_weight"}
@@ -658,8 +673,11 @@ _COMMON_PARAMS = """
     min_samples_leaf : int or float, default=1
     min_weight_fraction_leaf : float, default=0.0
     max_features : {{'sqrt', 'log2', None}}, int or float, default={max_features_default!r}
-    max_leaf_nodes : None
-        Only None (trees grow depth first); other values raise ValueError.
+    max_leaf_nodes : int, default=None
+        None: trees grow depth first. An int: scikit-learn's best-first
+        growth, the frontier leaf of largest weighted impurity improvement
+        split next (the one created first on exact ties), until that many
+        leaves.
     min_impurity_decrease : float, default=0.0
     bootstrap : bool, default={bootstrap_default}
     oob_score : bool or callable, default=False
@@ -709,8 +727,9 @@ _CLS_FMT = dict(criteria="'gini', 'entropy', 'log_loss' (= 'entropy')", criterio
                                   "        scikit-learn's; a list (multi-output) raises.\n    "),
                 tree_proba=" and predict_proba",
                 class_attrs="classes_ : ndarray of shape (n_classes,)\n    n_classes_ : int\n    ")
-_REG_FMT = dict(criteria="'squared_error'", criterion_default="squared_error",
-                unsupported="'absolute_error', 'poisson'", max_features_default=1.0,
+_REG_FMT = dict(criteria=("'squared_error', 'poisson' (y >= 0 with a positive sum); 'friedman_mse' is, as in\n"
+                          "        scikit-learn >= 1.9, 'squared_error' with a FutureWarning"),
+                criterion_default="squared_error", unsupported="'absolute_error'", max_features_default=1.0,
                 oob_attr="oob_prediction_", class_weight_doc="", tree_proba="", class_attrs="")
 
 
@@ -784,8 +803,8 @@ class RandomForestRegressor(_ForestRegressor):
     __doc__ = _doc("""A random forest regressor.
 
     scikit-learn's :class:`sklearn.ensemble.RandomForestRegressor` on the
-    CPU backend or a GPU (squared error; see RandomForestClassifier for
-    the splits).
+    CPU backend or a GPU (squared error or Poisson deviance; see
+    RandomForestClassifier for the splits).
 """, _REG_FMT, True)
     _parameter_constraints: dict = {**_SkRFR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "best"
@@ -795,7 +814,7 @@ class RandomForestRegressor(_ForestRegressor):
                  min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None, device=None,
                  numeric_mode=None):
-        super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
+        super().__init__(n_estimators, criterion=_regression_criterion(criterion), max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
                          max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
@@ -810,8 +829,8 @@ class ExtraTreesRegressor(_ForestRegressor):
     __doc__ = _doc("""An extra-trees regressor.
 
     scikit-learn's :class:`sklearn.ensemble.ExtraTreesRegressor` on the CPU
-    backend or a GPU (squared error; random thresholds as
-    ExtraTreesClassifier).
+    backend or a GPU (squared error or Poisson deviance; random thresholds
+    as ExtraTreesClassifier).
 """, _REG_FMT, False)
     _parameter_constraints: dict = {**_SkETR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "random"
@@ -821,7 +840,7 @@ class ExtraTreesRegressor(_ForestRegressor):
                  min_impurity_decrease=0.0, bootstrap=False, oob_score=False, n_jobs=None, random_state=None,
                  verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None, device=None,
                  numeric_mode=None):
-        super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
+        super().__init__(n_estimators, criterion=_regression_criterion(criterion), max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
                          max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,

@@ -7,8 +7,8 @@
 // t the tree's global index (< 2^30) and k the node (purpose 0: the node's
 // feature order, 1: extra trees' thresholds, 2: tree t's bootstrap, k = 0).
 // A tree is built by
-// one sequential pass (depth first, left child first, nodes numbered in the
-// order they are created), so it is a pure function of the data, the
+// one sequential pass (depth first, left child first, or best first with
+// max_leaf_nodes; nodes numbered in the order they are created), so it is a pure function of the data, the
 // parameters, the seed and its global index t: neither the thread count, nor
 // the device, nor the order trees are built in changes a bit.
 #pragma once
@@ -20,7 +20,9 @@
 
 namespace tl {
 
-enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2 };
+// Regression criteria: SquaredError, Poisson (half Poisson deviance; y >= 0
+// with a positive sum).
+enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2, Poisson = 3 };
 enum class ForestSplitter : int { Best = 0, Random = 1 };
 
 struct ForestParams {
@@ -29,6 +31,10 @@ struct ForestParams {
   std::int64_t n_trees = 100;
   std::int64_t first_tree = 0;  // global index of the first tree (warm start)
   std::int64_t max_depth = -1;  // -1: unlimited
+  // -1: depth-first growth; >= 2: best-first growth (the frontier node of
+  // largest weighted impurity improvement is split next, the node created
+  // first on ties) until this many leaves.
+  std::int64_t max_leaf_nodes = -1;
   std::int64_t min_samples_split = 2;
   std::int64_t min_samples_leaf = 1;
   double min_weight_fraction_leaf = 0.0;

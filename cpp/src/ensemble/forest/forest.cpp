@@ -13,11 +13,13 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
   TL_REQUIRE(X.rows < std::numeric_limits<std::int32_t>::max() / 2, ValueError, "forest_fit: at most 2^30 rows, got ",
              X.rows);
   TL_REQUIRE(n_classes >= 0, ValueError, "forest_fit: n_classes must be >= 0");
-  const bool cls = p.criterion != ForestCriterion::SquaredError;
+  const bool cls = p.criterion == ForestCriterion::Gini || p.criterion == ForestCriterion::Entropy;
   TL_REQUIRE(cls == (n_classes > 0), ValueError, "forest_fit: criterion and task (n_classes) disagree");
   TL_REQUIRE(cls ? y_class != nullptr : y_reg != nullptr, ValueError, "forest_fit: no targets");
   TL_REQUIRE(p.n_trees >= 0 && p.first_tree >= 0 && p.first_tree + p.n_trees < (std::int64_t(1) << 30), ValueError,
              "forest_fit: tree indices must lie in [0, 2^30)");
+  TL_REQUIRE(p.max_leaf_nodes == -1 || p.max_leaf_nodes >= 2, ValueError,
+             "forest_fit: max_leaf_nodes must be -1 (unlimited) or >= 2, got ", p.max_leaf_nodes);
   TL_REQUIRE(p.min_samples_split >= 2, ValueError, "forest_fit: min_samples_split must be >= 2");
   TL_REQUIRE(p.min_samples_leaf >= 1, ValueError, "forest_fit: min_samples_leaf must be >= 1");
   TL_REQUIRE(p.max_features >= 1 && p.max_features <= X.cols, ValueError, "forest_fit: max_features must lie in [1, ",
@@ -26,8 +28,16 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
   check_placement(ctx, X, "X");
   if (cls)
     for (std::int64_t i = 0; i < X.rows; ++i)
-      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes, ValueError, "forest_fit: label ", y_class[i], " of row ",
-                 i, " is outside [0, ", n_classes, ")");
+      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes, ValueError, "forest_fit: label ", y_class[i], " of row ", i,
+                 " is outside [0, ", n_classes, ")");
+  if (p.criterion == ForestCriterion::Poisson) {
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < X.rows; ++i) {
+      TL_REQUIRE(y_reg[i] >= 0.0, ValueError, "forest_fit: poisson needs y >= 0, got ", y_reg[i], " in row ", i);
+      sum += y_reg[i];
+    }
+    TL_REQUIRE(sum > 0.0, ValueError, "forest_fit: poisson needs a positive sum of y");
+  }
   if (weight)
     for (std::int64_t i = 0; i < X.rows; ++i)
       TL_REQUIRE(weight[i] >= 0.0, ValueError, "forest_fit: negative weight in row ", i);
@@ -68,16 +78,18 @@ void forest_apply(const Context& ctx, MatrixView<const T> X, std::int64_t n_tree
     TL_REQUIRE(n >= 1, ValueError, "forest_apply: tree ", t, " has no nodes");
     for (std::int64_t k = offsets[t]; k < offsets[t + 1]; ++k) {
       const bool leaf = children_left[k] < 0;
-      TL_REQUIRE(leaf ? children_right[k] < 0
-                      : (children_left[k] > k - offsets[t] && children_left[k] < n &&
-                         children_right[k] > k - offsets[t] && children_right[k] < n && feature[k] >= 0 &&
-                         feature[k] < X.cols),
-                 ValueError, "forest_apply: tree ", t, " is malformed at node ", k - offsets[t]);
+      TL_REQUIRE(
+          leaf ? children_right[k] < 0
+               : (children_left[k] > k - offsets[t] && children_left[k] < n && children_right[k] > k - offsets[t] &&
+                  children_right[k] < n && feature[k] >= 0 && feature[k] < X.cols),
+          ValueError, "forest_apply: tree ", t, " is malformed at node ", k - offsets[t]);
     }
   }
   if (X.rows == 0 || n_trees == 0) return;
   ctx.dispatch(
-      [&] { forest_detail::apply_cpu(ctx, X, n_trees, offsets, children_left, children_right, feature, threshold, out); },
+      [&] {
+        forest_detail::apply_cpu(ctx, X, n_trees, offsets, children_left, children_right, feature, threshold, out);
+      },
       [&] {
         forest_detail::apply_cuda(ctx, X, n_trees, offsets, children_left, children_right, feature, threshold, out);
       });
@@ -98,10 +110,10 @@ void append_tree(ForestTrees& f, const TreeOut& o, std::int64_t n, std::int64_t 
 }
 }  // namespace forest_detail
 
-#define TL_FOREST_INST(T)                                                                                       \
-  template ForestTrees forest_fit<T>(const Context&, MatrixView<const T>, const std::int32_t*, const double*,   \
-                                     const double*, std::int64_t, const ForestParams&);                         \
-  template void forest_apply<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,         \
+#define TL_FOREST_INST(T)                                                                                     \
+  template ForestTrees forest_fit<T>(const Context&, MatrixView<const T>, const std::int32_t*, const double*, \
+                                     const double*, std::int64_t, const ForestParams&);                       \
+  template void forest_apply<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,       \
                                 const std::int64_t*, const std::int64_t*, const std::int64_t*, const double*, \
                                 std::int64_t*);
 TL_FOREST_INST(float)

@@ -36,16 +36,22 @@ struct TreeInput {
   std::int64_t n_classes = 0;             // 0: regression
 };
 
+// A node to build (start, end: its rows in idx; parent, is_left), and, in
+// best-first growth, a built node waiting in the frontier (node, mid: where
+// its rows split, improvement: its weighted impurity improvement).
 struct StackRec {
   std::int32_t start, end, depth, is_left;
   std::int64_t parent;
+  std::int32_t mid = 0;
+  std::int64_t node = 0;
+  double improvement = 0.0;
 };
 
 // Per-tree scratch (rows, cols, S = stat width: n_classes or 2).
 template <class T>
 struct TreeWork {
-  std::int32_t* count;  // rows: bootstrap multiplicity
-  double* w;            // rows: this tree's row weights
+  std::int32_t* count;                            // rows: bootstrap multiplicity
+  double* w;                                      // rows: this tree's row weights
   std::int32_t *idx, *idx_tmp, *sidx, *sidx_tmp;  // rows each
   T *keys, *keys_tmp;                             // rows each
   std::int32_t* feats;                            // cols
@@ -63,9 +69,10 @@ TL_HD std::int64_t stat_width(std::int64_t n_classes) { return n_classes > 0 ? n
 
 // Impurity of a node from its statistics (class weights, or sum w y and
 // sum w y^2) and its weight wn > 0.
+// (Poisson needs the rows: poisson_loss.)
 TL_HD double node_impurity(ForestCriterion c, const double* s, std::int64_t n_classes, double wn) {
   using namespace tl::num;
-  if (c == ForestCriterion::SquaredError) {
+  if (c == ForestCriterion::SquaredError || c == ForestCriterion::Poisson) {
     const double m = div(s[0], wn);
     return sub(div(s[1], wn), mul(m, m));
   }
@@ -85,11 +92,36 @@ TL_HD double node_impurity(ForestCriterion c, const double* s, std::int64_t n_cl
   return e;
 }
 
-// scikit-learn's proxy of the impurity improvement (larger is better).
+TL_HD double infinity() { return tl::num::math_detail::inf<double>(); }
+
+// scikit-learn's half Poisson deviance of rows idx[a..b) (weights w, sum of
+// w y ysum, sum of w wsum): sum w y log(y / mean) / wsum, in row order; +inf
+// when ysum <= epsilon.
+template <class T>
+TL_HD double poisson_loss(const TreeInput<T>& in, const double* w, const std::int32_t* idx, std::int64_t a,
+                          std::int64_t b, double ysum, double wsum) {
+  using namespace tl::num;
+  if (ysum <= kEpsilon) return infinity();
+  const double m = div(ysum, wsum);
+  double l = 0.0;
+  for (std::int64_t q = a; q < b; ++q) {
+    const std::int32_t r = idx[q];
+    const double y = in.y_reg[r];
+    if (y > 0.0) l = add(l, mul(w[r], mul(y, tl::num::log(div(y, m)))));
+  }
+  return div(l, wsum);
+}
+
+// scikit-learn's proxy of the impurity improvement (larger is better; -inf:
+// not a candidate).
 TL_HD double split_proxy(ForestCriterion c, const double* sl, const double* sr, std::int64_t n_classes, double wl,
                          double wr) {
   using namespace tl::num;
   if (c == ForestCriterion::SquaredError) return add(div(mul(sl[0], sl[0]), wl), div(mul(sr[0], sr[0]), wr));
+  if (c == ForestCriterion::Poisson) {
+    if (sl[0] <= kEpsilon || sr[0] <= kEpsilon) return -infinity();
+    return add(mul(sl[0], tl::num::log(div(sl[0], wl))), mul(sr[0], tl::num::log(div(sr[0], wr))));
+  }
   return sub(mul(-wr, node_impurity(c, sr, n_classes, wr)), mul(wl, node_impurity(c, sl, n_classes, wl)));
 }
 
@@ -152,7 +184,7 @@ TL_HOST_DEVICE inline void merge_sort(T* keys, std::int32_t* sidx, T* kt, std::i
 struct BestSplit {
   std::int64_t feature = -1;
   double threshold = 0.0;
-  double proxy = 0.0;
+  double proxy = -infinity();
 };
 
 // Builds tree `tree` (global index); returns its node count.
@@ -218,11 +250,12 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
   for (std::int64_t q = 0; q < n_in; ++q) w_total = add(w_total, wk.w[wk.idx[q]]);
   const double min_weight_leaf = mul(p.min_weight_fraction_leaf, w_total);
 
-  // -- depth first, left child first
-  std::int64_t n_nodes = 0, top = 0;
-  wk.stack[top++] = StackRec{0, static_cast<std::int32_t>(n_in), 0, 0, -1};
-  while (top > 0) {
-    const StackRec rec = wk.stack[--top];
+  const bool poisson = p.criterion == ForestCriterion::Poisson;
+  std::int64_t n_nodes = 0;
+  // Builds the node of `rec` (statistics, value, best split, the partition
+  // of its rows); true when it is to be split (rec.node, rec.mid and
+  // rec.improvement then say how).
+  auto grow = [&](StackRec& rec) -> bool {
     const std::int64_t start = rec.start, end = rec.end, n_node = end - start;
     for (std::int64_t k = 0; k < S; ++k) total[k] = 0.0;
     double wn = 0.0;
@@ -231,7 +264,9 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
       wn = add(wn, wk.w[r]);
       add_row(in, wk.w, r, total);
     }
-    const double imp = wn > 0.0 ? node_impurity(p.criterion, total, C, wn) : 0.0;
+    const double imp = !(wn > 0.0) ? 0.0
+                       : poisson   ? poisson_loss(in, wk.w, wk.idx, start, end, total[0], wn)
+                                   : node_impurity(p.criterion, total, C, wn);
     const std::int64_t node = n_nodes++;
     if (rec.parent >= 0) {
       if (rec.is_left)
@@ -261,8 +296,8 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
       std::int64_t tried = 0;
       for (std::int64_t k = 0; k < cols && tried < p.max_features; ++k) {
         const std::int64_t j =
-            k + static_cast<std::int64_t>(tl::rng::integer(p.seed, fst, static_cast<std::uint64_t>(k),
-                                                           static_cast<std::uint64_t>(cols - k)));
+            k + static_cast<std::int64_t>(
+                    tl::rng::integer(p.seed, fst, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(cols - k)));
         const std::int32_t f = wk.feats[j];
         wk.feats[j] = wk.feats[k];
         wk.feats[k] = f;
@@ -288,7 +323,7 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
             if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
             for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
             const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
-            if (best.feature < 0 || proxy > best.proxy) {
+            if (proxy > best.proxy) {
               // scikit-learn's midpoint, in double: a / 2 + b / 2 (a if that
               // rounds to b or overflows).
               const double ka = static_cast<double>(wk.keys[q]), kb = static_cast<double>(wk.keys[q + 1]);
@@ -328,7 +363,7 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
           if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
           for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
           const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
-          if (best.feature < 0 || proxy > best.proxy) {
+          if (proxy > best.proxy) {
             best.feature = f;
             best.threshold = thr;
             best.proxy = proxy;
@@ -358,18 +393,62 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
       mid_pos = a;
       const double wr = sub(wn, wl);
       for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
-      const double il = node_impurity(p.criterion, left, C, wl), ir = node_impurity(p.criterion, right, C, wr);
+      const double il = poisson ? poisson_loss(in, wk.w, wk.idx, start, mid_pos, left[0], wl)
+                                : node_impurity(p.criterion, left, C, wl);
+      const double ir = poisson ? poisson_loss(in, wk.w, wk.idx, mid_pos, end, right[0], wr)
+                                : node_impurity(p.criterion, right, C, wr);
       // scikit-learn's impurity_improvement, weighted by the node's share.
-      const double improvement =
-          mul(div(wn, w_total), sub(sub(imp, mul(div(wr, wn), ir)), mul(div(wl, wn), il)));
+      const double improvement = mul(div(wn, w_total), sub(sub(imp, mul(div(wr, wn), ir)), mul(div(wl, wn), il)));
       if (add(improvement, kEpsilon) < p.min_impurity_decrease) leaf = true;
+      rec.improvement = improvement;
     }
-    if (leaf) continue;
+    if (leaf) return false;
     out.feature[node] = best.feature;
     out.threshold[node] = best.threshold;
+    rec.node = node;
+    rec.mid = static_cast<std::int32_t>(mid_pos);
+    return true;
+  };
+
+  std::int64_t top = 0;
+  StackRec root{0, static_cast<std::int32_t>(n_in), 0, 0, -1};
+  if (p.max_leaf_nodes < 0) {
+    // -- depth first, left child first
+    wk.stack[top++] = root;
+    while (top > 0) {
+      StackRec rec = wk.stack[--top];
+      if (!grow(rec)) continue;
+      const std::int32_t d1 = rec.depth + 1;
+      wk.stack[top++] = StackRec{rec.mid, rec.end, d1, 0, rec.node};
+      wk.stack[top++] = StackRec{rec.start, rec.mid, d1, 1, rec.node};
+    }
+    return n_nodes;
+  }
+  // -- best first (scikit-learn's BestFirstTreeBuilder): the frontier node of
+  // largest improvement is split next (the node created first on ties),
+  // its left child built before its right, until max_leaf_nodes leaves.
+  std::int64_t splits_left = p.max_leaf_nodes - 1;
+  if (grow(root)) wk.stack[top++] = root;
+  while (top > 0) {
+    std::int64_t b = 0;
+    for (std::int64_t q = 1; q < top; ++q) {
+      const StackRec& c = wk.stack[q];
+      if (c.improvement > wk.stack[b].improvement ||
+          (c.improvement == wk.stack[b].improvement && c.node < wk.stack[b].node))
+        b = q;
+    }
+    const StackRec rec = wk.stack[b];
+    wk.stack[b] = wk.stack[--top];
+    if (splits_left <= 0) {  // out of leaves: the node stays a leaf
+      out.feature[rec.node] = -2;
+      out.threshold[rec.node] = -2.0;
+      continue;
+    }
+    --splits_left;
     const std::int32_t d1 = rec.depth + 1;
-    wk.stack[top++] = StackRec{static_cast<std::int32_t>(mid_pos), static_cast<std::int32_t>(end), d1, 0, node};
-    wk.stack[top++] = StackRec{static_cast<std::int32_t>(start), static_cast<std::int32_t>(mid_pos), d1, 1, node};
+    StackRec l{rec.start, rec.mid, d1, 1, rec.node}, r{rec.mid, rec.end, d1, 0, rec.node};
+    if (grow(l)) wk.stack[top++] = l;
+    if (grow(r)) wk.stack[top++] = r;
   }
   return n_nodes;
 }
