@@ -21,6 +21,23 @@ struct HoltWintersBatchOut {
   std::int32_t* converged = nullptr;
   std::int64_t* start = nullptr;
   std::int64_t* nobs = nullptr;
+
+  // Series j's slice of the outputs (n series, m seasonal states), as
+  // holt_winters_fit_one writes it; the same on both backends.
+  TL_HD tsa::HwSeriesOut series(std::int64_t j, std::int64_t n, int m) const {
+    tsa::HwSeriesOut o;
+    o.params = params + j * (6 + m);
+    o.state = state + j * (2 + m);
+    o.fitted = fitted + j;
+    o.fstride = n;
+    o.sse = sse + j;
+    o.status = status + j;
+    o.iterations = iterations + j;
+    o.converged = converged + j;
+    o.start = start + j;
+    o.nobs = nobs + j;
+    return o;
+  }
 };
 
 // Fits every column of Y (rows = time, one series per column, NaN padding

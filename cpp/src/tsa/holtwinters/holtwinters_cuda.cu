@@ -13,17 +13,7 @@ __global__ void holt_winters_fit_kernel(tsa::HoltWintersSpec spec, const double*
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
   const int m = spec.seasonal ? spec.m : 0;
-  tsa::HwSeriesOut o;
-  o.params = out.params + j * (6 + m);
-  o.state = out.state + j * (2 + m);
-  o.fitted = out.fitted + j;
-  o.fstride = n;
-  o.sse = out.sse + j;
-  o.status = out.status + j;
-  o.iterations = out.iterations + j;
-  o.converged = out.converged + j;
-  o.start = out.start + j;
-  o.nobs = out.nobs + j;
+  const tsa::HwSeriesOut o = out.series(j, n, m);
   tsa::holt_winters_fit_one(spec, Y + j, n, rows, known ? known + j * (2 + m) : nullptr, o);
 }
 
