@@ -38,6 +38,8 @@ from . import gaussian_process
 from .gaussian_process import *  # noqa: F403
 from . import svm
 from .svm import *  # noqa: F403
+from . import tsa
+from .tsa import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
 # git describe in a checkout, the build's record in a wheel (twinlearn/_version.py)
@@ -46,6 +48,7 @@ __version__ = _get_version()
 _FAMILIES = (cluster, decomposition, ensemble, linear_model, naive_bayes, neighbors, preprocessing)
 _FAMILIES += (gaussian_process,)
 _FAMILIES += (svm,)
+_FAMILIES += (tsa,)
 
 __all__ = sorted(n for f in _FAMILIES for n in f.__all__ if n[0].isupper()) + [
     "accelerate",

@@ -1,0 +1,5 @@
+"""Time-series models."""
+
+from ._arima import ARIMA
+
+__all__ = ["ARIMA"]
