@@ -68,6 +68,27 @@ def sm_fit(y, order, seasonal_order=(0, 0, 0, 0), trend=None):
         return sm_model(y, order, seasonal_order, trend).fit()
 
 
+class One:
+    """The results of a one-series fit, per-series arrays unwrapped."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __getattr__(self, name):
+        v = getattr(self.model, name)
+        if callable(v):
+            return lambda *a, **k: _unwrap(v(*a, **k))
+        return _unwrap(v) if name != "param_names_" else v
+
+
+def _unwrap(v):
+    if isinstance(v, tuple):
+        return tuple(_unwrap(x) for x in v)
+    v = np.asarray(v)
+    return v[0] if v.ndim == 1 or (v.ndim == 2 and v.shape[0] == 1 and v.shape[1] > 1) else (
+        v[:, 0] if v.ndim == 2 else v)
+
+
 # (order, seasonal_order, trend, simulate kwargs)
 CASES = [
     ((1, 0, 0), (0, 0, 0, 0), "c", dict(ar=(0.6,), const=1.0)),
@@ -85,19 +106,19 @@ IDS = [f"{o}{so}{t}" for o, so, t, _ in CASES]
 def test_loglike_matches_statsmodels_at_given_params(order, sorder, trend, kw):
     y = simulate(300, seed=3, **kw)
     m = sm_model(y, order, sorder, trend)
-    ours = ARIMA(order, sorder, trend).fit(y)
+    ours = ARIMA(order, sorder, trend).fit(y[:, None])
     rng = np.random.default_rng(0)
     for _ in range(3):  # near the optimum, and elsewhere
         p = ours.params_ * (1 + 0.1 * rng.standard_normal(ours.params_.shape))
-        p[-1] = abs(p[-1])
-        assert ours.loglike(p) == pytest.approx(m.loglike(p), rel=1e-8)
+        p[:, -1] = abs(p[:, -1])
+        assert ours.loglike(p)[0] == pytest.approx(m.loglike(p[0]), rel=1e-8)
 
 
 @pytest.mark.parametrize("order, sorder, trend, kw", CASES, ids=IDS)
 def test_fit_matches_statsmodels(order, sorder, trend, kw):
     y = simulate(400, seed=5, **kw)
     ref = sm_fit(y, order, sorder, trend)
-    ours = ARIMA(order, sorder, trend).fit(y)
+    ours = One(ARIMA(order, sorder, trend).fit(y[:, None]))
     assert ours.status_ == 0
     assert ours.param_names_ == list(ref.param_names)
     tol = 1e-6 * abs(ref.llf)
@@ -126,7 +147,7 @@ def test_fit_matches_statsmodels(order, sorder, trend, kw):
 @pytest.mark.parametrize("order, sorder, trend, kw", CASES, ids=IDS)
 def test_forecasts_and_residuals_match_statsmodels(order, sorder, trend, kw):
     y = simulate(300, seed=7, **kw)
-    ours = ARIMA(order, sorder, trend).fit(y)
+    ours = One(ARIMA(order, sorder, trend).fit(y[:, None]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = sm_model(y, order, sorder, trend).smooth(ours.params_)
@@ -146,8 +167,8 @@ def test_forecasts_and_residuals_match_statsmodels(order, sorder, trend, kw):
 def test_forecasts_within_1e3_of_statsmodels_own_fit():
     y = simulate(500, ar=(0.5,), ma=(0.3,), d=1, seed=11)
     ref = sm_fit(y, (1, 1, 1))
-    ours = ARIMA((1, 1, 1)).fit(y)
-    np.testing.assert_allclose(ours.forecast(20), ref.forecast(20), rtol=1e-3)
+    ours = ARIMA((1, 1, 1)).fit(y[:, None])
+    np.testing.assert_allclose(ours.forecast(20)[:, 0], ref.forecast(20), rtol=1e-3)
 
 
 def _batch(n_series, n=200, seed=0):
@@ -162,7 +183,7 @@ def _fit_bits(model):
 
 def test_a_series_fit_does_not_depend_on_its_batch():
     Y = _batch(60, seed=100)
-    alone = ARIMA((1, 1, 1)).fit(Y[:, 7])
+    alone = One(ARIMA((1, 1, 1)).fit(Y[:, 7:8]))
     for cols in (range(10), range(60)):
         Yb = Y[:, list(cols)]
         batch = ARIMA((1, 1, 1)).fit(Yb)
@@ -210,13 +231,13 @@ def test_nan_padding_is_the_trimmed_series():
     Y[5:155, 0] = y
     Y[:150, 1] = y
     m = ARIMA((1, 1, 1), trend="t").fit(Y)
-    alone = ARIMA((1, 1, 1), trend="t").fit(y)
+    alone = One(ARIMA((1, 1, 1), trend="t").fit(y[:, None]))
     for j in range(2):
         assert_same_bits(m.params_[j], alone.params_)
     assert m.nobs_.tolist() == [150, 150]
     assert_same_bits(m.forecast(3)[:, 0], alone.forecast(3))
-    # predict: fitted values in-sample, then forecasts past each series' end
-    p = m.predict(0, 169)
+    # predict_range: fitted values in-sample, then forecasts past each series' end
+    p = m.predict_range(0, 169)
     np.testing.assert_array_equal(p[5:155, 0], m.fittedvalues_[5:155, 0])
     assert np.isnan(p[:5, 0]).all()
     assert_same_bits(p[155:158, 0], alone.forecast(3))
@@ -241,7 +262,7 @@ def test_bad_series_named_and_errors_nan_fits_the_rest(bad, why):
     m = ARIMA((1, 1, 1), errors="nan").fit(Y)
     assert np.isnan(m.params_[2]).all() and np.isnan(m.llf_[2])
     assert m.status_[2] != 0 and (m.status_[[0, 1, 3]] == 0).all()
-    alone = ARIMA((1, 1, 1)).fit(Y[:, 3])
+    alone = One(ARIMA((1, 1, 1)).fit(Y[:, 3:4]))
     assert_same_bits(m.params_[3], alone.params_)
     assert np.isnan(m.forecast(2)[:, 2]).all()
 
@@ -266,17 +287,17 @@ def test_infinite_values_named_by_the_core_with_errors_nan():
 ])
 def test_unsupported_orders_raise(kw, match):
     with pytest.raises(ValueError, match=match):
-        ARIMA(**kw).fit(simulate(200, ar=(0.5,)))
+        ARIMA(**kw).fit(simulate(200, ar=(0.5,))[:, None])
 
 
-def test_one_dimensional_input_shapes():
+def test_shapes_and_one_dimensional_input():
     y = simulate(120, ar=(0.5,), seed=1)
-    m = ARIMA((1, 0, 0)).fit(y)
-    assert m.params_.shape == (3,) and np.ndim(m.llf_) == 0
-    assert m.fittedvalues_.shape == (120,) and m.forecast(4).shape == (4,)
-    M = ARIMA((1, 0, 0)).fit(y[:, None])
-    assert M.params_.shape == (1, 3) and M.forecast(4).shape == (4, 1)
-    assert_same_bits(M.params_[0], m.params_)
+    with pytest.raises(ValueError, match="2D array"):
+        ARIMA((1, 0, 0)).fit(y)
+    m = ARIMA((1, 0, 0)).fit(y[:, None])
+    assert m.params_.shape == (1, 3) and m.llf_.shape == (1,)
+    assert m.fittedvalues_.shape == (120, 1) and m.forecast(4).shape == (4, 1)
+    np.testing.assert_array_equal(m.fit_predict(y[:, None]), m.fittedvalues_)
 
 
 @pytest.mark.gpu
@@ -293,7 +314,7 @@ def test_same_bits_on_cpu_and_gpu():
 @pytest.mark.gpu
 def test_gpu_series_fit_does_not_depend_on_its_batch():
     Y = _batch(40, seed=700)
-    alone = ARIMA((1, 1, 1), device="cpu").fit(Y[:, 5])
+    alone = One(ARIMA((1, 1, 1), device="cpu").fit(Y[:, 5:6]))
     big = np.tile(Y, (1, 50))  # 2000 series
     gpu = ARIMA((1, 1, 1), device="cuda").fit(big)
     for j in (5, 45, 1965):

@@ -156,6 +156,7 @@ def _registry():
         # repeated row).
         EstimatorSpec("IsolationForest", tl.IsolationForest, dict(n_estimators=10, random_state=0), "unsupervised",
                       waivers=_SAMPLE_WEIGHT_IS_NOT_REPETITION),
+        EstimatorSpec("ARIMA", tl.ARIMA, dict(order=(1, 0, 0), errors="nan"), "unsupervised"),
     ]
     return specs
 

@@ -56,7 +56,7 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
     transforms).
 
     Input layout: ``Y`` of shape (n_obs, n_series), one series per column
-    (a 1-D ``Y`` is one series). Series of unequal lengths are NaN-padded:
+    (one series: ``y.reshape(-1, 1)``). Series of unequal lengths are NaN-padded:
     a series is its column's values from its first to its last non-NaN
     entry (NaN inside that range is an error), and its trend time counts
     from its first value.
@@ -92,7 +92,7 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
     ----------
     params_ : ndarray of shape (n_series, n_params + 1)
         In statsmodels' order: trend, ar, ma, seasonal ar, seasonal ma,
-        sigma2 (one row per series; 1-D for a 1-D ``Y``).
+        sigma2 (one row per series).
     param_names_ : list of str
     sigma2_, llf_, aic_, aicc_, bic_ : ndarray of shape (n_series,)
     nobs_ : ndarray of shape (n_series,)
@@ -154,12 +154,9 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
         return spec, names + ["sigma2"]
 
     def _tl_series(self, Y, device, reset):
-        one = np.ndim(Y) == 1
-        if one:
-            Y = np.asarray(to_host(Y)).reshape(-1, 1)
         Y = check_X(self, Y, device, reset=reset, for_fit=reset, allow_nan=True)
         # the core takes one series per row, contiguous in time
-        return np.ascontiguousarray(np.asarray(to_host(Y), dtype=np.float64).T), one
+        return np.ascontiguousarray(np.asarray(to_host(Y), dtype=np.float64).T)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, Y, y=None):
@@ -167,7 +164,7 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        Y : array-like of shape (n_obs, n_series) or (n_obs,)
+        Y : array-like of shape (n_obs, n_series)
             One series per column, NaN-padded to a common length.
         y : Ignored
 
@@ -179,7 +176,9 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
         device = self._tl_device(Y)
         mod, ctx = self._tl_context(device)
         spec, names = self._tl_spec(mod)
-        Yt, one = self._tl_series(Y, device, reset=True)
+        Yt = self._tl_series(Y, device, reset=True)
+        if Yt.shape[1] < 2:
+            raise ValueError(f"ARIMA: n_samples={Yt.shape[1]}: a series needs at least 2 values (more for the order)")
         fit = mod.arima_fit(ctx, Yt, spec)
         params = np.asarray(fit.params)
         info = np.asarray(fit.info)
@@ -195,7 +194,6 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
         resid = np.asarray(filt.resid)
         k = params.shape[1]
         n_eff = info[:, 1]
-        self._tl_one = one
         self._tl_Y = Yt
         self.param_names_ = names
         self.params_ = params
@@ -217,31 +215,39 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
         if nc:
             warnings.warn(f"ARIMA: the optimiser did not converge on {nc} of {status.size} series "
                           f"(first: {int(np.flatnonzero(status == 5)[0])}); see status_", ConvergenceWarning)
-        if one:
-            for a in ("params_", "sigma2_", "llf_", "aic_", "aicc_", "bic_", "nobs_", "nobs_effective_", "status_",
-                      "converged_", "n_iter_"):
-                setattr(self, a, getattr(self, a)[0])
-            self.resid_ = self.resid_[:, 0]
-            self.fittedvalues_ = self.fittedvalues_[:, 0]
         self._tl_record_fit(device, "identical")
         return self
+
+    def fit_predict(self, Y, y=None):
+        """Fit every series of Y and return the in-sample one-step-ahead
+        predictions (:attr:`fittedvalues_`).
+
+        Parameters
+        ----------
+        Y : array-like of shape (n_obs, n_series)
+        y : Ignored
+
+        Returns
+        -------
+        fittedvalues : ndarray of shape (n_obs, n_series)
+        """
+        return self.fit(Y).fittedvalues_
 
     # -- after the fit ----------------------------------------------------------------
     def _tl_filter(self, h, params=None):
         device = self.device_used()
         mod, ctx = self._tl_context(device)
         spec, _ = self._tl_spec(mod)
-        P = np.atleast_2d(self.params_ if params is None else np.asarray(params, dtype=np.float64))
+        P = self.params_ if params is None else np.asarray(params, dtype=np.float64)
+        if P.shape != self.params_.shape:
+            raise ValueError(f"ARIMA: params must have shape {self.params_.shape}, got {P.shape}")
         return mod.arima_filter(ctx, self._tl_Y, spec, np.ascontiguousarray(P, dtype=np.float64), int(h))
-
-    def _tl_out(self, a):
-        return a[:, 0] if self._tl_one else a
 
     def loglike(self, params):
         """Log-likelihood of each training series at `params` (n_series x (n_params + 1))."""
         check_is_fitted(self)
         llf = np.asarray(self._tl_filter(0, params).llf)
-        return llf[0] if self._tl_one else llf
+        return llf
 
     def forecast(self, steps=1, alpha=None):
         """Forecasts of each series ``steps`` values past its last value.
@@ -255,30 +261,30 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        mean : ndarray of shape (steps, n_series) (or (steps,) for a 1-D Y)
+        mean : ndarray of shape (steps, n_series)
         lower, upper : same shape, only with alpha
         """
         check_is_fitted(self)
         if not (isinstance(steps, Integral) and steps >= 1):
             raise ValueError(f"ARIMA.forecast: steps must be an integer >= 1, got {steps!r}")
         f = self._tl_filter(steps)
-        mean = self._tl_out(np.ascontiguousarray(np.asarray(f.forecast_mean).T))
+        mean = np.ascontiguousarray(np.asarray(f.forecast_mean).T)
         if alpha is None:
             return mean
         if not 0 < alpha < 1:
             raise ValueError(f"ARIMA.forecast: alpha must lie in (0, 1), got {alpha!r}")
         from scipy.stats import norm
 
-        half = norm.ppf(1 - alpha / 2) * np.sqrt(self._tl_out(np.ascontiguousarray(np.asarray(f.forecast_var).T)))
+        half = norm.ppf(1 - alpha / 2) * np.sqrt(np.ascontiguousarray(np.asarray(f.forecast_var).T))
         return mean, mean - half, mean + half
 
     def forecast_variance(self, steps=1):
         """Variances of :meth:`forecast`'s means, same shape."""
         check_is_fitted(self)
-        return self._tl_out(np.ascontiguousarray(np.asarray(self._tl_filter(steps).forecast_var).T))
+        return np.ascontiguousarray(np.asarray(self._tl_filter(steps).forecast_var).T)
 
-    def predict(self, start=0, end=None):
-        """In-sample one-step-ahead predictions, then forecasts.
+    def predict_range(self, start=0, end=None):
+        """In-sample one-step-ahead predictions, then forecasts (statsmodels' predict(start, end)).
 
         Rows ``start..end`` (inclusive) of the training time axis: a series'
         fitted value where it has values, its forecast ``t - last`` steps
@@ -286,16 +292,16 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (end - start + 1, n_series) (or 1-D for a 1-D Y)
+        ndarray of shape (end - start + 1, n_series)
         """
         check_is_fitted(self)
         n_obs = self._tl_Y.shape[1]
         end = n_obs - 1 if end is None else end
         if not (isinstance(start, Integral) and isinstance(end, Integral) and 0 <= start <= end):
-            raise ValueError(f"ARIMA.predict: need integers 0 <= start <= end, got start={start!r}, end={end!r}")
-        fitted = np.atleast_2d(self.fittedvalues_.T if not self._tl_one else self.fittedvalues_[None, :])
-        first = np.atleast_1d(self._tl_first)
-        last = first + np.atleast_1d(self.nobs_) - 1
+            raise ValueError(f"ARIMA.predict_range: need integers 0 <= start <= end, got start={start!r}, end={end!r}")
+        fitted = self.fittedvalues_.T
+        first = self._tl_first
+        last = first + self.nobs_ - 1
         out = np.full((end - start + 1, fitted.shape[0]), np.nan)
         h = int(end - last.min()) if end > last.min() else 0
         fm = np.asarray(self._tl_filter(h).forecast_mean) if h > 0 else None
@@ -306,4 +312,4 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
             ahead = t > last
             if ahead.any():
                 out[j, ahead] = fm[ahead, (t - last[ahead] - 1)]
-        return self._tl_out(out)
+        return out
