@@ -947,3 +947,107 @@ register(Workload(
     mem_factor=4,
     suites=NOT_QUICK,
 ))
+
+
+# -- time series: Holt-Winters exponential smoothing of a batch ----------------------
+def seasonal_series(scale: Scale, seed: int, dtype) -> "datasets.Dataset":
+    """scale.cols positive monthly-seasonal series of scale.rows points, one per
+    column (level, trend, a sine season, Gaussian noise)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(scale.rows, dtype=np.float64)[:, None]
+    n = scale.cols
+    y = (rng.uniform(50, 150, n) + rng.uniform(-0.02, 0.1, n) * t
+         + rng.uniform(5, 20, n) * np.sin(2 * np.pi * t / 12 + rng.uniform(0, 2 * np.pi, n))
+         + rng.normal(0, 1, (scale.rows, n)) * rng.uniform(1, 4, n))
+    return datasets.Dataset({"X": np.abs(y) + 1.0})
+
+
+class HoltWintersBatchFit:
+    """``fit(X)`` fits twinlearn.tsa.ExponentialSmoothing to every column of X
+    and records the series fitted per second."""
+
+    def __init__(self, device=None, numeric_mode=None, **model):
+        self.model, self.device, self.numeric_mode = model, device, numeric_mode
+
+    def fit(self, X):
+        import time
+
+        from twinlearn.tsa import ExponentialSmoothing
+
+        t0 = time.perf_counter()
+        self.result_ = ExponentialSmoothing(X, device=self.device, numeric_mode=self.numeric_mode,
+                                            errors="nan", **self.model).fit()
+        self.seconds_ = time.perf_counter() - t0
+        self.n_series_ = X.shape[1]
+        self.sse_ = self.result_.sse
+        return self
+
+    def numeric_mode_used(self):
+        return self.result_.numeric_mode_used
+
+    def device_used(self):
+        return self.result_.device_used
+
+
+class StatsmodelsHoltWintersLoop:
+    """statsmodels' ExponentialSmoothing in a Python loop over the first
+    ``subset`` columns only (a fit of every column would take hours): compare
+    the series per second in the quality column, not the wall time."""
+
+    def __init__(self, subset=20, **model):
+        self.model, self.subset = model, subset
+
+    def fit(self, X):
+        import time
+        import warnings
+
+        import numpy as np
+        from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+        X = np.asarray(X, dtype=np.float64)
+        k = min(self.subset, X.shape[1])
+        t0 = time.perf_counter()
+        sse = np.full(X.shape[1], np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for j in range(k):
+                sse[j] = ExponentialSmoothing(X[:, j], **self.model).fit().sse
+        self.seconds_ = time.perf_counter() - t0
+        self.n_series_ = k
+        self.sse_ = sse
+        return self
+
+
+def holt_winters_value(ev) -> dict:
+    """Series fitted per second, and the mean SSE over the first 20 series
+    relative to their mean absolute value (the two libraries side by side)."""
+    import numpy as np
+
+    m = ev.model
+    X = np.asarray(ev.data["X"], dtype=np.float64)
+    k = min(20, X.shape[1])
+    sse = np.asarray(m.sse_)[:k]
+    return {"series_per_second": float(m.n_series_ / m.seconds_),
+            "rmse_20": float(np.sqrt(np.nanmean(sse / X.shape[0])) / np.mean(np.abs(X[:, :k])))}
+
+
+_HW_MODEL = {"trend": "add", "seasonal": "add", "seasonal_periods": 12}
+
+register(Workload(
+    name="holt_winters_batch",
+    title="ExponentialSmoothing (add, add, m=12) {cols} series x {rows} points",
+    data=seasonal_series,
+    # cpu: 1,000 series (about 0.1 s per series and core with the grid start); cuda: the 100,000 of the target
+    scales={"smoke": Scale(120, 20), "cpu": Scale(1_000, 1_000), "cuda": Scale(1_000, 100_000)},
+    estimator=lambda device=None, numeric_mode=None, **p: HoltWintersBatchFit(device, numeric_mode, **p),
+    sklearn=lambda **p: StatsmodelsHoltWintersLoop(**p),
+    params=_HW_MODEL,
+    steps=(FIT,),
+    quality=Quality(holt_winters_value, "series_per_second", True,
+                    "series fitted per second (statsmodels: a loop over 20 series)"),
+    dtype="float64",
+    sweep=False,
+    suites=NOT_QUICK,
+))

@@ -38,7 +38,7 @@ from . import gaussian_process
 from .gaussian_process import *  # noqa: F403
 from . import svm
 from .svm import *  # noqa: F403
-from . import tsa
+from . import tsa  # noqa: F401,E402  (time-series models)
 from .tsa import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 

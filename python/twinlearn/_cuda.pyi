@@ -1689,3 +1689,144 @@ class SmoSolution:
 def smo_solve(ctx: Context, X: Annotated[NDArray, dict(writable=False)], rows: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], sample: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], y: Annotated[NDArray[numpy.int8], dict(shape=(None,), order='C', device='cpu', writable=False)], p: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], C: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams, alpha0: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> SmoSolution: ...
 
 def svm_decision(ctx: Context, X: Annotated[NDArray, dict(writable=False)], SV: Annotated[NDArray, dict(writable=False)], coef: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], ranges: Annotated[NDArray[numpy.int64], dict(shape=(None, None), order='C', device='cpu', writable=False)], rho: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], params: SvmParams) -> NDArray[numpy.float64]: ...
+
+class HoltWintersSpec:
+    """Parameters of holt_winters_fit (twinlearn/tsa/holtwinters_fit.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def trend(self) -> int:
+        """0 none, 1 add, 2 mul"""
+
+    @trend.setter
+    def trend(self, arg: int, /) -> None: ...
+
+    @property
+    def seasonal(self) -> int:
+        """0 none, 1 add, 2 mul"""
+
+    @seasonal.setter
+    def seasonal(self, arg: int, /) -> None: ...
+
+    @property
+    def damped(self) -> int: ...
+
+    @damped.setter
+    def damped(self, arg: int, /) -> None: ...
+
+    @property
+    def m(self) -> int:
+        """seasonal periods (0 without a seasonal component)"""
+
+    @m.setter
+    def m(self, arg: int, /) -> None: ...
+
+    @property
+    def init(self) -> int:
+        """0 estimated, 1 heuristic, 2 known"""
+
+    @init.setter
+    def init(self, arg: int, /) -> None: ...
+
+    @property
+    def alpha(self) -> float:
+        """fixed smoothing_level, NaN to estimate"""
+
+    @alpha.setter
+    def alpha(self, arg: float, /) -> None: ...
+
+    @property
+    def beta(self) -> float:
+        """fixed smoothing_trend, NaN to estimate"""
+
+    @beta.setter
+    def beta(self, arg: float, /) -> None: ...
+
+    @property
+    def gamma(self) -> float:
+        """fixed smoothing_seasonal, NaN to estimate"""
+
+    @gamma.setter
+    def gamma(self, arg: float, /) -> None: ...
+
+    @property
+    def phi(self) -> float:
+        """fixed damping_trend, NaN to estimate"""
+
+    @phi.setter
+    def phi(self, arg: float, /) -> None: ...
+
+    @property
+    def use_brute(self) -> int:
+        """grid search for the smoothing parameters' start"""
+
+    @use_brute.setter
+    def use_brute(self, arg: int, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int: ...
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def ftol(self) -> float:
+        """relative SSE decrease that stops the optimiser"""
+
+    @ftol.setter
+    def ftol(self, arg: float, /) -> None: ...
+
+    @property
+    def pgtol(self) -> float:
+        """projected-gradient norm that stops the optimiser"""
+
+    @pgtol.setter
+    def pgtol(self, arg: float, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class HoltWintersFit:
+    """Result of holt_winters_fit, one row or entry per series."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def params(self) -> object:
+        """n x (6 + m): alpha, beta, gamma, l0, b0, phi, s0.."""
+
+    @property
+    def state(self) -> object:
+        """n x (2 + m): level, trend, the forecast cycle's seasonals"""
+
+    @property
+    def fitted(self) -> object:
+        """rows x n: fitted values, NaN outside each series"""
+
+    @property
+    def sse(self) -> object:
+        """n"""
+
+    @property
+    def status(self) -> object:
+        """n int32: 0 ok, else the reason the series was not fitted"""
+
+    @property
+    def iterations(self) -> object:
+        """n int32"""
+
+    @property
+    def converged(self) -> object:
+        """n int32"""
+
+    @property
+    def start(self) -> object:
+        """n int64: first finite index"""
+
+    @property
+    def nobs(self) -> object:
+        """n int64: points of the series"""
+
+    def __repr__(self) -> str: ...
+
+def holt_winters_fit(ctx: Context, Y: Annotated[NDArray, dict(writable=False)], spec: HoltWintersSpec, known: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)] | None = None) -> HoltWintersFit: ...

@@ -171,4 +171,28 @@ TEST(SmallMinimize, FloatWorks) {
   EXPECT_NEAR(x[1], -1.0f, 1e-5);
 }
 
+// Strong coupling with an active bound: after x0 reaches its bound the step on
+// x1 must use the reduced Hessian (not the sub-block of the inverse), or it
+// creeps. f = 0.5 x^T A x - b^T x, A = [[1e4, 99], [99, 1]], x0 <= 0.
+TEST(SmallMinimize, CoupledVariableWithActiveBoundConvergesFast) {
+  struct F {
+    double operator()(const double* x, double* g) const {
+      const double a00 = 1e4, a01 = 99, a11 = 1, b0 = 1e4, b1 = 5;
+      g[0] = a00 * x[0] + a01 * x[1] - b0;
+      g[1] = a01 * x[0] + a11 * x[1] - b1;
+      return 0.5 * (a00 * x[0] * x[0] + 2 * a01 * x[0] * x[1] + a11 * x[1] * x[1]) - b0 * x[0] - b1 * x[1];
+    }
+  } f;
+  double x[2] = {-1.0, 0.0}, lb[2] = {-kInf, -kInf}, ub[2] = {0.0, kInf};
+  tl::opt::SmallMinimizeOptions<double> o;
+  o.ftol = 0;
+  o.pgtol = 1e-9;
+  o.max_iter = 60;
+  auto r = tl::opt::small_minimize<2>(f, 2, x, lb, ub, o);
+  EXPECT_TRUE(r.converged);
+  EXPECT_EQ(x[0], 0.0);
+  EXPECT_NEAR(x[1], 5.0, 1e-8);
+  EXPECT_LT(r.iterations, 60);
+}
+
 }  // namespace

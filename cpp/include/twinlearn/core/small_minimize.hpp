@@ -5,9 +5,14 @@
 //   * x is kept inside the box [lb, ub] (either bound may be +-inf).
 //   * A variable is active when it sits on a bound and the gradient pushes it
 //     outwards (x_i <= lb_i with g_i > 0, or x_i >= ub_i with g_i < 0). The
-//     step is d_F = -H_FF g_F over the free variables F, d_i = 0 on the active
-//     set, with H the dense inverse-Hessian approximation. When d is not a
-//     descent direction, H is reset to the identity (steepest descent on F).
+//     step is d_F = -Hr g_F over the free variables F, d_i = 0 on the active
+//     set A, with H the dense inverse-Hessian approximation and
+//     Hr = H_FF - H_FA H_AA^-1 H_AF (Cholesky of H_AA) the inverse of the
+//     reduced Hessian approximation B_FF, B = H^-1. When d is not a descent
+//     direction (or H_AA is not positive definite), H is reset to the
+//     identity (steepest descent on F, then BFGS again). A free variable on
+//     a bound that d would push outwards is held for that step (d_i = 0, d
+//     recomputed), so the projected step stays a descent direction.
 //   * Projected backtracking line search: x(a) = P(x + a d), Armijo condition
 //     f(x(a)) <= f(x) + c1 g.(x(a) - x), c1 = 1e-4, a halved on failure; the
 //     first trial step of the first iteration (and after a reset) is scaled
@@ -17,7 +22,9 @@
 //     the first accepted step H is first scaled to (s.y / y.y) I.
 //   * Stops when the projected gradient's infinity norm is <= pgtol, when the
 //     relative decrease (f - f_new) / max(|f|, |f_new|, 1) is <= ftol (the
-//     L-BFGS-B "factr" rule), when the line search fails, or after max_iter.
+//     L-BFGS-B "factr" rule), when the line search fails along steepest
+//     descent (a failure along a BFGS direction first resets H), or after
+//     max_iter.
 //
 // Every operation is a tl::num scalar operation (no FMA contraction, no
 // library libm), in a fixed sequential order, so the result is a function of
@@ -26,7 +33,7 @@
 //
 // The caller supplies f and its gradient through a functor:
 //     T operator()(const T* x, T* g)   // returns f(x), writes grad f(x) to g
-// Memory: MaxN * MaxN + 8 * MaxN scalars on the caller's stack.
+// Memory: 2 MaxN * MaxN + 10 MaxN scalars on the caller's stack.
 #pragma once
 #include "twinlearn/core/numerics.hpp"
 
@@ -100,6 +107,61 @@ TL_HD void identity_(T* H, int n, int ld, T scale) {
     for (int j = 0; j < n; ++j) H[i * ld + j] = i == j ? scale : T(0);
 }
 
+// d = -Hr g on the free set (0 on the active set), Hr = H_FF - H_FA H_AA^-1 H_AF:
+// the inverse of the reduced Hessian approximation B_FF (B = H^-1). H_AA is
+// factored by Cholesky in M (scratch, MaxN x MaxN). Returns false when H_AA is
+// not positive definite.
+template <int MaxN, class T>
+TL_HD bool reduced_direction(const T* H, const T* g, const bool* active, int n, T* d, T* M, T* w) {
+  int A[MaxN];
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (active[i]) A[k++] = i;
+  // w = H_AF g_F
+  for (int a = 0; a < k; ++a) {
+    T v = T(0);
+    for (int j = 0; j < n; ++j)
+      if (!active[j]) v = num::add(v, num::mul(H[A[a] * MaxN + j], g[j]));
+    w[a] = v;
+  }
+  if (k > 0) {
+    // Cholesky H_AA = L L^T (lower triangle of M), then w <- H_AA^-1 w.
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b <= a; ++b) {
+        T v = H[A[a] * MaxN + A[b]];
+        for (int c = 0; c < b; ++c) v = num::sub(v, num::mul(M[a * MaxN + c], M[b * MaxN + c]));
+        if (a == b) {
+          if (!(v > T(0))) return false;
+          M[a * MaxN + a] = num::sqrt(v);
+        } else {
+          M[a * MaxN + b] = num::div(v, M[b * MaxN + b]);
+        }
+      }
+    for (int a = 0; a < k; ++a) {
+      T v = w[a];
+      for (int c = 0; c < a; ++c) v = num::sub(v, num::mul(M[a * MaxN + c], w[c]));
+      w[a] = num::div(v, M[a * MaxN + a]);
+    }
+    for (int a = k - 1; a >= 0; --a) {
+      T v = w[a];
+      for (int c = a + 1; c < k; ++c) v = num::sub(v, num::mul(M[c * MaxN + a], w[c]));
+      w[a] = num::div(v, M[a * MaxN + a]);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (active[i]) {
+      d[i] = T(0);
+      continue;
+    }
+    T v = T(0);
+    for (int j = 0; j < n; ++j)
+      if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
+    for (int a = 0; a < k; ++a) v = num::sub(v, num::mul(H[i * MaxN + A[a]], w[a]));
+    d[i] = -v;
+  }
+  return true;
+}
+
 }  // namespace small_minimize_detail
 
 // Minimises f over the box [lb, ub] from x (overwritten with the minimiser).
@@ -110,9 +172,14 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
   using namespace small_minimize_detail;
   SmallMinimizeResult<T> res;
   T H[MaxN * MaxN];
+  T M[MaxN * MaxN];
+  T w[MaxN];
   T g[MaxN], d[MaxN], xn[MaxN], gn[MaxN], s[MaxN], y[MaxN], Hy[MaxN];
   bool active[MaxN];
-  for (int i = 0; i < n; ++i) x[i] = clamp_(x[i], lb[i], ub[i]);
+  for (int i = 0; i < n; ++i) {
+    x[i] = clamp_(x[i], lb[i], ub[i]);
+    active[i] = false;
+  }
   T f = fg(static_cast<const T*>(x), g);
   res.evaluations = 1;
   bool ok = finite_(f);
@@ -134,15 +201,23 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
       return res;
     }
     for (int i = 0; i < n; ++i) active[i] = (x[i] <= lb[i] && g[i] > T(0)) || (x[i] >= ub[i] && g[i] < T(0));
-    // d_F = -H_FF g_F
+    // d_F = -H_FF g_F; a free variable on a bound that d would push outwards
+    // joins the active set for this step and d is recomputed.
     T dg = T(0);
     for (int pass = 0; pass < 2; ++pass) {
-      for (int i = 0; i < n; ++i) {
-        T v = T(0);
-        if (!active[i])
-          for (int j = 0; j < n; ++j)
-            if (!active[j]) v = num::add(v, num::mul(H[i * MaxN + j], g[j]));
-        d[i] = -v;
+      for (int round = 0; round <= n; ++round) {
+        if (!reduced_direction<MaxN>(H, g, active, n, d, M, w)) {
+          identity_(H, n, MaxN, T(1));
+          fresh = true;
+          reduced_direction<MaxN>(H, g, active, n, d, M, w);
+        }
+        bool grew = false;
+        for (int i = 0; i < n; ++i)
+          if (!active[i] && ((x[i] <= lb[i] && d[i] < T(0)) || (x[i] >= ub[i] && d[i] > T(0)))) {
+            active[i] = true;
+            grew = true;
+          }
+        if (!grew) break;
       }
       dg = dot_(d, g, n);
       if (dg < T(0) || pass == 1) break;
@@ -177,6 +252,11 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
       a = num::mul(a, T(0.5));
     }
     res.iterations = it + 1;
+    if (!accepted && !fresh) {  // retry once along steepest descent before giving up
+      identity_(H, n, MaxN, T(1));
+      fresh = true;
+      continue;
+    }
     if (!accepted) {
       res.status = SmallMinimizeStatus::kLineSearchFailed;
       break;
