@@ -161,3 +161,18 @@ def load(generator, scale: Scale, seed: int, dtype) -> Dataset:
 
 def clear_cache():
     _cache.clear()
+
+
+def arima_series(scale: Scale, seed: int, dtype) -> Dataset:
+    """``cols`` ARIMA(1, 1, 1) series of ``rows`` values each, one per column
+    (ar drawn in [0.2, 0.8], ma in [-0.5, 0.5], unit shocks, 100 values of
+    burn-in), for the batched ARIMA workloads."""
+    rng = np.random.default_rng(seed)
+    n, m, burn = scale.rows, scale.cols, 100
+    ar = rng.uniform(0.2, 0.8, m)
+    ma = rng.uniform(-0.5, 0.5, m)
+    e = rng.standard_normal((n + burn, m))
+    w = np.zeros((n + burn, m))
+    for t in range(1, n + burn):
+        w[t] = ar * w[t - 1] + e[t] + ma * e[t - 1]
+    return Dataset({"X": np.ascontiguousarray(np.cumsum(w[burn:], axis=0), dtype=np.float64)})

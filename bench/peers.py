@@ -259,3 +259,34 @@ def faiss_kmeans_peer() -> Peer:
         lambda a: FaissKMeans(a.params["init"], a.params["max_iter"], _faiss_gpu(a)),
         note=lambda a: "GPU" if _faiss_gpu(a) else "CPU",
     )
+
+
+class StatsmodelsArimaLoop:
+    """statsmodels' ARIMA fitted series by series over the first `subset`
+    columns of X (a loop is how statsmodels fits a batch): its time covers
+    those series only, shown beside the result."""
+
+    def __init__(self, order, subset):
+        self.order, self.subset = tuple(order), int(subset)
+
+    def fit(self, X):
+        import warnings
+
+        from statsmodels.tsa.arima.model import ARIMA
+
+        X = np.asarray(X, dtype=np.float64)
+        self.llf_ = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for j in range(min(self.subset, X.shape[1])):
+                self.llf_.append(ARIMA(X[:, j], order=self.order).fit().llf)
+        self.llf_ = np.asarray(self.llf_)
+        return self
+
+
+def statsmodels_arima_peer(subset: int = 20) -> Peer:
+    return Peer(
+        "statsmodels (loop)", "statsmodels",
+        lambda a: StatsmodelsArimaLoop(a.params["order"], subset),
+        note=lambda a: f"first {subset} series only: scale its time by n_series / {subset}",
+    )

@@ -713,6 +713,37 @@ register(Workload(
     sweep=False,
 ))
 
+# -- time series ----------------------------------------------------------------
+_ARIMA_SUBSET = 20  # series the statsmodels loop fits
+
+
+def _arima_mean_llf(ev) -> dict:
+    """Mean log-likelihood of the first series (those every contender fits:
+    the statsmodels loop fits a subset)."""
+    import numpy as np
+
+    return {"mean_llf": float(np.nanmean(ev.attr("llf_")[:_ARIMA_SUBSET]))}
+
+
+register(Workload(
+    name="arima",
+    title="ARIMA(1,1,1), {cols} series x {rows} values, fit",
+    data=datasets.arima_series,
+    scales={
+        "smoke": Scale(200, 50, {}),
+        "cpu": Scale(1_000, 10_000, {}),
+        "cuda": Scale(1_000, 100_000, {}),
+    },
+    estimator="tsa.ARIMA",
+    sklearn=None,
+    params={"order": (1, 1, 1)},
+    steps=(FIT,),
+    quality=Quality(_arima_mean_llf, "mean_llf", True, "mean log-likelihood per fitted series"),
+    peers=(peers.statsmodels_arima_peer(_ARIMA_SUBSET),),
+    dtype="float64",
+    sweep=False,
+))
+
 # -- embeddings ---------------------------------------------------------------
 
 def _digits(scale, seed: int, dtype):

@@ -40,7 +40,8 @@ from . import svm
 from .svm import *  # noqa: F403
 from . import manifold
 from .manifold import *  # noqa: F403
-from . import tsa  # noqa: F401,E402  (time-series models: statsmodels-shaped, not estimators)
+from . import tsa  # noqa: F401,E402  (time-series models)
+from .tsa import *  # noqa: F403
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
 # git describe in a checkout, the build's record in a wheel (twinlearn/_version.py)
@@ -50,6 +51,7 @@ _FAMILIES = (cluster, decomposition, ensemble, linear_model, naive_bayes, neighb
 _FAMILIES += (gaussian_process,)
 _FAMILIES += (svm,)
 _FAMILIES += (manifold,)
+_FAMILIES += (tsa,)
 
 __all__ = sorted(n for f in _FAMILIES for n in f.__all__ if n[0].isupper()) + [
     "accelerate",

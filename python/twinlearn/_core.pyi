@@ -56,6 +56,154 @@ def agglomerative_edge_distances(X: Annotated[NDArray, dict(writable=False)], pr
 
 def agglomerative_label_edges(n: int, a: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], b: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], w: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> tuple[NDArray[numpy.int64], NDArray[numpy.float64]]: ...
 
+class ArimaSpec:
+    """The model and fit options of arima_fit (twinlearn/tsa/arima.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def p(self) -> int: ...
+
+    @p.setter
+    def p(self, arg: int, /) -> None: ...
+
+    @property
+    def d(self) -> int: ...
+
+    @d.setter
+    def d(self, arg: int, /) -> None: ...
+
+    @property
+    def q(self) -> int: ...
+
+    @q.setter
+    def q(self, arg: int, /) -> None: ...
+
+    @property
+    def P(self) -> int: ...
+
+    @P.setter
+    def P(self, arg: int, /) -> None: ...
+
+    @property
+    def D(self) -> int: ...
+
+    @D.setter
+    def D(self, arg: int, /) -> None: ...
+
+    @property
+    def Q(self) -> int: ...
+
+    @Q.setter
+    def Q(self, arg: int, /) -> None: ...
+
+    @property
+    def s(self) -> int:
+        """seasonal period (0: none)"""
+
+    @s.setter
+    def s(self, arg: int, /) -> None: ...
+
+    @property
+    def trend_c(self) -> bool:
+        """constant in the trend regression"""
+
+    @trend_c.setter
+    def trend_c(self, arg: bool, /) -> None: ...
+
+    @property
+    def trend_t(self) -> bool:
+        """time t + 1 in the trend regression"""
+
+    @trend_t.setter
+    def trend_t(self, arg: bool, /) -> None: ...
+
+    @property
+    def max_iter(self) -> int:
+        """minimiser iterations per stage"""
+
+    @max_iter.setter
+    def max_iter(self, arg: int, /) -> None: ...
+
+    @property
+    def pgtol(self) -> float:
+        """projected-gradient stop on -llf / n_eff"""
+
+    @pgtol.setter
+    def pgtol(self, arg: float, /) -> None: ...
+
+    @property
+    def ftol(self) -> float:
+        """relative-decrease stop"""
+
+    @ftol.setter
+    def ftol(self, arg: float, /) -> None: ...
+
+    @property
+    def css_start(self) -> bool:
+        """start from the conditional-sum-of-squares fit"""
+
+    @css_start.setter
+    def css_start(self, arg: bool, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+class ArimaFitResult:
+    """Result of arima_fit."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def params(self) -> object:
+        """n_series x (n_params + 1) float64: trend, ar, ma, sar, sma, sigma2"""
+
+    @property
+    def info(self) -> object:
+        """
+        n_series x 6 float64: llf, n_eff, first index, length, iterations, evaluations
+        """
+
+    @property
+    def status(self) -> object:
+        """
+        n_series int32: 0 ok, 1 all NaN, 2 too short, 3 gap, 4 inf, 5 not converged
+        """
+
+    def __repr__(self) -> str: ...
+
+class ArimaFilterResult:
+    """Result of arima_filter."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def llf(self) -> object:
+        """n_series float64"""
+
+    @property
+    def resid(self) -> object:
+        """n_series x time float64, one-step-ahead residuals"""
+
+    @property
+    def forecast_mean(self) -> object:
+        """n_series x h float64"""
+
+    @property
+    def forecast_var(self) -> object:
+        """n_series x h float64"""
+
+    def __repr__(self) -> str: ...
+
+def arima_n_params(spec: ArimaSpec) -> int:
+    """Mean parameters: trend + p + q + P + Q."""
+
+def arima_check_spec(spec: ArimaSpec) -> None:
+    """ValueError naming an unsupported order."""
+
+def arima_fit(ctx: Context, Y: Annotated[NDArray, dict(writable=False)], spec: ArimaSpec) -> ArimaFitResult: ...
+
+def arima_filter(ctx: Context, Y: Annotated[NDArray, dict(writable=False)], spec: ArimaSpec, params: Annotated[NDArray[numpy.float64], dict(shape=(None, None), order='C', device='cpu', writable=False)], h: int) -> ArimaFilterResult: ...
+
 class KMeansParams:
     """Parameters of kmeans_fit (twinlearn/cluster/kmeans.hpp)."""
 

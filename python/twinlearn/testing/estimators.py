@@ -165,6 +165,7 @@ def _registry():
                       waivers={c: "transform keys a batch's negative samples by edge position in the batch"
                                for c in ("check_methods_sample_order_invariance",
                                          "check_methods_subset_invariance")}),
+        EstimatorSpec("ARIMA", tl.ARIMA, dict(order=(1, 0, 0), errors="nan"), "unsupervised"),
     ]
     return specs
 
