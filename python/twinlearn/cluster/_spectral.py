@@ -275,7 +275,7 @@ class SpectralClustering(TwinlearnEstimatorMixin, ClusterMixin, BaseEstimator):
     >>> from twinlearn.cluster import SpectralClustering
     >>> X = np.array([[1, 1], [2, 1], [1, 0], [4, 7], [3, 5], [3, 6]], dtype=float)
     >>> sc = SpectralClustering(n_clusters=2, random_state=0, device="cpu").fit(X)
-    >>> len(set(sc.labels_[:3])), len(set(sc.labels_[3:])), sc.labels_[0] != sc.labels_[3]
+    >>> len(set(sc.labels_[:3])), len(set(sc.labels_[3:])), bool(sc.labels_[0] != sc.labels_[3])
     (1, 1, True)
     """
 
