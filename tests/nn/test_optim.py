@@ -396,7 +396,8 @@ def test_matches_torch_optim(cls, name, kw):
         opt.step()
     for a, b in zip(mine, tp):
         # torch's CPU kernels may contract multiply-adds into FMA: a few ulp.
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"against torch {torch.__version__}")
 
 
 def test_torch_tensors_updated_in_place_without_copies():
@@ -421,7 +422,7 @@ def test_clip_grad_norm_matches_torch():
         y.grad = torch.tensor(g)
     ta = optim.clip_grad_norm_(a, 0.5)
     tb = torch.nn.utils.clip_grad_norm_(b, 0.5)
-    np.testing.assert_allclose(float(ta), float(tb), rtol=1e-6)
+    np.testing.assert_allclose(float(ta), float(tb), rtol=1e-6, err_msg=f"against torch {torch.__version__}")
     for x, y in zip(a, b):
         np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-6, atol=1e-8)
 
