@@ -38,25 +38,23 @@ TL_HD float lerp(float a, float b, float w) {
                                  : tl::num::sub(b, tl::num::mul(d, tl::num::sub(1.0f, w)));
 }
 
-// Element i of one tensor.
-TL_HD void update(const Scalars& s, float* p, float* g_rw, const float* g, float* s1, float* s2, float* s3,
-                  std::int64_t i) {
+// One element: p the parameter, g the gradient (written by kScale only),
+// a, b, c the states (state1..3; unused ones are ignored and left as they are).
+TL_HD void update_values(const Scalars& s, float& p, float& g, float& a, float& b, float& c) {
   using namespace tl::num;
   if (s.kind == kScale) {
-    g_rw[i] = mul(g_rw[i], s.scale);
+    g = mul(g, s.scale);
     return;
   }
-  float gi = g[i];
-  if (s.maximize) gi = -gi;
-  float pi = p[i];
+  float gi = s.maximize ? -g : g;
+  float pi = p;
   if (s.kind == static_cast<int>(OptimKind::SGD)) {
     if (s.has_wd) gi = add(gi, mul(s.wd, pi));
     if (s.has_momentum) {
-      const float b = s.first ? gi : add(mul(s1[i], s.momentum), mul(s.one_minus_damp, gi));
-      s1[i] = b;
-      gi = s.nesterov ? add(gi, mul(s.momentum, b)) : b;
+      a = s.first ? gi : add(mul(a, s.momentum), mul(s.one_minus_damp, gi));
+      gi = s.nesterov ? add(gi, mul(s.momentum, a)) : a;
     }
-    p[i] = add(pi, mul(s.neg_lr, gi));
+    p = add(pi, mul(s.neg_lr, gi));
     return;
   }
   if (s.kind == static_cast<int>(OptimKind::AdamW)) {
@@ -64,17 +62,35 @@ TL_HD void update(const Scalars& s, float* p, float* g_rw, const float* g, float
   } else if (s.has_wd) {
     gi = add(gi, mul(s.wd, pi));
   }
-  const float m = lerp(s1[i], gi, s.w1);
-  float v = add(mul(s2[i], s.beta2), mul(mul(s.one_minus_beta2, gi), gi));
-  s1[i] = m;
-  s2[i] = v;
+  a = lerp(a, gi, s.w1);
+  b = add(mul(b, s.beta2), mul(mul(s.one_minus_beta2, gi), gi));
+  float v = b;
   if (s.amsgrad) {
-    const float vm = s3[i];
-    v = (vm > v || is_nan(vm)) ? vm : v;  // torch.maximum: NaN propagates
-    s3[i] = v;
+    v = (c > v || is_nan(c)) ? c : v;  // torch.maximum: NaN propagates
+    c = v;
   }
   const float denom = add(div(sqrt(v), s.bc2_sqrt), s.eps);
-  p[i] = add(pi, mul(s.neg_step_size, div(m, denom)));
+  p = add(pi, mul(s.neg_step_size, div(a, denom)));
+}
+
+// The pointers of one tensor (null where absent; param may be null for kScale).
+struct Ptrs {
+  float *param, *grad, *s1, *s2, *s3;
+};
+
+// Element i of one tensor.
+TL_HD void update(const Scalars& s, const Ptrs& t, std::int64_t i) {
+  float p = t.param ? t.param[i] : 0.0f, g = t.grad[i];
+  float a = t.s1 ? t.s1[i] : 0.0f, b = t.s2 ? t.s2[i] : 0.0f, c = t.s3 ? t.s3[i] : 0.0f;
+  update_values(s, p, g, a, b, c);
+  if (s.kind == kScale) {
+    t.grad[i] = g;
+    return;
+  }
+  t.param[i] = p;
+  if (t.s1) t.s1[i] = a;
+  if (t.s2) t.s2[i] = b;
+  if (t.s3) t.s3[i] = c;
 }
 
 // The chunk table: chunk c covers elements start .. start + len - 1 of

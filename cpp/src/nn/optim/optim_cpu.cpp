@@ -10,9 +10,9 @@ void step_cpu(const Context& ctx, const OptimTensor* tensors, std::int64_t count
   parallel_for(ctx, static_cast<std::int64_t>(chunks.size()), [&](std::int64_t c) {
     const Chunk& k = chunks[static_cast<std::size_t>(c)];
     const OptimTensor& t = tensors[k.tensor];
-    float* g_rw = const_cast<float*>(t.grad);  // written by kScale only
-    for (std::int64_t i = k.start; i < k.start + k.len; ++i)
-      update(s, t.param, g_rw, t.grad, t.state1, t.state2, t.state3, i);
+    // The grad is written by kScale only.
+    const Ptrs p{t.param, const_cast<float*>(t.grad), t.state1, t.state2, t.state3};
+    for (std::int64_t i = k.start; i < k.start + k.len; ++i) update(s, p, i);
   });
 }
 
