@@ -8,25 +8,20 @@ import numbers
 
 import numpy as np
 
-from ... import _backend
-from ..._config import check_device, check_numeric_mode, get_n_threads, get_numeric_mode
-
-_DLPACK_CUDA = (2, 13)  # kDLCUDA, kDLCUDAManaged
-
+from ... import _io
+from ..._config import check_device, check_numeric_mode, get_numeric_mode
 
 def _is_torch(x):
-    return type(x).__module__.startswith("torch")
+    return _io.kind(x) == "torch"
 
 
 def _device_of(x):
     """'cpu' or 'cuda:N': where the tensor's memory lives."""
     if isinstance(x, np.ndarray):
         return "cpu"
-    try:
-        kind, ordinal = x.__dlpack_device__()
-    except AttributeError:
-        raise TypeError(f"expected a NumPy array or a DLPack tensor (PyTorch, CuPy), got {type(x).__name__}") from None
-    return f"cuda:{int(ordinal)}" if int(kind) in _DLPACK_CUDA else "cpu"
+    if _io.kind(x) in ("cupy", "cai", "torch"):
+        return _io.device_of(x)
+    raise TypeError(f"expected a NumPy array or a PyTorch / CuPy tensor, got {type(x).__name__}")
 
 
 def _native_view(x):
@@ -98,24 +93,17 @@ def _check_hyper(name, value, lo=0.0, hi=None, hi_open=True):
 
 
 def _context(device, numeric_mode, tensors):
-    """(backend module, Context) for the tensors of one call."""
+    """(backend module, Context) for the tensors of one call: on `device`
+    (None: where the tensors live), on the tensors' current stream."""
     if device is None:
         devs = {_device_of(t) for t in tensors}
         if len(devs) > 1:
-            raise ValueError(f"all tensors of an optimizer must share a device, got {sorted(devs)}")
+            raise ValueError(f"all tensors of an optimizer call must share a device, got {sorted(devs)}")
         dev = devs.pop() if devs else "cpu"
     else:
-        dev = check_device(device)
-        if dev == "auto":
-            dev = "cuda:0" if _backend.cuda_available() else "cpu"
+        dev = _io.resolve_device(device, tensors)
     mode = check_numeric_mode(numeric_mode if numeric_mode is not None else get_numeric_mode())
-    mod = _backend.module_for(dev)
-    stream = 0
-    if dev != "cpu" and tensors and _is_torch(tensors[0]):
-        import torch
-
-        stream = torch.cuda.current_stream(torch.device(dev)).cuda_stream
-    return mod, mod.Context(dev, get_n_threads(), mode, 0, stream)
+    return _io.backend_context(dev, mode, like=tensors[0] if tensors else None)
 
 
 class Optimizer:
