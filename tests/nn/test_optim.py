@@ -448,6 +448,22 @@ def test_schedules_match_torch():
             ref.step()
 
 
+def test_sequential_warmup_then_cosine_matches_torch():
+    torch = pytest.importorskip("torch")
+    o = _opt(0.1)
+    mine = lr_scheduler.SequentialLR(o, [lr_scheduler.LinearLR(o, start_factor=0.01, total_iters=3),
+                                         lr_scheduler.CosineAnnealingLR(o, T_max=6)], milestones=[3])
+    t = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    TL = torch.optim.lr_scheduler
+    ref = TL.SequentialLR(t, [TL.LinearLR(t, start_factor=0.01, total_iters=3), TL.CosineAnnealingLR(t, T_max=6)],
+                          milestones=[3])
+    for _ in range(10):
+        assert mine.get_last_lr()[0] == pytest.approx(ref.get_last_lr()[0], rel=1e-12, abs=1e-15)
+        t.step()
+        mine.step()
+        ref.step()
+
+
 # -- GPU ------------------------------------------------------------------------
 @pytest.mark.gpu
 @pytest.mark.parametrize("cls,kw", [(optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),

@@ -114,6 +114,8 @@ class Optimizer:
     groups) each with a "params" entry and any hyperparameter overriding the
     defaults. device: None (where the parameters live), "cpu" or "cuda[:N]"
     (host arrays are then copied to the GPU and back at every step).
+    ``state`` maps id(param) to its buffers (NumPy arrays cannot be dict
+    keys); state_dict() numbers them as torch does.
     numeric_mode: None (the global setting), "fast", "deterministic" or
     "identical": the updates are elementwise and every mode gives the same
     bits on the CPU and the GPU.
