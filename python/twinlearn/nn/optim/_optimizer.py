@@ -110,15 +110,28 @@ class Optimizer:
     """Base class: torch.optim.Optimizer's param groups, state, step,
     zero_grad, state_dict and load_state_dict.
 
-    params: an iterable of float32 arrays / tensors, or of dicts (param
-    groups) each with a "params" entry and any hyperparameter overriding the
-    defaults. device: None (where the parameters live), "cpu" or "cuda[:N]"
-    (host arrays are then copied to the GPU and back at every step).
-    ``state`` maps id(param) to its buffers (NumPy arrays cannot be dict
-    keys); state_dict() numbers them as torch does.
-    numeric_mode: None (the global setting), "fast", "deterministic" or
-    "identical": the updates are elementwise and every mode gives the same
-    bits on the CPU and the GPU.
+    Parameters
+    ----------
+    params : iterable of arrays, or of dicts
+        float32 C-contiguous NumPy arrays or torch tensors, or param groups:
+        dicts with a "params" entry and any hyperparameter overriding the
+        defaults.
+    defaults : dict
+        The hyperparameters of a group that does not set them.
+    device : str or None, default=None
+        None: where the parameters live. "cpu" or "cuda[:N]": host arrays
+        under "cuda" are copied to the GPU and back at every step.
+    numeric_mode : str or None, default=None
+        None (the global setting), "fast", "deterministic" or "identical":
+        the updates are elementwise and every mode gives the same bits on
+        the CPU and the GPU.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+    state : dict
+        id(param) -> its buffers and step count (NumPy arrays cannot be dict
+        keys); state_dict() numbers the parameters as torch does.
     """
 
     _kind = None
@@ -445,10 +458,24 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     The coefficient max_norm / (norm + 1e-6) is formed in float32 as torch
     does; gradients are scaled in place only when it is below 1.
 
-    parameters: torch tensors (their .grad is clipped) or anything when
-    grads is given: grads, the float32 arrays to clip in place.
-    Returns the total norm (float32: a NumPy scalar, or a torch tensor for
-    torch gradients). norm_type: 2 only.
+    Parameters
+    ----------
+    parameters : iterable of torch tensors, or anything when grads is given
+        Their ``.grad`` is clipped.
+    max_norm : float
+    norm_type : float, default=2.0
+        Only 2 is supported.
+    error_if_nonfinite : bool, default=False
+        Raise RuntimeError when the norm is NaN or infinite.
+    foreach : None or bool
+        Accepted for torch compatibility (ignored).
+    grads : array or list of arrays, optional
+        float32 gradients to clip in place (NumPy parameters have no .grad).
+    device, numeric_mode : see :class:`Optimizer`.
+
+    Returns
+    -------
+    total_norm : numpy.float32, or a float32 torch tensor for torch gradients
     """
     if float(norm_type) != 2.0:
         raise ValueError(f"norm_type={norm_type!r} is not supported: only the 2-norm is implemented")
