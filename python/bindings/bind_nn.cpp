@@ -54,7 +54,8 @@ Flat flat_f32(nb::handle h, const std::string& name, bool writable) {
       throw tl::TypeError(name + ": expected a float32 array; parameters, gradients and state must all be float32");
     std::int64_t expect = 1;
     for (std::size_t d = x.ndim(); d-- > 0;) {
-      if (x.shape(d) != 1 && x.stride(d) != expect) throw tl::ValueError(name + ": the array must be C-contiguous");
+      if (x.size() != 0 && x.shape(d) != 1 && x.stride(d) != expect)
+        throw tl::ValueError(name + ": the array must be C-contiguous");
       expect *= static_cast<std::int64_t>(x.shape(d));
     }
     return Flat{static_cast<float*>(const_cast<void*>(static_cast<const void*>(x.data()))),

@@ -258,6 +258,19 @@ def test_clip_grad_norm_nonfinite():
         optim.clip_grad_norm_([], 1.0, grads=g, error_if_nonfinite=True)
     with pytest.raises(ValueError, match="norm_type"):
         optim.clip_grad_norm_([], 1.0, norm_type=1.0, grads=[np.ones(3, F)])
+    g = [np.array([1.0, np.nan], F), np.ones(2, F)]
+    assert np.isnan(optim.clip_grad_norm_([], 1.0, norm_type=math.inf, grads=g))
+
+
+def test_clip_grad_norm_inf_is_the_largest_absolute_value():
+    _, grads = _problem(17, shapes=((5000,), (3, 7), (0,)))
+    gs = [g.copy() for g in grads[0]]
+    want = max(float(np.abs(g).max()) for g in gs if g.size)
+    total = optim.clip_grad_norm_([], 0.25, norm_type=float("inf"), grads=gs)
+    assert total == F(want)
+    coef = F(0.25) / (F(want) + F(1e-6))
+    for a, b in zip(gs, grads[0]):
+        assert a.tobytes() == (b * coef).tobytes()
 
 
 # -- schedules ----------------------------------------------------------------
@@ -412,7 +425,8 @@ def test_torch_tensors_updated_in_place_without_copies():
     assert p.grad is None
 
 
-def test_clip_grad_norm_matches_torch():
+@pytest.mark.parametrize("norm_type", [2.0, math.inf])
+def test_clip_grad_norm_matches_torch(norm_type):
     torch = pytest.importorskip("torch")
     _, grads = _problem(11)
     a = [torch.zeros(g.shape, requires_grad=True) for g in grads[0]]
@@ -420,8 +434,8 @@ def test_clip_grad_norm_matches_torch():
     for x, y, g in zip(a, b, grads[0]):
         x.grad = torch.tensor(g)
         y.grad = torch.tensor(g)
-    ta = optim.clip_grad_norm_(a, 0.5)
-    tb = torch.nn.utils.clip_grad_norm_(b, 0.5)
+    ta = optim.clip_grad_norm_(a, 0.5, norm_type=norm_type)
+    tb = torch.nn.utils.clip_grad_norm_(b, 0.5, norm_type=norm_type)
     np.testing.assert_allclose(float(ta), float(tb), rtol=1e-6, err_msg=f"against torch {torch.__version__}")
     for x, y in zip(a, b):
         np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-6, atol=1e-8)

@@ -447,6 +447,21 @@ def _check_torch_only(**flags):
                          "leave them None/False")
 
 
+def _max_abs(mod, ctx, views):
+    """max |g| over every gradient (float32; NaN when any element is NaN)."""
+    total = np.float32(0.0)
+    for v in views:
+        flat = v.reshape(-1)
+        if flat.shape[0] == 0:
+            continue
+        hi, lo = mod.reduce_max(ctx, flat), mod.reduce_min(ctx, flat)
+        if math.isnan(hi) or math.isnan(lo):
+            return np.float32(np.nan)
+        m = np.float32(max(hi, -lo))
+        total = max(total, m)
+    return total
+
+
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None, *, grads=None,
                     device=None, numeric_mode=None):
     """Scale the gradients so that their global 2-norm is at most max_norm
@@ -464,7 +479,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         Their ``.grad`` is clipped.
     max_norm : float
     norm_type : float, default=2.0
-        Only 2 is supported.
+        2, or inf (the largest absolute value, an exact selection: the same
+        bits as torch).
     error_if_nonfinite : bool, default=False
         Raise RuntimeError when the norm is NaN or infinite.
     foreach : None or bool
@@ -477,8 +493,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     -------
     total_norm : numpy.float32, or a float32 torch tensor for torch gradients
     """
-    if float(norm_type) != 2.0:
-        raise ValueError(f"norm_type={norm_type!r} is not supported: only the 2-norm is implemented")
+    if float(norm_type) not in (2.0, math.inf):
+        raise ValueError(f"norm_type={norm_type!r} is not supported: only 2 and inf are implemented")
     if foreach not in (None, False, True):
         raise ValueError("foreach must be None or a bool")
     max_norm = _check_hyper("max_norm", max_norm)
@@ -495,7 +511,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     else:
         mod, ctx = _context(device, numeric_mode, gs)
         views = [_native_view(g) for g in gs]
-        total = np.float32(math.sqrt(mod.optim_grad_sq_norm(ctx, views)))
+        if float(norm_type) == 2.0:
+            total = np.float32(math.sqrt(mod.optim_grad_sq_norm(ctx, views)))
+        else:
+            total = _max_abs(mod, ctx, views)
         if error_if_nonfinite and not np.isfinite(total):
             raise RuntimeError(f"The total norm of order {norm_type} for gradients is non-finite, so it cannot be "
                                "clipped. To disable this error and scale the gradients by the non-finite norm "
