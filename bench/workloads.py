@@ -1134,3 +1134,118 @@ register(Workload(
     sweep=False,
     suites=NOT_QUICK,
 ))
+
+
+# -- nn.optim: one fused AdamW step over N float32 parameters ---------------------
+def flat_parameters(scale: Scale, seed: int, dtype) -> "datasets.Dataset":
+    """scale.rows float32 parameters (a flat vector, one column) and as many
+    gradients."""
+    rng = np.random.default_rng(seed)
+    return datasets.Dataset({"X": rng.standard_normal((scale.rows, 1), dtype=np.float32),
+                             "G": rng.standard_normal((scale.rows, 1), dtype=np.float32)})
+
+
+# AdamW's step reads the parameter, gradient and both moments and writes the
+# parameter and both moments: 7 float32 per parameter.
+_ADAMW_BYTES = 7 * 4
+
+
+class _AdamWSteps:
+    """``fit(X, G)`` runs `steps` AdamW steps over the parameters X (copied)
+    and gradients G, recording the memory traffic per second (GB/s)."""
+
+    def __init__(self, steps=5, lr=1e-3, weight_decay=1e-2):
+        self.steps, self.lr, self.weight_decay = steps, lr, weight_decay
+
+    def _record(self, seconds, n, params):
+        self.seconds_ = seconds
+        self.gb_per_s_ = _ADAMW_BYTES * n * self.steps / seconds / 1e9
+        self.params_ = params
+        return self
+
+
+class AdamWStepBench(_AdamWSteps):
+    """twinlearn.nn.optim.AdamW (one fused multi-tensor call per step)."""
+
+    def __init__(self, device=None, numeric_mode=None, **p):
+        super().__init__(**p)
+        self.device, self.numeric_mode = device, numeric_mode
+
+    def fit(self, X, G):
+        import time
+
+        from twinlearn.nn.optim import AdamW
+
+        dev = self.device if self.device not in (None, "auto") else "cpu"
+        if dev != "cpu":  # parameters on the GPU (through torch), as in training
+            import torch
+
+            p = torch.as_tensor(np.ascontiguousarray(X).ravel(), device=dev)
+            g = torch.as_tensor(np.ascontiguousarray(G).ravel(), device=dev)
+            sync = torch.cuda.synchronize
+        else:
+            p, g, sync = np.array(X, dtype=np.float32).ravel(), np.ascontiguousarray(G, dtype=np.float32).ravel(), None
+        opt = AdamW([p], lr=self.lr, weight_decay=self.weight_decay, numeric_mode=self.numeric_mode)
+        opt.step(grads=[g])  # creates the state outside the timing
+        if sync:
+            sync()
+        t0 = time.perf_counter()
+        for _ in range(self.steps):
+            opt.step(grads=[g])
+        if sync:
+            sync()
+        self.device_used_ = dev
+        return self._record(time.perf_counter() - t0, p.shape[0], p)
+
+    def numeric_mode_used(self):
+        return self.numeric_mode or "deterministic"
+
+    def device_used(self):
+        return self.device_used_
+
+
+class TorchAdamWFusedStep(_AdamWSteps):
+    """torch.optim.AdamW(fused=True) (foreach on the CPU, where fused is not
+    available in every torch)."""
+
+    def fit(self, X, G):
+        import time
+
+        import torch
+
+        p = torch.nn.Parameter(X.reshape(-1).clone())
+        p.grad = G.reshape(-1).clone()
+        fused = p.is_cuda
+        opt = torch.optim.AdamW([p], lr=self.lr, weight_decay=self.weight_decay, fused=fused or None,
+                                foreach=None if fused else True)
+        opt.step()
+        sync = torch.cuda.synchronize if p.is_cuda else (lambda: None)
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(self.steps):
+            opt.step()
+        sync()
+        return self._record(time.perf_counter() - t0, p.shape[0], p)
+
+
+def adamw_bandwidth(ev) -> dict:
+    """Memory traffic of the AdamW steps, GB/s (7 float32 moved per parameter)."""
+    return {"gb_per_s": float(ev.model.gb_per_s_)}
+
+
+register(Workload(
+    name="adamw_step",
+    title="AdamW step over {rows} float32 parameters",
+    data=flat_parameters,
+    # cuda: the 1e9 parameters of the target (16 GB of parameters, gradients and moments)
+    scales={"smoke": Scale(100_000, 1), "cpu": Scale(20_000_000, 1), "cuda": Scale(1_000_000_000, 1)},
+    estimator=lambda device=None, numeric_mode=None, **p: AdamWStepBench(device, numeric_mode, **p),
+    sklearn=None,
+    params={"steps": 5},
+    steps=(Step("fit", ("X", "G")),),
+    quality=Quality(adamw_bandwidth, "gb_per_s", True, "memory traffic, GB/s (7 float32 per parameter)"),
+    peers=(peers.torch_peer(lambda a: TorchAdamWFusedStep(**a.params)),),
+    dtype="float32",
+    sweep=False,
+    suites=NOT_QUICK,
+))

@@ -42,6 +42,7 @@ from . import manifold
 from .manifold import *  # noqa: F403
 from . import tsa  # noqa: F401,E402  (time-series models)
 from .tsa import *  # noqa: F403
+from . import nn  # noqa: F401,E402  (optimizers: torch.optim-shaped, not estimators)
 from .accel import accelerate  # noqa: E402  (after the estimators it wraps)
 
 # git describe in a checkout, the build's record in a wheel (twinlearn/_version.py)

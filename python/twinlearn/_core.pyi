@@ -1511,6 +1511,106 @@ def radius_search(ctx: Context, index: Annotated[NDArray, dict(writable=False)],
 
 def kde_log_sum(ctx: Context, train: Annotated[NDArray, dict(writable=False)], weights: Annotated[NDArray, dict(writable=False)] | None, queries: Annotated[NDArray, dict(writable=False)], metric: MetricParams, kernel: str, bandwidth: float) -> object: ...
 
+class OptimParams:
+    """Parameters of optim_step (twinlearn/nn/optim.hpp)."""
+
+    def __init__(self) -> None: ...
+
+    @property
+    def kind(self) -> str:
+        """'sgd', 'adam' or 'adamw'"""
+
+    @kind.setter
+    def kind(self, arg: str, /) -> None: ...
+
+    @property
+    def lr(self) -> float: ...
+
+    @lr.setter
+    def lr(self, arg: float, /) -> None: ...
+
+    @property
+    def momentum(self) -> float:
+        """SGD"""
+
+    @momentum.setter
+    def momentum(self, arg: float, /) -> None: ...
+
+    @property
+    def dampening(self) -> float:
+        """SGD"""
+
+    @dampening.setter
+    def dampening(self, arg: float, /) -> None: ...
+
+    @property
+    def nesterov(self) -> bool:
+        """SGD"""
+
+    @nesterov.setter
+    def nesterov(self, arg: bool, /) -> None: ...
+
+    @property
+    def beta1(self) -> float:
+        """Adam, AdamW"""
+
+    @beta1.setter
+    def beta1(self, arg: float, /) -> None: ...
+
+    @property
+    def beta2(self) -> float:
+        """Adam, AdamW"""
+
+    @beta2.setter
+    def beta2(self, arg: float, /) -> None: ...
+
+    @property
+    def eps(self) -> float:
+        """Adam, AdamW"""
+
+    @eps.setter
+    def eps(self, arg: float, /) -> None: ...
+
+    @property
+    def amsgrad(self) -> bool:
+        """Adam, AdamW"""
+
+    @amsgrad.setter
+    def amsgrad(self, arg: bool, /) -> None: ...
+
+    @property
+    def weight_decay(self) -> float:
+        """L2 (SGD, Adam) or decoupled (AdamW)"""
+
+    @weight_decay.setter
+    def weight_decay(self, arg: float, /) -> None: ...
+
+    @property
+    def maximize(self) -> bool: ...
+
+    @maximize.setter
+    def maximize(self, arg: bool, /) -> None: ...
+
+    @property
+    def step(self) -> int:
+        """the step being taken, from 1"""
+
+    @step.setter
+    def step(self, arg: int, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+def optim_step(ctx: Context, params: list, grads: list, state1: list, state2: list, state3: list, p: OptimParams) -> None:
+    """
+    One optimizer step over every tensor, in place (float32, C-contiguous).
+    """
+
+def optim_grad_sq_norm(ctx: Context, grads: list) -> float:
+    """Sum of squares of every gradient, in double (canonical order)."""
+
+def optim_scale_grads(ctx: Context, grads: list, coef: float) -> None:
+    """grad *= coef (float32) for every gradient, in place."""
+
 def math_apply(ctx: Context, name: str, x: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
 
 def math_pow(ctx: Context, x: Annotated[NDArray, dict(writable=False)], y: Annotated[NDArray, dict(writable=False)], out: NDArray) -> None: ...
