@@ -32,6 +32,15 @@ def test_every_public_subpackage_has_a_page():
     assert list(apigen.api_entries()["modules"]) == ["twinlearn", *subs]
 
 
+def test_nested_subpackages_and_exported_modules_have_pages():
+    # twinlearn.nn exports only the subpackage optim, whose classes would
+    # otherwise be in no page; optim exports the module lr_scheduler.
+    subs = apigen.public_subpackages()
+    assert {"twinlearn.nn", "twinlearn.nn.optim", "twinlearn.nn.optim.lr_scheduler"} <= set(subs)
+    documented = _documented(apigen.api_entries())
+    assert {"twinlearn.nn.optim.AdamW", "twinlearn.nn.optim.lr_scheduler.CosineAnnealingLR"} <= documented
+
+
 def test_every_name_of_every_all_is_documented_once():
     ent = apigen.api_entries()
     documented = _documented(ent)

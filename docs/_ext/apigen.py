@@ -23,10 +23,20 @@ KINDS = (("class", "Classes"), ("function", "Functions"), ("data", "Data"))
 
 
 def public_subpackages(package: str = PACKAGE) -> list[str]:
-    """The public subpackages of `package`, by full name."""
+    """The public subpackages of `package` at any depth (``twinlearn.nn`` and
+    ``twinlearn.nn.optim``), and the modules a subpackage's ``__all__``
+    exports (``twinlearn.nn.optim.lr_scheduler``), by full name; none below a
+    private one."""
     pkg = importlib.import_module(package)
-    return sorted(f"{package}.{m.name}" for m in pkgutil.iter_modules(pkg.__path__)
-                  if m.ispkg and not m.name.startswith("_"))
+    out = []
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if m.ispkg and not m.name.startswith("_"):
+            full = f"{package}.{m.name}"
+            sub = importlib.import_module(full)
+            out += [full, *public_subpackages(full)]
+            out += [f"{full}.{n}" for n in getattr(sub, "__all__", ()) if not n.startswith("_")
+                    and inspect.ismodule(getattr(sub, n, None)) and not hasattr(getattr(sub, n), "__path__")]
+    return sorted(out)
 
 
 def _kind(obj) -> str:

@@ -465,7 +465,7 @@ def _max_abs(mod, ctx, views):
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None, *, grads=None,
                     device=None, numeric_mode=None):
     """Scale the gradients so that their global 2-norm is at most max_norm
-    (torch.nn.utils.clip_grad_norm_).
+    (``torch.nn.utils.clip_grad_norm_``).
 
     The norm is the square root of the sum of squares of every gradient,
     each tensor's by the project's canonical reduction (in double), added in
