@@ -319,3 +319,62 @@ def test_gpu_series_fit_does_not_depend_on_its_batch():
     gpu = ARIMA((1, 1, 1), device="cuda").fit(big)
     for j in (5, 45, 1965):
         assert_same_bits(gpu.params_[j], alone.params_)
+
+
+# -- psi weights and simulation ------------------------------------------------------------
+@pytest.mark.parametrize("ar, ma", [((0.5,), (0.3,)), ((0.6, -0.2), (0.4,)), ((), (0.5, 0.2)), ((0.9,), ())])
+def test_psi_weights_are_statsmodels_arma2ma(ar, ma):
+    from statsmodels.tsa.arima_process import arma2ma
+
+    y = simulate(800, ar=ar, ma=ma, seed=11).reshape(-1, 1)
+    m = ARIMA((len(ar), 0, len(ma)), trend="n").fit(y)
+    coef = dict(zip(m.param_names_, m.params_[0]))
+    phi = [coef[f"ar.L{i}"] for i in range(1, len(ar) + 1)]
+    theta = [coef[f"ma.L{i}"] for i in range(1, len(ma) + 1)]
+    ref = arma2ma(np.r_[1.0, -np.asarray(phi)], np.r_[1.0, theta], lags=15)
+    np.testing.assert_allclose(m.psi_weights(15)[:, 0], ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("order, sorder", [((1, 1, 1), (0, 0, 0, 0)), ((2, 1, 1), (1, 0, 1, 4)), ((0, 2, 2), (0, 0, 0, 0))])
+def test_psi_weights_give_the_kalman_forecast_variance(order, sorder):
+    # On a long, invertible series the state is known at the end: the Kalman
+    # filter's h-step variance is sigma2 * sum psi_j^2 (differencing included).
+    Y = np.column_stack([simulate(600, ar=(0.5,), ma=(0.3,), d=1, seed=k) for k in (21, 22)])
+    m = ARIMA(order, sorder).fit(Y)
+    v = m.sigma2_ * np.cumsum(m.psi_weights(12) ** 2, axis=0)
+    np.testing.assert_allclose(v, m.forecast_variance(12), rtol=1e-8)
+    # a wrong sign convention for the MA side is far from it
+    wrong = ARIMA(order, sorder).fit(Y)
+    wrong.params_ = wrong.params_.copy()
+    ma_cols = [i for i, n in enumerate(m.param_names_) if n.startswith("ma.")]
+    wrong.params_[:, ma_cols] *= -1
+    vw = m.sigma2_ * np.cumsum(wrong.psi_weights(12) ** 2, axis=0)
+    assert np.max(np.abs(vw / m.forecast_variance(12) - 1)) > 1e-2
+
+
+def test_simulate_paths_have_the_forecast_distribution():
+    Y = np.column_stack([simulate(500, ar=(0.5,), ma=(0.3,), d=1, seed=k) for k in (31, 32, 33)])
+    m = ARIMA((1, 1, 1)).fit(Y)
+    sims = m.simulate(10, repetitions=4000, random_state=5)
+    assert sims.shape == (10, 3, 4000)
+    mean, var = m.forecast(10), m.forecast_variance(10)
+    assert np.max(np.abs(sims.mean(axis=2) - mean) / np.sqrt(var)) < 0.1
+    assert np.max(np.abs(sims.var(axis=2) / var - 1)) < 0.15
+    # paths are correlated across steps as the model says: cov(y_{T+1}, y_{T+h}) = sigma2 psi_{h-1}
+    psi = m.psi_weights(10)
+    cov = ((sims[0] - mean[0][:, None]) * (sims[9] - mean[9][:, None])).mean(axis=1)
+    np.testing.assert_allclose(cov, m.sigma2_ * psi[9], rtol=0.15)
+    assert_same_bits(sims, m.simulate(10, repetitions=4000, random_state=5))
+
+
+def test_simulate_nan_for_failed_series_and_bad_arguments():
+    Y = _batch(3, seed=410)
+    Y[:, 1] = np.nan
+    m = ARIMA((1, 1, 1), errors="nan").fit(Y)
+    sims = m.simulate(4, repetitions=3, random_state=0)
+    assert np.isnan(sims[:, 1]).all() and np.isfinite(sims[:, [0, 2]]).all()
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="steps must be an integer"):
+            m.simulate(bad)
+    with pytest.raises(ValueError, match="repetitions must be an integer"):
+        m.simulate(3, repetitions=0)

@@ -46,6 +46,21 @@ def _order(value, n, name):
     return tuple(int(v) for v in value)
 
 
+def _check_steps(value, method, name="steps"):
+    if isinstance(value, bool) or not (isinstance(value, Integral) and value >= 1):
+        raise ValueError(f"ARIMA.{method}: {name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _seasonal(coef, s):
+    """A polynomial in B^s (ascending coefficients) as one in B."""
+    if coef.size == 1:
+        return coef
+    out = np.zeros((coef.size - 1) * s + 1)
+    out[::s] = coef
+    return out
+
+
 class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
     """Seasonal ARIMA fitted to many series at once (statsmodels' ARIMA).
 
@@ -277,6 +292,76 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
 
         half = norm.ppf(1 - alpha / 2) * np.sqrt(np.ascontiguousarray(np.asarray(f.forecast_var).T))
         return mean, mean - half, mean + half
+
+    def psi_weights(self, steps):
+        """The first `steps` weights psi_0 = 1, psi_1, ... of each series'
+        fitted model written as an infinite moving average of its innovations
+        (the differencing included): the h-step forecast error is
+        ``sum_{j<h} psi_j e_{T+h-j}``, so its variance is
+        ``sigma2 * sum_{j<h} psi_j**2``.
+
+        Returns
+        -------
+        ndarray of shape (steps, n_series)
+        """
+        check_is_fitted(self)
+        steps = _check_steps(steps, "psi_weights")
+        p, d, q = _order(self.order, 3, "order")
+        P, D, Q, s = _order(self.seasonal_order, 4, "seasonal_order")
+        names = self.param_names_
+        out = np.empty((steps, self.params_.shape[0]))
+        for j, row in enumerate(self.params_):
+            coef = dict(zip(names, row))
+            # AR side phi(B) Phi(B^s) (1 - B)^d (1 - B^s)^D, MA side theta(B) Theta(B^s):
+            # ascending coefficients in powers of B (statsmodels' signs: 1 - phi B, 1 + theta B)
+            ar = np.convolve(np.r_[1.0, [-coef[f"ar.L{i}"] for i in range(1, p + 1)]],
+                             _seasonal(np.r_[1.0, [-coef[f"ar.S.L{s * i}"] for i in range(1, P + 1)]], s))
+            for _ in range(d):
+                ar = np.convolve(ar, [1.0, -1.0])
+            for _ in range(D):
+                ar = np.convolve(ar, _seasonal(np.array([1.0, -1.0]), s))
+            ma = np.convolve(np.r_[1.0, [coef[f"ma.L{i}"] for i in range(1, q + 1)]],
+                             _seasonal(np.r_[1.0, [coef[f"ma.S.L{s * i}"] for i in range(1, Q + 1)]], s))
+            psi = np.zeros(steps)
+            for k in range(steps):
+                acc = ma[k] if k < ma.size else 0.0
+                for i in range(1, min(k, ar.size - 1) + 1):
+                    acc -= ar[i] * psi[k - i]
+                psi[k] = acc
+            out[:, j] = psi
+        return out
+
+    def simulate(self, steps, repetitions=1, random_state=None):
+        """Simulated future paths of each fitted series from its end: the
+        forecast plus Gaussian innovations N(0, sigma2_) of the series,
+        propagated through the model (:meth:`psi_weights`).
+
+        Parameters
+        ----------
+        steps : int
+            Values simulated past each series' last value.
+        repetitions : int, default=1
+            Paths per series.
+        random_state : int, numpy.random.Generator or None, default=None
+
+        Returns
+        -------
+        ndarray of shape (steps, n_series, repetitions)
+            NaN for series that could not be fitted.
+        """
+        check_is_fitted(self)
+        steps = _check_steps(steps, "simulate")
+        repetitions = _check_steps(repetitions, "simulate", "repetitions")
+        rng = np.random.default_rng(random_state)
+        mean = self.forecast(steps)
+        psi = self.psi_weights(steps)
+        n = mean.shape[1]
+        e = rng.standard_normal((steps, n, repetitions)) * np.sqrt(self.sigma2_)[None, :, None]
+        paths = np.empty_like(e)
+        for t in range(steps):
+            # innovations e_{T+1..T+t+1}, newest first, weighted by psi_0..psi_t
+            paths[t] = mean[t][:, None] + np.einsum("kj,kjr->jr", psi[t::-1], e[: t + 1])
+        return paths
 
     def forecast_variance(self, steps=1):
         """Variances of :meth:`forecast`'s means, same shape."""
