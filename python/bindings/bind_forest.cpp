@@ -22,7 +22,9 @@ tl::ForestCriterion parse_criterion(const std::string& s) {
   if (s == "entropy") return tl::ForestCriterion::Entropy;
   if (s == "squared_error") return tl::ForestCriterion::SquaredError;
   if (s == "poisson") return tl::ForestCriterion::Poisson;
-  throw tl::ValueError("criterion must be 'gini', 'entropy', 'squared_error' or 'poisson', got '" + s + "'");
+  if (s == "absolute_error") return tl::ForestCriterion::AbsoluteError;
+  throw tl::ValueError("criterion must be 'gini', 'entropy', 'squared_error', 'poisson' or 'absolute_error', got '" +
+                       s + "'");
 }
 const char* criterion_name(tl::ForestCriterion c) {
   switch (c) {
@@ -32,6 +34,8 @@ const char* criterion_name(tl::ForestCriterion c) {
       return "entropy";
     case tl::ForestCriterion::Poisson:
       return "poisson";
+    case tl::ForestCriterion::AbsoluteError:
+      return "absolute_error";
     default:
       return "squared_error";
   }
@@ -53,7 +57,7 @@ struct ForestFit {
 TL_BINDINGS(forest) {
   params_class<tl::ForestParams>(m, "ForestParams", "Parameters of forest_fit (twinlearn/ensemble/forest.hpp).")
       .enum_field("criterion", &tl::ForestParams::criterion, parse_criterion, criterion_name,
-                  "'gini', 'entropy', 'squared_error' or 'poisson'")
+                  "'gini', 'entropy', 'squared_error', 'poisson' or 'absolute_error'")
       .enum_field("splitter", &tl::ForestParams::splitter, parse_splitter, splitter_name,
                   "'best' (random forest) or 'random' (extra trees)")
       .field("n_trees", &tl::ForestParams::n_trees)
@@ -80,7 +84,8 @@ TL_BINDINGS(forest) {
       .field("threshold", &ForestFit::threshold, "float64, -2 at leaves; left where x <= threshold")
       .field("impurity", &ForestFit::impurity, "float64")
       .field("weighted_n_node_samples", &ForestFit::weighted_n_node_samples, "float64")
-      .field("value", &ForestFit::value, "nodes x n_values float64: class weights, or the mean of y")
+      .field("value", &ForestFit::value,
+             "nodes x n_values float64: class weights, or the mean (absolute_error: the median) of y")
       .field("in_bag", &ForestFit::in_bag, "n_trees x rows int32 bootstrap counts, or None")
       .done();
 

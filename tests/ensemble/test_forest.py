@@ -267,7 +267,6 @@ def test_class_weight(class_weight):
 
 # -- refusals ---------------------------------------------------------------------------
 @pytest.mark.parametrize("params, match", [
-    (dict(criterion="absolute_error"), "criterion='absolute_error' is not supported"),
     (dict(ccp_alpha=0.1), "ccp_alpha"),
     (dict(monotonic_cst=[0] * 6), "monotonic_cst"),
     (dict(oob_score=True, bootstrap=False), "Out of bag estimation only available if bootstrap=True"),

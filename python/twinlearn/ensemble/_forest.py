@@ -31,13 +31,13 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _native as native
 from .. import identity
 from .._config import get_device
-from .._io import check_sample_weight, check_X, check_X_y, is_device_array, to_host
+from .._io import check_X, check_X_y, host_weights, is_device_array, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor"]
 
 _CLASSIFIER_CRITERIA = ("gini", "entropy", "log_loss")
-_REGRESSOR_CRITERIA = ("squared_error", "poisson")
+_REGRESSOR_CRITERIA = ("squared_error", "poisson", "absolute_error")
 _MAX_SEED = np.iinfo(np.int32).max
 
 
@@ -57,7 +57,7 @@ class ForestTreeArrays:
     value : ndarray of shape (node_count, 1, n_classes or 1), float64
         Class fractions of the (weighted, in-bag) training rows at the node
         for a classifier, as scikit-learn >= 1.4 stores them; the weighted
-        mean of y for a regressor.
+        mean of y for a regressor (the weighted median with absolute_error).
     impurity : ndarray of shape (node_count,), float64
     n_node_samples : ndarray of shape (node_count,), int64
         Distinct in-bag training rows reaching the node.
@@ -349,8 +349,8 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         X, y = check_X_y(self, X, y, device, labels=True, multi_output=True)
         y = self._tl_targets(to_host(y))
         n, d = X.shape
-        sw = check_sample_weight(sample_weight, X)
-        sw = None if sw is None else np.asarray(to_host(sw), dtype=np.float64)
+        # float64 weights whatever X's dtype, as scikit-learn's trees
+        sw = host_weights(sample_weight, n, np.float64)
         if sw is not None and (sw < 0).any():
             raise ValueError("Negative values in data passed to `sample_weight`")
 
@@ -727,9 +727,12 @@ _CLS_FMT = dict(criteria="'gini', 'entropy', 'log_loss' (= 'entropy')", criterio
                                   "        scikit-learn's; a list (multi-output) raises.\n    "),
                 tree_proba=" and predict_proba",
                 class_attrs="classes_ : ndarray of shape (n_classes,)\n    n_classes_ : int\n    ")
-_REG_FMT = dict(criteria=("'squared_error', 'poisson' (y >= 0 with a positive sum); 'friedman_mse' is, as in\n"
+_REG_FMT = dict(criteria=("'squared_error', 'poisson' (y >= 0 with a positive sum), 'absolute_error'\n"
+                          "        (scikit-learn's MAE: weighted-median leaves, impurity the mean absolute\n"
+                          "        deviation from the median; O(n log n) per candidate feature and node, several\n"
+                          "        times squared_error's cost); 'friedman_mse' is, as in\n"
                           "        scikit-learn >= 1.9, 'squared_error' with a FutureWarning"),
-                criterion_default="squared_error", unsupported="'absolute_error'", max_features_default=1.0,
+                criterion_default="squared_error", unsupported="none", max_features_default=1.0,
                 oob_attr="oob_prediction_", class_weight_doc="", tree_proba="", class_attrs="")
 
 
@@ -803,8 +806,8 @@ class RandomForestRegressor(_ForestRegressor):
     __doc__ = _doc("""A random forest regressor.
 
     scikit-learn's :class:`sklearn.ensemble.RandomForestRegressor` on the
-    CPU backend or a GPU (squared error or Poisson deviance; see
-    RandomForestClassifier for the splits).
+    CPU backend or a GPU (squared error, Poisson deviance or absolute
+    error; see RandomForestClassifier for the splits).
 """, _REG_FMT, True)
     _parameter_constraints: dict = {**_SkRFR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "best"
@@ -829,8 +832,8 @@ class ExtraTreesRegressor(_ForestRegressor):
     __doc__ = _doc("""An extra-trees regressor.
 
     scikit-learn's :class:`sklearn.ensemble.ExtraTreesRegressor` on the CPU
-    backend or a GPU (squared error or Poisson deviance; random thresholds
-    as ExtraTreesClassifier).
+    backend or a GPU (squared error, Poisson deviance or absolute error;
+    random thresholds as ExtraTreesClassifier).
 """, _REG_FMT, False)
     _parameter_constraints: dict = {**_SkETR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "random"

@@ -21,8 +21,9 @@
 namespace tl {
 
 // Regression criteria: SquaredError, Poisson (half Poisson deviance; y >= 0
-// with a positive sum).
-enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2, Poisson = 3 };
+// with a positive sum), AbsoluteError (mean absolute deviation from the
+// weighted median; leaf values are weighted medians).
+enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2, Poisson = 3, AbsoluteError = 4 };
 enum class ForestSplitter : int { Best = 0, Random = 1 };
 
 struct ForestParams {
@@ -53,7 +54,7 @@ struct ForestParams {
 // -2 and threshold -2.0 at a leaf, as scikit-learn's tree_).
 // value: n_values doubles per node: the weighted class counts
 // (classification, n_values = n_classes) or the weighted mean of y
-// (regression, n_values = 1).
+// (regression, n_values = 1; the weighted median with AbsoluteError).
 struct ForestTrees {
   std::int64_t n_values = 1;
   std::vector<std::int64_t> offsets;

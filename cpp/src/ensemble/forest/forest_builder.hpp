@@ -57,6 +57,10 @@ struct TreeWork {
   std::int32_t* feats;                            // cols
   double* stats;                                  // 4 * S + n_classes
   StackRec* stack;                                // rows + 1
+  // The absolute-error criterion's scratch (null for the others): rank:
+  // rows; mae: mae_doubles(rows).
+  std::int32_t* rank = nullptr;
+  double* mae = nullptr;
 };
 
 struct TreeOut {
@@ -181,6 +185,106 @@ TL_HOST_DEVICE inline void merge_sort(T* keys, std::int32_t* sidx, T* kt, std::i
     }
 }
 
+// -- the absolute-error criterion ---------------------------------------------------
+// A node's rows are ranked by y once (stable merge sort); the absolute error
+// of any subset of them then comes from one pass adding its rows, one at a
+// time, to a Fenwick tree over those ranks (prefix sums of w and w y): after
+// each row the weighted median is found by descending the tree, and
+// sum w |y - median| by the pinball identity (wy_right - m w_right) +
+// (m w_left - wy_left), as scikit-learn's MAE criterion. O(n log n) per pass.
+TL_HD std::int64_t mae_doubles(std::int64_t rows) { return 6 * rows + 2; }
+
+struct MaeWork {
+  const std::int32_t* rank;  // rank[r]: row r's place in the node's y order
+  double *ysort, *ytmp, *fw, *fwy, *err_l, *err_r;
+  std::int64_t n;  // the node's row count (the Fenwick tree's size)
+};
+
+TL_HD MaeWork mae_work(std::int32_t* rank, double* buf, std::int64_t rows, std::int64_t n) {
+  return MaeWork{rank, buf, buf + rows, buf + 2 * rows, buf + 3 * rows + 1, buf + 4 * rows + 2, buf + 5 * rows + 2, n};
+}
+
+// Ranks the rows idx[0..n) by y (ties in row order): mw.ysort[k] is the k-th
+// smallest y and rank[r] its place. sidx / sidx_tmp: n int32 of scratch.
+template <class T>
+TL_HOST_DEVICE inline void mae_rank(const TreeInput<T>& in, const std::int32_t* idx, std::int64_t n, std::int32_t* rank,
+                                    const MaeWork& mw, std::int32_t* sidx, std::int32_t* sidx_tmp) {
+  for (std::int64_t q = 0; q < n; ++q) {
+    mw.ysort[q] = in.y_reg[idx[q]];
+    sidx[q] = idx[q];
+  }
+  merge_sort(mw.ysort, sidx, mw.ytmp, sidx_tmp, n);
+  for (std::int64_t k = 0; k < n; ++k) rank[sidx[k]] = static_cast<std::int32_t>(k);
+}
+
+// Adds rows seq[0..m) to an empty Fenwick tree, in order (or from the last
+// back to the first); after adding seq[q], err[q] (when err is not null) is
+// the absolute error of the rows added so far. Returns the absolute error of
+// all m rows and sets *median to their weighted median (the mean of the two
+// middle values when a prefix weighs exactly half).
+TL_HD double mae_pass(const MaeWork& mw, const double* w, const std::int32_t* seq, std::int64_t m, bool backward,
+                      double* err, double* median) {
+  using namespace tl::num;
+  const std::int64_t n = mw.n;
+  for (std::int64_t k = 0; k <= n; ++k) mw.fw[k] = mw.fwy[k] = 0.0;
+  std::int64_t top_bit = 1;
+  while (top_bit * 2 <= n) top_bit *= 2;
+  double tw = 0.0, twy = 0.0, ae = 0.0, med = 0.0;
+  for (std::int64_t s = 0; s < m; ++s) {
+    const std::int64_t q = backward ? m - 1 - s : s;
+    const std::int32_t r = seq[q];
+    const std::int32_t k = mw.rank[r];
+    const double wr = w[r], wy = mul(wr, mw.ysort[k]);
+    for (std::int64_t f = k + 1; f <= n; f += f & -f) {
+      mw.fw[f] = add(mw.fw[f], wr);
+      mw.fwy[f] = add(mw.fwy[f], wy);
+    }
+    tw = add(tw, wr);
+    twy = add(twy, wy);
+    const double half = mul(0.5, tw);
+    // pos: the largest prefix (1-based) of weight <= half; rank pos is the
+    // first whose prefix weighs more than half.
+    std::int64_t pos = 0;
+    double wl = 0.0, wyl = 0.0;
+    for (std::int64_t b = top_bit; b > 0; b /= 2) {
+      const std::int64_t nx = pos + b;
+      if (nx <= n && add(wl, mw.fw[nx]) <= half) {
+        pos = nx;
+        wl = add(wl, mw.fw[nx]);
+        wyl = add(wyl, mw.fwy[nx]);
+      }
+    }
+    if (pos >= n) pos = n - 1;  // only if rounding put all the weight at or below half
+    med = mw.ysort[pos];
+    if (wl == half && pos > 0) {
+      // A prefix weighs exactly half: the median is the midpoint of its last
+      // value (the first rank whose prefix reaches half) and the next one.
+      std::int64_t p2 = 0;
+      double w2 = 0.0;
+      for (std::int64_t b = top_bit; b > 0; b /= 2) {
+        const std::int64_t nx = p2 + b;
+        if (nx <= n && add(w2, mw.fw[nx]) < half) {
+          p2 = nx;
+          w2 = add(w2, mw.fw[nx]);
+        }
+      }
+      med = div(add(mw.ysort[p2], mw.ysort[pos]), 2.0);
+    }
+    const double wrt = sub(tw, wl), wyr = sub(twy, wyl);
+    ae = add(sub(wyr, mul(med, wrt)), sub(mul(med, wl), wyl));
+    if (err) err[q] = ae;
+  }
+  if (median) *median = med;
+  return ae;
+}
+
+// scikit-learn's default proxy (-w_r impurity_r - w_l impurity_l) from the
+// children's absolute errors.
+TL_HD double mae_proxy(double ae_l, double ae_r, double wl, double wr) {
+  using namespace tl::num;
+  return sub(mul(-wr, div(ae_r, wr)), mul(wl, div(ae_l, wl)));
+}
+
 struct BestSplit {
   std::int64_t feature = -1;
   double threshold = 0.0;
@@ -251,6 +355,7 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
   const double min_weight_leaf = mul(p.min_weight_fraction_leaf, w_total);
 
   const bool poisson = p.criterion == ForestCriterion::Poisson;
+  const bool mae = p.criterion == ForestCriterion::AbsoluteError;
   std::int64_t n_nodes = 0;
   // Builds the node of `rec` (statistics, value, best split, the partition
   // of its rows); true when it is to be split (rec.node, rec.mid and
@@ -264,8 +369,12 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
       wn = add(wn, wk.w[r]);
       add_row(in, wk.w, r, total);
     }
+    double median = 0.0;
+    const MaeWork mw = mae ? mae_work(wk.rank, wk.mae, rows, n_node) : MaeWork{};
+    if (mae && wn > 0.0) mae_rank(in, wk.idx + start, n_node, wk.rank, mw, wk.sidx, wk.sidx_tmp);
     const double imp = !(wn > 0.0) ? 0.0
                        : poisson   ? poisson_loss(in, wk.w, wk.idx, start, end, total[0], wn)
+                       : mae       ? div(mae_pass(mw, wk.w, wk.idx + start, n_node, false, nullptr, &median), wn)
                                    : node_impurity(p.criterion, total, C, wn);
     const std::int64_t node = n_nodes++;
     if (rec.parent >= 0) {
@@ -283,7 +392,7 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
     if (C > 0) {
       for (std::int64_t k = 0; k < C; ++k) out.value[node * V + k] = total[k];
     } else {
-      out.value[node] = wn > 0.0 ? div(total[0], wn) : 0.0;
+      out.value[node] = mae ? median : wn > 0.0 ? div(total[0], wn) : 0.0;
     }
     bool leaf = (p.max_depth >= 0 && rec.depth >= p.max_depth) || n_node < p.min_samples_split ||
                 n_node < 2 * p.min_samples_leaf || wn < mul(2.0, min_weight_leaf) || imp <= kEpsilon;
@@ -310,6 +419,10 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
           merge_sort(wk.keys, wk.sidx, wk.keys_tmp, wk.sidx_tmp, n_node);
           if (wk.keys[n_node - 1] <= add(wk.keys[0], fthr)) continue;  // constant here
           ++tried;
+          if (mae) {  // err_l[q]: rows sidx[0..q]; err_r[q]: rows sidx[q..n)
+            mae_pass(mw, wk.w, wk.sidx, n_node, false, mw.err_l, nullptr);
+            mae_pass(mw, wk.w, wk.sidx, n_node, true, mw.err_r, nullptr);
+          }
           for (std::int64_t s = 0; s < S; ++s) left[s] = 0.0;
           double wl = 0.0;
           for (std::int64_t q = 0; q + 1 < n_node; ++q) {
@@ -322,7 +435,8 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
             const double wr = sub(wn, wl);
             if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
             for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
-            const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
+            const double proxy = mae ? mae_proxy(mw.err_l[q], mw.err_r[q + 1], wl, wr)
+                                     : split_proxy(p.criterion, left, right, C, wl, wr);
             if (proxy > best.proxy) {
               // scikit-learn's midpoint, in double: a / 2 + b / 2 (a if that
               // rounds to b or overflows).
@@ -348,13 +462,15 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
           if (thr >= static_cast<double>(hi)) thr = static_cast<double>(lo);
           for (std::int64_t s = 0; s < S; ++s) left[s] = 0.0;
           double wl = 0.0;
-          std::int64_t nl = 0;
+          std::int64_t nl = 0, nr_seen = 0;
           for (std::int64_t q = start; q < end; ++q) {
             const std::int32_t r = wk.idx[q];
             if (static_cast<double>(in.X[r * in.rs + f * in.cs]) <= thr) {
-              ++nl;
+              wk.sidx[nl++] = r;  // the sides in row order (absolute error)
               wl = add(wl, wk.w[r]);
               add_row(in, wk.w, r, left);
+            } else {
+              wk.sidx_tmp[nr_seen++] = r;
             }
           }
           const std::int64_t nr = n_node - nl;
@@ -362,7 +478,9 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
           const double wr = sub(wn, wl);
           if (wl < min_weight_leaf || wr < min_weight_leaf || !(wl > 0.0) || !(wr > 0.0)) continue;
           for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
-          const double proxy = split_proxy(p.criterion, left, right, C, wl, wr);
+          const double proxy = mae ? mae_proxy(mae_pass(mw, wk.w, wk.sidx, nl, false, nullptr, nullptr),
+                                               mae_pass(mw, wk.w, wk.sidx_tmp, nr, false, nullptr, nullptr), wl, wr)
+                                   : split_proxy(p.criterion, left, right, C, wl, wr);
           if (proxy > best.proxy) {
             best.feature = f;
             best.threshold = thr;
@@ -394,8 +512,10 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
       const double wr = sub(wn, wl);
       for (std::int64_t s = 0; s < S; ++s) right[s] = sub(total[s], left[s]);
       const double il = poisson ? poisson_loss(in, wk.w, wk.idx, start, mid_pos, left[0], wl)
+                        : mae   ? div(mae_pass(mw, wk.w, wk.idx + start, mid_pos - start, false, nullptr, nullptr), wl)
                                 : node_impurity(p.criterion, left, C, wl);
       const double ir = poisson ? poisson_loss(in, wk.w, wk.idx, mid_pos, end, right[0], wr)
+                        : mae   ? div(mae_pass(mw, wk.w, wk.idx + mid_pos, end - mid_pos, false, nullptr, nullptr), wr)
                                 : node_impurity(p.criterion, right, C, wr);
       // scikit-learn's impurity_improvement, weighted by the node's share.
       const double improvement = mul(div(wn, w_total), sub(sub(imp, mul(div(wr, wn), ir)), mul(div(wl, wn), il)));

@@ -25,8 +25,9 @@ struct HostTree {
   }
 
   TreeOut view() {
-    return TreeOut{left.data(),     right.data(),    feature.data(), n_node.data(), threshold.data(),
-                   impurity.data(), wn.data(),       value.data(),   static_cast<std::int64_t>(left.size())};
+    return TreeOut{left.data(),   right.data(),     feature.data(),
+                   n_node.data(), threshold.data(), impurity.data(),
+                   wn.data(),     value.data(),     static_cast<std::int64_t>(left.size())};
   }
 };
 }  // namespace
@@ -42,8 +43,22 @@ ForestTrees fit_cpu(const Context& ctx, const TreeInput<T>& in, const ForestPara
     std::vector<double> w(ur), stats(static_cast<std::size_t>(stats_size(in.n_classes)));
     std::vector<T> keys(ur), keys_tmp(ur);
     std::vector<StackRec> stack(ur + 1);
-    TreeWork<T> wk{count.data(), w.data(),    idx.data(),      idx_tmp.data(), sidx.data(),  sidx_tmp.data(),
-                   keys.data(),  keys_tmp.data(), feats.data(), stats.data(),   stack.data()};
+    const bool mae = p.criterion == ForestCriterion::AbsoluteError;
+    std::vector<std::int32_t> rank(mae ? ur : 0);
+    std::vector<double> mae_buf(mae ? static_cast<std::size_t>(mae_doubles(rows)) : 0);
+    TreeWork<T> wk{count.data(),
+                   w.data(),
+                   idx.data(),
+                   idx_tmp.data(),
+                   sidx.data(),
+                   sidx_tmp.data(),
+                   keys.data(),
+                   keys_tmp.data(),
+                   feats.data(),
+                   stats.data(),
+                   stack.data(),
+                   mae ? rank.data() : nullptr,
+                   mae ? mae_buf.data() : nullptr};
     const std::size_t cap = static_cast<std::size_t>(node_capacity(rows));
     HostTree& h = trees[static_cast<std::size_t>(t)];
     h.resize(cap, static_cast<std::size_t>(V), false);
@@ -77,9 +92,9 @@ void apply_cpu(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees, 
   });
 }
 
-#define TL_FOREST_CPU_INST(T)                                                                                    \
-  template ForestTrees fit_cpu<T>(const Context&, const TreeInput<T>&, const ForestParams&);                     \
-  template void apply_cpu<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,            \
+#define TL_FOREST_CPU_INST(T)                                                                              \
+  template ForestTrees fit_cpu<T>(const Context&, const TreeInput<T>&, const ForestParams&);               \
+  template void apply_cpu<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,       \
                              const std::int64_t*, const std::int64_t*, const std::int64_t*, const double*, \
                              std::int64_t*);
 TL_FOREST_CPU_INST(float)
