@@ -1118,7 +1118,7 @@ def _forest_entry(name, task):
     if classifier:
         params.update(criterion=one_of("gini", "entropy", "log_loss"), class_weight=ANY)
     else:
-        params.update(criterion=one_of("squared_error", "poisson"))
+        params.update(criterion=one_of("squared_error", "poisson", "absolute_error"))
     attributes = ("estimators_", "n_outputs_") + (("classes_", "n_classes_") if classifier else ())
     methods = ("fit", "predict", "apply", "decision_path", "score")
     if classifier:
