@@ -74,6 +74,19 @@ template <class T>
 ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
                        const double* weight, std::int64_t n_classes, const ForestParams& p);
 
+// Multi-output y: y_class / y_reg hold rows x n_outputs values (row-major);
+// n_classes: each output's class count (classification) or null
+// (regression). Impurities, proxies and improvements are scikit-learn's
+// multi-output ones (impurity averaged over the outputs; squared error's
+// proxy sums the outputs' S^2 / w). value then holds, per node, n_outputs x
+// max(n_classes) class weights (an output's row zero past its own count) or
+// n_outputs means (medians with AbsoluteError). n_outputs = 1 with
+// n_classes = &C is the single-output forest_fit above, bit for bit.
+template <class T>
+ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
+                       const double* weight, std::int64_t n_outputs, const std::int64_t* n_classes,
+                       const ForestParams& p);
+
 // The leaf of every row in every tree: out[i * n_trees + t] (tree-local node
 // index). Rows go left where double(x) <= threshold. The tree arrays as
 // forest_fit gives them (host memory); X: host or the context's device; out:

@@ -34,18 +34,18 @@ struct HostTree {
 
 template <class T>
 ForestTrees fit_cpu(const Context& ctx, const TreeInput<T>& in, const ForestParams& p) {
-  const std::int64_t rows = in.rows, cols = in.cols, V = in.n_classes > 0 ? in.n_classes : 1;
+  const std::int64_t rows = in.rows, cols = in.cols, V = values_per_node(in);
   const std::size_t ur = static_cast<std::size_t>(rows);
   std::vector<HostTree> trees(static_cast<std::size_t>(p.n_trees));
   // Trees in parallel: each is a pure function of its global index.
   parallel_for(ctx, p.n_trees, [&](std::int64_t t) {
     std::vector<std::int32_t> count(ur), idx(ur), idx_tmp(ur), sidx(ur), sidx_tmp(ur), feats(cols);
-    std::vector<double> w(ur), stats(static_cast<std::size_t>(stats_size(in.n_classes)));
+    std::vector<double> w(ur), stats(static_cast<std::size_t>(stats_size(in.class_sum, in.n_outputs)));
     std::vector<T> keys(ur), keys_tmp(ur);
     std::vector<StackRec> stack(ur + 1);
     const bool mae = p.criterion == ForestCriterion::AbsoluteError;
-    std::vector<std::int32_t> rank(mae ? ur : 0);
-    std::vector<double> mae_buf(mae ? static_cast<std::size_t>(mae_doubles(rows)) : 0);
+    std::vector<std::int32_t> rank(mae ? ur * static_cast<std::size_t>(in.n_outputs) : 0);
+    std::vector<double> mae_buf(mae ? static_cast<std::size_t>(mae_doubles(rows, in.n_outputs)) : 0);
     TreeWork<T> wk{count.data(),
                    w.data(),
                    idx.data(),

@@ -24,8 +24,8 @@ __global__ void build_kernel(TreeInput<T> in, ForestParams p, std::int64_t t0, s
                              std::int64_t* n_nodes, std::int64_t mae_i, std::int64_t mae_d) {
   const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= nb) return;
-  const std::int64_t rows = in.rows, cols = in.cols, V = in.n_classes > 0 ? in.n_classes : 1;
-  const std::int64_t cap = node_capacity(rows), ss = stats_size(in.n_classes);
+  const std::int64_t rows = in.rows, cols = in.cols, V = values_per_node(in);
+  const std::int64_t cap = node_capacity(rows), ss = stats_size(in.class_sum, in.n_outputs);
   // mae_i, mae_d: the absolute-error criterion's scratch (0 for the others).
   std::int32_t* ib = i32 + b * (5 * rows + cols + mae_i);
   double* wb = wbuf + b * (rows + ss + mae_d);
@@ -67,11 +67,13 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
   const int dev = ctx.device().id;
   DeviceGuard guard(dev);
   cudaStream_t stream = tl_stream(ctx);
-  const std::int64_t rows = hin.rows, cols = hin.cols, C = hin.n_classes, V = C > 0 ? C : 1;
+  const std::int64_t rows = hin.rows, cols = hin.cols, V = values_per_node(hin);
   const std::size_t ur = static_cast<std::size_t>(rows);
   auto xs = stage_to_device(ctx, X);
-  auto yc = upload_async(hin.y_class, hin.y_class ? ur : 0, dev, stream);
-  auto yr = upload_async(hin.y_reg, hin.y_reg ? ur : 0, dev, stream);
+  const std::size_t uo = static_cast<std::size_t>(hin.n_outputs);
+  auto yc = upload_async(hin.y_class, hin.y_class ? ur * uo : 0, dev, stream);
+  auto yr = upload_async(hin.y_reg, hin.y_reg ? ur * uo : 0, dev, stream);
+  auto oc = upload_async(hin.out_classes, hin.out_classes ? uo : 0, dev, stream);
   auto wt = upload_async(hin.weight, hin.weight ? ur : 0, dev, stream);
   auto cw = upload_async(hin.cum_weight, hin.cum_weight ? ur : 0, dev, stream);
   TreeInput<T> in = hin;
@@ -80,12 +82,14 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
   in.cs = 1;
   in.y_class = hin.y_class ? yc.data() : nullptr;
   in.y_reg = hin.y_reg ? yr.data() : nullptr;
+  in.out_classes = hin.out_classes ? oc.data() : nullptr;
   in.weight = hin.weight ? wt.data() : nullptr;
   in.cum_weight = hin.cum_weight ? cw.data() : nullptr;
 
-  const std::int64_t cap = node_capacity(rows), ss = stats_size(C);
+  const std::int64_t cap = node_capacity(rows), ss = stats_size(hin.class_sum, hin.n_outputs);
   const bool mae = p.criterion == ForestCriterion::AbsoluteError;
-  const std::int64_t mae_i = mae ? rows : 0, mae_d = mae ? mae_doubles(rows) : 0;
+  const std::int64_t mae_i = mae ? rows * hin.n_outputs : 0,
+                     mae_d = mae ? mae_doubles(rows, hin.n_outputs) : 0;
   const std::int64_t ni32 = 5 * rows + cols + mae_i, nf64 = rows + ss + mae_d;
   const std::int64_t per_tree = ni32 * 4 + nf64 * 8 + 2 * rows * static_cast<std::int64_t>(sizeof(T)) +
                                 (rows + 1) * static_cast<std::int64_t>(sizeof(StackRec)) + 4 * cap * 8 +
