@@ -2,9 +2,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "convert.hpp"
 #include "twinlearn/ensemble/forest.hpp"
@@ -14,6 +16,9 @@ using namespace tlb;
 
 namespace {
 using HostI32 = nb::ndarray<std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
+// Targets: (rows,) or (rows, n_outputs).
+using HostI32Y = nb::ndarray<std::int32_t, nb::c_contig, nb::device::cpu, nb::ro>;
+using HostF64Y = nb::ndarray<double, nb::c_contig, nb::device::cpu, nb::ro>;
 using HostF64 = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
 using HostI64 = nb::ndarray<std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
 
@@ -85,31 +90,46 @@ TL_BINDINGS(forest) {
       .field("impurity", &ForestFit::impurity, "float64")
       .field("weighted_n_node_samples", &ForestFit::weighted_n_node_samples, "float64")
       .field("value", &ForestFit::value,
-             "nodes x n_values float64: class weights, or the mean (absolute_error: the median) of y")
+             "nodes x n_values float64: n_outputs x max(n_classes) class weights, or n_outputs means (absolute_error: "
+             "medians) of y")
       .field("in_bag", &ForestFit::in_bag, "n_trees x rows int32 bootstrap counts, or None")
       .done();
 
   // forest_fit(ctx, X, y_class, y_reg, weight, n_classes, params) -> ForestFit
+  // y_class / y_reg: (rows,) or (rows, n_outputs); n_classes: each output's
+  // class count (classification) or empty (regression).
   m.def(
       "forest_fit",
-      [](const tl::Context& ctx, Arr X, std::optional<HostI32> y_class, std::optional<HostF64> y_reg,
-         std::optional<HostF64> weight, std::int64_t n_classes, const tl::ForestParams& p) {
+      [](const tl::Context& ctx, Arr X, std::optional<HostI32Y> y_class, std::optional<HostF64Y> y_reg,
+         std::optional<HostF64> weight, const std::vector<std::int64_t>& n_classes, const tl::ForestParams& p) {
         const std::int64_t rows = rows_of(X);
         auto check_len = [&](std::size_t n, const char* name) {
           if (static_cast<std::int64_t>(n) != rows)
             throw tl::ValueError(std::string("forest_fit: ") + name + " has " + std::to_string(n) +
                                  " entries but X has " + std::to_string(rows) + " rows");
         };
-        if (y_class) check_len(y_class->shape(0), "y_class");
-        if (y_reg) check_len(y_reg->shape(0), "y_reg");
+        std::int64_t n_outputs = 1;
+        auto check_y = [&](std::size_t ndim, std::size_t len, std::size_t cols, const char* name) {
+          if (ndim != 1 && ndim != 2) throw tl::ValueError(std::string("forest_fit: ") + name + " must be 1-D or 2-D");
+          check_len(len, name);
+          n_outputs = ndim == 2 ? static_cast<std::int64_t>(cols) : 1;
+          if (n_outputs < 1) throw tl::ValueError(std::string("forest_fit: ") + name + " has no outputs");
+        };
+        if (y_class)
+          check_y(y_class->ndim(), y_class->shape(0), y_class->ndim() == 2 ? y_class->shape(1) : 1, "y_class");
+        if (y_reg) check_y(y_reg->ndim(), y_reg->shape(0), y_reg->ndim() == 2 ? y_reg->shape(1) : 1, "y_reg");
         if (weight) check_len(weight->shape(0), "weight");
+        if (!n_classes.empty() && static_cast<std::int64_t>(n_classes.size()) != n_outputs)
+          throw tl::ValueError("forest_fit: n_classes has " + std::to_string(n_classes.size()) + " entries but y has " +
+                               std::to_string(n_outputs) + " outputs");
         tl::ForestTrees f;
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           nb::gil_scoped_release release;
           f = tl::forest_fit<T>(ctx, xv, y_class ? y_class->data() : nullptr, y_reg ? y_reg->data() : nullptr,
-                                weight ? weight->data() : nullptr, n_classes, p);
+                                weight ? weight->data() : nullptr, n_outputs,
+                                n_classes.empty() ? nullptr : n_classes.data(), p);
         });
         const std::size_t nodes = f.children_left.size(), V = static_cast<std::size_t>(f.n_values);
         ForestFit r;

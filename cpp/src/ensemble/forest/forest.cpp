@@ -45,9 +45,9 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
   const std::int64_t ny = X.rows * n_outputs;
   if (cls)
     for (std::int64_t i = 0; i < ny; ++i)
-      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes[i % n_outputs], ValueError, "forest_fit: label ",
-                 y_class[i], " of row ", i / n_outputs, ", output ", i % n_outputs, " is outside [0, ",
-                 n_classes[i % n_outputs], ")");
+      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes[i % n_outputs], ValueError, "forest_fit: label ", y_class[i],
+                 " of row ", i / n_outputs, ", output ", i % n_outputs, " is outside [0, ", n_classes[i % n_outputs],
+                 ")");
   if (p.criterion == ForestCriterion::Poisson) {
     double sum = 0.0;
     for (std::int64_t i = 0; i < ny; ++i) {

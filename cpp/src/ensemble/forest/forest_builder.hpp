@@ -243,7 +243,7 @@ TL_HOST_DEVICE inline void merge_sort(T* keys, std::int32_t* sidx, T* kt, std::i
 TL_HD std::int64_t mae_doubles(std::int64_t rows, std::int64_t n_outputs) { return (n_outputs + 5) * rows + 2; }
 
 struct MaeWork {
-  const std::int32_t* rank;  // rank[k * rows + r]: row r's place in the node's order of output k
+  const std::int32_t* rank;                         // rank[k * rows + r]: row r's place in the node's order of output k
   double *ysort, *ytmp, *fw, *fwy, *err_l, *err_r;  // ysort[k * rows + j]: output k's j-th smallest value
   std::int64_t n, rows, n_outputs;                  // n: the node's row count (the Fenwick tree's size)
 };
@@ -456,14 +456,13 @@ TL_HOST_DEVICE inline std::int64_t build_tree(const TreeInput<T>& in, const Fore
     const std::int64_t node = n_nodes++;
     const MaeWork mw = mae ? mae_work(wk.rank, wk.mae, rows, O, n_node) : MaeWork{};
     if (mae && wn > 0.0) mae_rank(in, wk.idx + start, n_node, wk.rank, mw, wk.sidx, wk.sidx_tmp);
-    if (mae) // the medians go straight to the node's values
+    if (mae)  // the medians go straight to the node's values
       for (std::int64_t k = 0; k < O; ++k) out.value[node * V + k] = 0.0;
-    const double imp =
-        !(wn > 0.0) ? 0.0
-        : poisson   ? poisson_loss(in, wk.w, wk.idx, start, end, total, wn)
-        : mae ? div(mae_error(mw, wk.w, wk.idx + start, n_node, false, nullptr, out.value + node * V),
-                    mul(wn, static_cast<double>(O)))
-              : node_impurity(p.criterion, total, in, wn);
+    const double imp = !(wn > 0.0) ? 0.0
+                       : poisson   ? poisson_loss(in, wk.w, wk.idx, start, end, total, wn)
+                       : mae ? div(mae_error(mw, wk.w, wk.idx + start, n_node, false, nullptr, out.value + node * V),
+                                   mul(wn, static_cast<double>(O)))
+                             : node_impurity(p.criterion, total, in, wn);
     if (rec.parent >= 0) {
       if (rec.is_left)
         out.left[rec.parent] = node;

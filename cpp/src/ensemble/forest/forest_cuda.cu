@@ -88,8 +88,7 @@ ForestTrees fit_cuda(const Context& ctx, MatrixView<const T> X, const TreeInput<
 
   const std::int64_t cap = node_capacity(rows), ss = stats_size(hin.class_sum, hin.n_outputs);
   const bool mae = p.criterion == ForestCriterion::AbsoluteError;
-  const std::int64_t mae_i = mae ? rows * hin.n_outputs : 0,
-                     mae_d = mae ? mae_doubles(rows, hin.n_outputs) : 0;
+  const std::int64_t mae_i = mae ? rows * hin.n_outputs : 0, mae_d = mae ? mae_doubles(rows, hin.n_outputs) : 0;
   const std::int64_t ni32 = 5 * rows + cols + mae_i, nf64 = rows + ss + mae_d;
   const std::int64_t per_tree = ni32 * 4 + nf64 * 8 + 2 * rows * static_cast<std::int64_t>(sizeof(T)) +
                                 (rows + 1) * static_cast<std::int64_t>(sizeof(StackRec)) + 4 * cap * 8 +
