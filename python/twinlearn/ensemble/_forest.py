@@ -588,6 +588,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.target_tags.multi_output = True  # 2-D y: multi-output trees
         return tags
 
     def _tl_set_oob(self, X, y, y_cls, fit):
