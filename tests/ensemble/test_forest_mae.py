@@ -64,27 +64,33 @@ def test_weighted_trees_are_sklearns():
 
 
 @pytest.mark.parametrize("cls", REGRESSORS)
-def test_node_values_are_weighted_medians(cls):
-    """Every node's value is the weighted median of its rows' y and its
-    impurity their mean absolute deviation from it (integer weights, so
-    prefixes weighing exactly half occur and take the midpoint)."""
+@pytest.mark.parametrize("n_outputs", [1, 2])
+def test_node_values_are_weighted_medians(cls, n_outputs):
+    """Every node's value is, per output, the weighted median of its rows' y
+    and its impurity the mean over the outputs of their mean absolute
+    deviation from it (integer weights, so prefixes weighing exactly half
+    occur and take the midpoint)."""
     rng = np.random.RandomState(2)
     X = rng.rand(120, 3)
-    y = np.round(rng.rand(120) * 20) / 2  # repeated values
+    Y = np.round(rng.rand(120, n_outputs) * 20) / 2  # repeated values
     w = rng.randint(0, 4, 120).astype(np.float64)
     est = cls(n_estimators=3, bootstrap=False, max_features=2, random_state=0, device="cpu", **MAE)
-    est.fit(X, y, sample_weight=w)
+    est.fit(X, Y[:, 0] if n_outputs == 1 else Y, sample_weight=w)
     keep = w > 0
     for e in est.estimators_:
         path = e.decision_path(X[keep]).tocsc()
         t = e.tree_
+        assert t.value.shape[1:] == (n_outputs, 1)
         for k in range(t.node_count):
             rows = path[:, k].nonzero()[0]
-            yk, wk = y[keep][rows], w[keep][rows]
-            m = _weighted_median(yk, wk)
-            assert t.value[k, 0, 0] == m, f"node {k}"
-            np.testing.assert_allclose(t.impurity[k], np.sum(wk * np.abs(yk - m)) / wk.sum(), rtol=1e-10,
-                                       atol=1e-12)
+            wk = w[keep][rows]
+            mad = 0.0
+            for o in range(n_outputs):
+                yk = Y[keep][rows, o]
+                m = _weighted_median(yk, wk)
+                assert t.value[k, o, 0] == m, f"node {k}, output {o}"
+                mad += np.sum(wk * np.abs(yk - m)) / wk.sum()
+            np.testing.assert_allclose(t.impurity[k], mad / n_outputs, rtol=1e-10, atol=1e-12)
             assert t.weighted_n_node_samples[k] == wk.sum()
 
 
