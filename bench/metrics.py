@@ -234,8 +234,10 @@ RECALL = Quality(
 def r2(ev: Evaluation) -> dict:
     from sklearn.metrics import r2_score
 
-    pred = np.asarray(ev.call("predict", "X_test"), dtype=np.float64).ravel()
-    return {"r2": float(r2_score(ev.data["y_test"], pred))}
+    y = ev.data["y_test"]
+    # y's shape: (n,) predictions as (n,), several outputs as (n, n_outputs) (R² averaged over them)
+    pred = np.asarray(ev.call("predict", "X_test"), dtype=np.float64).reshape(np.shape(y))
+    return {"r2": float(r2_score(y, pred))}
 
 
 R2 = Quality(r2, "r2", True, "R² on a held-out set")

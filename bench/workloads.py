@@ -686,6 +686,64 @@ register(Workload(
 ))
 
 
+# The absolute-error criterion (weighted-median leaves; O(n log n) per node
+# and feature): regression forests of bounded depth, scikit-learn's on every core.
+register(Workload(
+    name="random_forest_absolute_error",
+    title="RandomForestRegressor {rows} x {cols}, {trees} trees, absolute_error, depth {depth}",
+    data=datasets.regression,
+    scales={
+        "smoke": Scale(2_000, 8, {"trees": 5, "depth": 8}),
+        "cpu": Scale(20_000, 16, {"trees": 20, "depth": 12}),
+        "cuda": Scale(20_000, 16, {"trees": 20, "depth": 12}),
+    },
+    estimator="ensemble.RandomForestRegressor",
+    sklearn="sklearn.ensemble.RandomForestRegressor",
+    params=lambda scale, data: {
+        "n_estimators": scale.extra["trees"], "max_depth": scale.extra["depth"], "criterion": "absolute_error",
+        "max_features": 0.5, "random_state": 0,
+    },
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
+
+def _multi_output_regression(scale: Scale, seed: int, dtype) -> datasets.Dataset:
+    """Three outputs, Y = X W (cols x 3) plus a nonlinear term and noise, with a held-out set."""
+    rng = np.random.default_rng(seed)
+    n_test = datasets.held_out_rows(scale.rows)
+    X = rng.standard_normal((scale.rows + n_test, scale.cols)).astype(dtype)
+    W = rng.standard_normal((scale.cols, 3)) / np.sqrt(scale.cols)
+    Xd = X.astype(np.float64)
+    Y = Xd @ W + np.sin(2 * Xd[:, :3]) + 0.1 * rng.standard_normal((X.shape[0], 3))
+    return datasets._split(X, Y.astype(dtype), scale.rows)
+
+
+# Multi-output y: one forest of three-output trees (scikit-learn's summed
+# squared-error proxy), scikit-learn's on every core.
+register(Workload(
+    name="random_forest_multioutput",
+    title="RandomForestRegressor {rows} x {cols}, {trees} trees, 3 outputs",
+    data=_multi_output_regression,
+    scales={
+        "smoke": Scale(2_000, 8, {"trees": 5}),
+        "cpu": Scale(50_000, 16, {"trees": 20}),
+        "cuda": Scale(50_000, 16, {"trees": 20}),
+    },
+    estimator="ensemble.RandomForestRegressor",
+    sklearn="sklearn.ensemble.RandomForestRegressor",
+    params=lambda scale, data: {"n_estimators": scale.extra["trees"], "max_features": 0.5, "random_state": 0},
+    sklearn_params={"n_jobs": -1},
+    steps=(FIT_XY,),
+    quality=metrics.R2,
+    suites=NOT_QUICK,
+    sweep=False,
+))
+
+
 # -- isolation forest ------------------------------------------------------------
 def _iforest_mean_score(ev) -> dict:
     """Mean of score_samples over the rows (float64): the two libraries' trees

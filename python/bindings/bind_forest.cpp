@@ -2,9 +2,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "convert.hpp"
 #include "twinlearn/ensemble/forest.hpp"
@@ -14,6 +16,9 @@ using namespace tlb;
 
 namespace {
 using HostI32 = nb::ndarray<std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
+// Targets: (rows,) or (rows, n_outputs).
+using HostI32Y = nb::ndarray<std::int32_t, nb::c_contig, nb::device::cpu, nb::ro>;
+using HostF64Y = nb::ndarray<double, nb::c_contig, nb::device::cpu, nb::ro>;
 using HostF64 = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
 using HostI64 = nb::ndarray<std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::ro>;
 
@@ -22,7 +27,9 @@ tl::ForestCriterion parse_criterion(const std::string& s) {
   if (s == "entropy") return tl::ForestCriterion::Entropy;
   if (s == "squared_error") return tl::ForestCriterion::SquaredError;
   if (s == "poisson") return tl::ForestCriterion::Poisson;
-  throw tl::ValueError("criterion must be 'gini', 'entropy', 'squared_error' or 'poisson', got '" + s + "'");
+  if (s == "absolute_error") return tl::ForestCriterion::AbsoluteError;
+  throw tl::ValueError("criterion must be 'gini', 'entropy', 'squared_error', 'poisson' or 'absolute_error', got '" +
+                       s + "'");
 }
 const char* criterion_name(tl::ForestCriterion c) {
   switch (c) {
@@ -32,6 +39,8 @@ const char* criterion_name(tl::ForestCriterion c) {
       return "entropy";
     case tl::ForestCriterion::Poisson:
       return "poisson";
+    case tl::ForestCriterion::AbsoluteError:
+      return "absolute_error";
     default:
       return "squared_error";
   }
@@ -53,7 +62,7 @@ struct ForestFit {
 TL_BINDINGS(forest) {
   params_class<tl::ForestParams>(m, "ForestParams", "Parameters of forest_fit (twinlearn/ensemble/forest.hpp).")
       .enum_field("criterion", &tl::ForestParams::criterion, parse_criterion, criterion_name,
-                  "'gini', 'entropy', 'squared_error' or 'poisson'")
+                  "'gini', 'entropy', 'squared_error', 'poisson' or 'absolute_error'")
       .enum_field("splitter", &tl::ForestParams::splitter, parse_splitter, splitter_name,
                   "'best' (random forest) or 'random' (extra trees)")
       .field("n_trees", &tl::ForestParams::n_trees)
@@ -80,31 +89,47 @@ TL_BINDINGS(forest) {
       .field("threshold", &ForestFit::threshold, "float64, -2 at leaves; left where x <= threshold")
       .field("impurity", &ForestFit::impurity, "float64")
       .field("weighted_n_node_samples", &ForestFit::weighted_n_node_samples, "float64")
-      .field("value", &ForestFit::value, "nodes x n_values float64: class weights, or the mean of y")
+      .field("value", &ForestFit::value,
+             "nodes x n_values float64: n_outputs x max(n_classes) class weights, or n_outputs means (absolute_error: "
+             "medians) of y")
       .field("in_bag", &ForestFit::in_bag, "n_trees x rows int32 bootstrap counts, or None")
       .done();
 
   // forest_fit(ctx, X, y_class, y_reg, weight, n_classes, params) -> ForestFit
+  // y_class / y_reg: (rows,) or (rows, n_outputs); n_classes: each output's
+  // class count (classification) or empty (regression).
   m.def(
       "forest_fit",
-      [](const tl::Context& ctx, Arr X, std::optional<HostI32> y_class, std::optional<HostF64> y_reg,
-         std::optional<HostF64> weight, std::int64_t n_classes, const tl::ForestParams& p) {
+      [](const tl::Context& ctx, Arr X, std::optional<HostI32Y> y_class, std::optional<HostF64Y> y_reg,
+         std::optional<HostF64> weight, const std::vector<std::int64_t>& n_classes, const tl::ForestParams& p) {
         const std::int64_t rows = rows_of(X);
         auto check_len = [&](std::size_t n, const char* name) {
           if (static_cast<std::int64_t>(n) != rows)
             throw tl::ValueError(std::string("forest_fit: ") + name + " has " + std::to_string(n) +
                                  " entries but X has " + std::to_string(rows) + " rows");
         };
-        if (y_class) check_len(y_class->shape(0), "y_class");
-        if (y_reg) check_len(y_reg->shape(0), "y_reg");
+        std::int64_t n_outputs = 1;
+        auto check_y = [&](std::size_t ndim, std::size_t len, std::size_t cols, const char* name) {
+          if (ndim != 1 && ndim != 2) throw tl::ValueError(std::string("forest_fit: ") + name + " must be 1-D or 2-D");
+          check_len(len, name);
+          n_outputs = ndim == 2 ? static_cast<std::int64_t>(cols) : 1;
+          if (n_outputs < 1) throw tl::ValueError(std::string("forest_fit: ") + name + " has no outputs");
+        };
+        if (y_class)
+          check_y(y_class->ndim(), y_class->shape(0), y_class->ndim() == 2 ? y_class->shape(1) : 1, "y_class");
+        if (y_reg) check_y(y_reg->ndim(), y_reg->shape(0), y_reg->ndim() == 2 ? y_reg->shape(1) : 1, "y_reg");
         if (weight) check_len(weight->shape(0), "weight");
+        if (!n_classes.empty() && static_cast<std::int64_t>(n_classes.size()) != n_outputs)
+          throw tl::ValueError("forest_fit: n_classes has " + std::to_string(n_classes.size()) + " entries but y has " +
+                               std::to_string(n_outputs) + " outputs");
         tl::ForestTrees f;
         by_float_dtype(X, "X", [&](auto tag) {
           using T = decltype(tag);
           auto xv = as_matrix<const T>(X, "X");
           nb::gil_scoped_release release;
           f = tl::forest_fit<T>(ctx, xv, y_class ? y_class->data() : nullptr, y_reg ? y_reg->data() : nullptr,
-                                weight ? weight->data() : nullptr, n_classes, p);
+                                weight ? weight->data() : nullptr, n_outputs,
+                                n_classes.empty() ? nullptr : n_classes.data(), p);
         });
         const std::size_t nodes = f.children_left.size(), V = static_cast<std::size_t>(f.n_values);
         ForestFit r;

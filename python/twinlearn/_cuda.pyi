@@ -711,7 +711,7 @@ class ForestParams:
 
     @property
     def criterion(self) -> str:
-        """'gini', 'entropy', 'squared_error' or 'poisson'"""
+        """'gini', 'entropy', 'squared_error', 'poisson' or 'absolute_error'"""
 
     @criterion.setter
     def criterion(self, arg: str, /) -> None: ...
@@ -853,7 +853,9 @@ class ForestFit:
 
     @property
     def value(self) -> object:
-        """nodes x n_values float64: class weights, or the mean of y"""
+        """
+        nodes x n_values float64: n_outputs x max(n_classes) class weights, or n_outputs means (absolute_error: medians) of y
+        """
 
     @property
     def in_bag(self) -> object:
@@ -861,7 +863,7 @@ class ForestFit:
 
     def __repr__(self) -> str: ...
 
-def forest_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y_class: Annotated[NDArray[numpy.int32], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, y_reg: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, n_classes: int, params: ForestParams) -> ForestFit: ...
+def forest_fit(ctx: Context, X: Annotated[NDArray, dict(writable=False)], y_class: Annotated[NDArray[numpy.int32], dict(order='C', device='cpu', writable=False)] | None, y_reg: Annotated[NDArray[numpy.float64], dict(order='C', device='cpu', writable=False)] | None, weight: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)] | None, n_classes: Sequence[int], params: ForestParams) -> ForestFit: ...
 
 def forest_apply(ctx: Context, X: Annotated[NDArray, dict(writable=False)], offsets: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_left: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], children_right: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], feature: Annotated[NDArray[numpy.int64], dict(shape=(None,), order='C', device='cpu', writable=False)], threshold: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)]) -> NDArray[numpy.int64]: ...
 

@@ -267,7 +267,6 @@ def test_class_weight(class_weight):
 
 # -- refusals ---------------------------------------------------------------------------
 @pytest.mark.parametrize("params, match", [
-    (dict(criterion="absolute_error"), "criterion='absolute_error' is not supported"),
     (dict(ccp_alpha=0.1), "ccp_alpha"),
     (dict(monotonic_cst=[0] * 6), "monotonic_cst"),
     (dict(oob_score=True, bootstrap=False), "Out of bag estimation only available if bootstrap=True"),
@@ -280,8 +279,6 @@ def test_unsupported_parameters_raise(params, match):
 
 def test_bad_input_raises():
     X, y = _data(RandomForestClassifier)
-    with pytest.raises(ValueError, match="multi-output"):
-        RandomForestClassifier(n_estimators=2, device="cpu").fit(X, np.c_[y, y])
     Xn = X.copy()
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):

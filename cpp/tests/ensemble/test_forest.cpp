@@ -19,7 +19,11 @@ struct Data {
 };
 
 Data make_data(std::int64_t rows, std::int64_t cols, unsigned seed) {
-  Data d{rows, cols, std::vector<double>(rows * cols), std::vector<std::int32_t>(rows), std::vector<double>(rows),
+  Data d{rows,
+         cols,
+         std::vector<double>(rows * cols),
+         std::vector<std::int32_t>(rows),
+         std::vector<double>(rows),
          std::vector<double>(rows)};
   std::mt19937_64 g(seed);
   std::normal_distribution<double> n(0.0, 1.0);
@@ -48,9 +52,27 @@ tl::ForestParams params(tl::ForestCriterion c, tl::ForestSplitter s, std::int64_
 template <class T>
 tl::ForestTrees fit(const tl::Context& ctx, const Data& d, const tl::ForestParams& p, bool weighted) {
   std::vector<T> x(d.x.begin(), d.x.end());
-  const bool cls = p.criterion != tl::ForestCriterion::SquaredError;
+  const bool cls = p.criterion == tl::ForestCriterion::Gini || p.criterion == tl::ForestCriterion::Entropy;
   return tl::forest_fit<T>(ctx, tl::MatrixView<const T>(x.data(), d.rows, d.cols), cls ? d.y.data() : nullptr,
                            cls ? nullptr : d.yr.data(), weighted ? d.w.data() : nullptr, cls ? 3 : 0, p);
+}
+
+// Two outputs: (y, x1 > 0) with 3 and 2 classes, or (yr, x2 + x3).
+template <class T>
+tl::ForestTrees fit_two_outputs(const tl::Context& ctx, const Data& d, const tl::ForestParams& p, bool weighted) {
+  std::vector<T> x(d.x.begin(), d.x.end());
+  std::vector<std::int32_t> yc(2 * d.rows);
+  std::vector<double> yr(2 * d.rows);
+  for (std::int64_t i = 0; i < d.rows; ++i) {
+    yc[2 * i] = d.y[i];
+    yc[2 * i + 1] = d.x[i * d.cols + 1] > 0.0 ? 1 : 0;
+    yr[2 * i] = d.yr[i];
+    yr[2 * i + 1] = d.x[i * d.cols + 2] + d.x[i * d.cols + 3];
+  }
+  const std::int64_t classes[2] = {3, 2};
+  const bool cls = p.criterion == tl::ForestCriterion::Gini || p.criterion == tl::ForestCriterion::Entropy;
+  return tl::forest_fit<T>(ctx, tl::MatrixView<const T>(x.data(), d.rows, d.cols), cls ? yc.data() : nullptr,
+                           cls ? nullptr : yr.data(), weighted ? d.w.data() : nullptr, 2, cls ? classes : nullptr, p);
 }
 
 template <class V>
@@ -71,7 +93,7 @@ void expect_same(const tl::ForestTrees& a, const tl::ForestTrees& b) {
 }
 
 const tl::ForestCriterion kCriteria[] = {tl::ForestCriterion::Gini, tl::ForestCriterion::Entropy,
-                                         tl::ForestCriterion::SquaredError};
+                                         tl::ForestCriterion::SquaredError, tl::ForestCriterion::AbsoluteError};
 const tl::ForestSplitter kSplitters[] = {tl::ForestSplitter::Best, tl::ForestSplitter::Random};
 
 }  // namespace
@@ -85,6 +107,18 @@ TEST(Forest, SameTreesForAnyThreadCount) {
         const auto ref = fit<double>(cpu(1), d, p, weighted);
         for (int threads : {2, 3, 7}) expect_same(ref, fit<double>(cpu(threads), d, p, weighted));
       }
+}
+
+TEST(Forest, TwoOutputsSameTreesForAnyThreadCount) {
+  const Data d = make_data(300, 6, 5);
+  for (auto c : kCriteria)
+    for (auto s : kSplitters) {
+      auto p = params(c, s, 4);
+      p.balanced_subsample = c == tl::ForestCriterion::Gini;
+      const auto ref = fit_two_outputs<double>(cpu(1), d, p, true);
+      EXPECT_EQ(ref.n_values, c == tl::ForestCriterion::Gini || c == tl::ForestCriterion::Entropy ? 6 : 2);
+      for (int threads : {2, 5}) expect_same(ref, fit_two_outputs<double>(cpu(threads), d, p, true));
+    }
 }
 
 TEST(Forest, TreeDependsOnItsGlobalIndexOnly) {
@@ -118,8 +152,10 @@ TEST(ForestCuda, IdenticalToCpu) {
     for (auto s : kSplitters)
       for (bool weighted : {false, true}) {
         auto p = params(c, s, 5);
-        p.balanced_subsample = c != tl::ForestCriterion::SquaredError && weighted;
+        p.balanced_subsample = (c == tl::ForestCriterion::Gini || c == tl::ForestCriterion::Entropy) && weighted;
         expect_same(fit<double>(cpu(3), d, p, weighted), fit<double>(gpu, d, p, weighted));
         expect_same(fit<float>(cpu(3), d, p, weighted), fit<float>(gpu, d, p, weighted));
+        expect_same(fit_two_outputs<double>(cpu(3), d, p, weighted), fit_two_outputs<double>(gpu, d, p, weighted));
+        expect_same(fit_two_outputs<float>(cpu(3), d, p, weighted), fit_two_outputs<float>(gpu, d, p, weighted));
       }
 }

@@ -1085,13 +1085,13 @@ _FOREST_PARAMS = {
     "oob_score": ANY, "n_jobs": ANY, "random_state": ANY, "verbose": ANY, "max_samples": ANY,
     "max_leaf_nodes": ANY,
 }
-_FOREST_CHECK_DOC = ("not `oob_score` or `max_samples` without `bootstrap` (scikit-learn raises), not "
-                     "`class_weight` as a list (multi-output).")
+_FOREST_CHECK_DOC = "not `oob_score` or `max_samples` without `bootstrap` (scikit-learn raises)."
 _FOREST_NOTES = ("the bootstrap rows and per-node feature draws (and extra trees' thresholds) come from "
                  "twinlearn's counter-based generator, so for the same `random_state` the trees differ from "
                  "scikit-learn's (the same in distribution); `estimators_` holds twinlearn's light trees "
-                 "(`tree_` arrays, apply, decision_path, predict, predict_proba). Single-output y only; "
-                 "`ccp_alpha`, `monotonic_cst` and `warm_start` run scikit-learn.")
+                 "(`tree_` arrays, apply, decision_path, predict, predict_proba). Multi-output y (2-D) runs on "
+                 "twinlearn: scikit-learn's multi-output criteria, `classes_` / `n_classes_` lists, "
+                 "`predict_proba` a list; `ccp_alpha`, `monotonic_cst` and `warm_start` run scikit-learn.")
 
 
 def _forest_check(params):
@@ -1099,8 +1099,6 @@ def _forest_check(params):
         return "oob_score without bootstrap (scikit-learn raises)"
     if params.get("max_samples") is not None and not params.get("bootstrap"):
         return "max_samples without bootstrap (scikit-learn raises)"
-    if isinstance(params.get("class_weight"), list):
-        return "class_weight as a list (multi-output)"
     return None
 
 
@@ -1118,7 +1116,7 @@ def _forest_entry(name, task):
     if classifier:
         params.update(criterion=one_of("gini", "entropy", "log_loss"), class_weight=ANY)
     else:
-        params.update(criterion=one_of("squared_error", "poisson"))
+        params.update(criterion=one_of("squared_error", "poisson", "absolute_error"))
     attributes = ("estimators_", "n_outputs_") + (("classes_", "n_classes_") if classifier else ())
     methods = ("fit", "predict", "apply", "decision_path", "score")
     if classifier:

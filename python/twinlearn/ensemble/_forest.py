@@ -31,13 +31,13 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _native as native
 from .. import identity
 from .._config import get_device
-from .._io import check_sample_weight, check_X, check_X_y, is_device_array, to_host
+from .._io import check_X, check_X_y, host_weights, is_device_array, to_host
 from ..base import TL_PARAMETER_CONSTRAINTS, DeviceScoreMixin, TwinlearnEstimatorMixin
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor"]
 
 _CLASSIFIER_CRITERIA = ("gini", "entropy", "log_loss")
-_REGRESSOR_CRITERIA = ("squared_error", "poisson")
+_REGRESSOR_CRITERIA = ("squared_error", "poisson", "absolute_error")
 _MAX_SEED = np.iinfo(np.int32).max
 
 
@@ -54,10 +54,11 @@ class ForestTreeArrays:
         Feature split on; -2 at a leaf.
     threshold : ndarray of shape (node_count,), float64
         Rows go left where ``X[:, feature] <= threshold``; -2 at a leaf.
-    value : ndarray of shape (node_count, 1, n_classes or 1), float64
+    value : ndarray of shape (node_count, n_outputs, max_n_classes or 1), float64
         Class fractions of the (weighted, in-bag) training rows at the node
-        for a classifier, as scikit-learn >= 1.4 stores them; the weighted
-        mean of y for a regressor.
+        for a classifier, as scikit-learn >= 1.4 stores them (per output,
+        zero past the output's own class count); the weighted mean of y for
+        a regressor (the weighted median with absolute_error).
     impurity : ndarray of shape (node_count,), float64
     n_node_samples : ndarray of shape (node_count,), int64
         Distinct in-bag training rows reaching the node.
@@ -67,7 +68,7 @@ class ForestTreeArrays:
     """
 
     def __init__(self, *, children_left, children_right, feature, threshold, value, impurity, n_node_samples,
-                 weighted_n_node_samples, n_features, n_classes):
+                 weighted_n_node_samples, n_features, n_classes, n_outputs=1):
         self.children_left = children_left
         self.children_right = children_right
         self.feature = feature
@@ -78,9 +79,10 @@ class ForestTreeArrays:
         self.weighted_n_node_samples = weighted_n_node_samples
         self.node_count = int(children_left.shape[0])
         self.n_features = int(n_features)
-        self.n_outputs = 1
-        self.n_classes = np.array([n_classes if n_classes else 1], dtype=np.intp)
-        self.max_n_classes = int(n_classes if n_classes else 1)
+        self.n_outputs = int(n_outputs)
+        counts = list(n_classes) if n_classes else [1] * self.n_outputs  # regression: ones
+        self.n_classes = np.array(counts, dtype=np.intp)
+        self.max_n_classes = int(self.n_classes.max())
         self.n_leaves = int(np.count_nonzero(children_left < 0))
         depth = np.zeros(self.node_count, dtype=np.int64)
         for k in range(self.node_count):  # children come after their parent
@@ -142,11 +144,11 @@ class ForestTree:
 
     def __init__(self, tree_, classes=None, n_features_in=None):
         self.tree_ = tree_
-        self.classes_ = classes
+        self.classes_ = classes  # a list of arrays with several outputs
         self.n_features_in_ = n_features_in
-        self.n_outputs_ = 1
+        self.n_outputs_ = tree_.n_outputs
         if classes is not None:
-            self.n_classes_ = int(len(classes))
+            self.n_classes_ = int(len(classes)) if self.n_outputs_ == 1 else [int(len(c)) for c in classes]
 
     def _X(self, X):
         X = np.asarray(to_host(X))
@@ -177,17 +179,27 @@ class ForestTree:
         return self.tree_.compute_feature_importances()
 
     def predict_proba(self, X, check_input=True):
-        """Class fractions at each row's leaf (classifier trees)."""
+        """Class fractions at each row's leaf (classifier trees); a list,
+        one array per output, with several outputs."""
         if self.classes_ is None:
             raise AttributeError("predict_proba is only available on classification trees")
-        return self.tree_.value[self.apply(X), 0, :]
+        v = self.tree_.value[self.apply(X)]
+        if self.n_outputs_ == 1:
+            return v[:, 0, :]
+        return [v[:, k, :len(c)] for k, c in enumerate(self.classes_)]
 
     def predict(self, X, check_input=True):
-        """Most frequent class (classifier) or mean target (regressor) at each row's leaf."""
-        v = self.tree_.value[self.apply(X), 0, :]
+        """Most frequent class (classifier) or mean target (regressor) at
+        each row's leaf; (n_samples, n_outputs) with several outputs."""
+        v = self.tree_.value[self.apply(X)]
         if self.classes_ is None:
-            return v[:, 0]
-        return self.classes_[np.argmax(v, axis=1)]
+            return v[:, 0, 0] if self.n_outputs_ == 1 else v[:, :, 0]
+        if self.n_outputs_ == 1:
+            return self.classes_[np.argmax(v[:, 0, :], axis=1)]
+        out = np.empty((v.shape[0], self.n_outputs_), dtype=self.classes_[0].dtype)
+        for k, c in enumerate(self.classes_):
+            out[:, k] = c[np.argmax(v[:, k, :len(c)], axis=1)]
+        return out
 
 
 # -- the shared forest ---------------------------------------------------------------
@@ -312,14 +324,15 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             raise ValueError("Out of bag estimation only available if bootstrap=True")
 
     def _tl_targets(self, y):
+        """y as (n_samples,) for one output, (n_samples, n_outputs) for several."""
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape "
                           "of y to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
             y = y[:, 0]
-        if y.ndim != 1:
-            raise ValueError(f"{type(self).__name__}: multi-output y (shape {y.shape}) is not supported by "
-                             "twinlearn yet; fit one forest per output")
+        if y.ndim not in (1, 2) or (y.ndim == 2 and y.shape[1] == 0):
+            raise ValueError(f"{type(self).__name__}: y must be 1-D or 2-D with at least one column, got shape "
+                             f"{y.shape}")
         return y
 
     # -- fit ------------------------------------------------------------------------
@@ -332,8 +345,10 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             NumPy arrays, or CuPy / PyTorch / DLPack device arrays (NaN is not
             supported).
-        y : array-like of shape (n_samples,)
-            Class labels (classifier) or targets (regressor); one output.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifier) or targets (regressor); several
+            columns fit one forest of multi-output trees (scikit-learn's
+            criteria averaged over the outputs).
         sample_weight : array-like of shape (n_samples,), default=None
             As scikit-learn >= 1.9: with bootstrap, the probabilities of
             the rows' draws (times the class weights), each tree being
@@ -349,22 +364,26 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         X, y = check_X_y(self, X, y, device, labels=True, multi_output=True)
         y = self._tl_targets(to_host(y))
         n, d = X.shape
-        sw = check_sample_weight(sample_weight, X)
-        sw = None if sw is None else np.asarray(to_host(sw), dtype=np.float64)
+        # float64 weights whatever X's dtype, as scikit-learn's trees
+        sw = host_weights(sample_weight, n, np.float64)
         if sw is not None and (sw < 0).any():
             raise ValueError("Negative values in data passed to `sample_weight`")
 
+        n_outputs = 1 if y.ndim == 1 else y.shape[1]
         if self._tl_classifier:
             check_classification_targets(y)
-            classes, y_enc = np.unique(y, return_inverse=True)
-            y_cls, y_reg, n_classes = np.ascontiguousarray(y_enc, dtype=np.int32), None, len(classes)
+            y2 = y.reshape(n, n_outputs)
+            classes, y_enc = [], np.empty((n, n_outputs), dtype=np.int32)
+            for k in range(n_outputs):
+                c, y_enc[:, k] = np.unique(y2[:, k], return_inverse=True)
+                classes.append(c)
+            y_cls, y_reg = np.ascontiguousarray(y_enc if n_outputs > 1 else y_enc[:, 0]), None
+            n_classes = [len(c) for c in classes]
             cw = self.class_weight
             if cw is not None:
-                if isinstance(cw, list):
-                    raise ValueError("class_weight given as a list is for multi-output y, which twinlearn does "
-                                     "not support yet")
-                subsample = cw == "balanced_subsample"
+                subsample = isinstance(cw, str) and cw == "balanced_subsample"
                 if not subsample or not self.bootstrap:
+                    # scikit-learn's: a dict, 'balanced', or a list of dicts (one per output)
                     expanded = compute_sample_weight("balanced" if subsample else cw, y)
                     sw = expanded if sw is None else sw * expanded
         else:
@@ -378,7 +397,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
                 if not y_reg.sum() > 0:
                     raise ValueError("Sum of y is not strictly positive which is necessary for Poisson "
                                      "regression.")
-            y_cls, n_classes, classes = None, 0, None
+            y_cls, n_classes, classes = None, [], None
         if sw is not None and not sw.sum() > 0:
             raise ValueError("Sample weights sum to zero: nothing to fit.")
         sw = None if sw is None else np.ascontiguousarray(sw, dtype=np.float64)
@@ -386,7 +405,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         if self.oob_score and self.warm_start and len(getattr(self, "estimators_", ())) > 0:
             raise ValueError(f"{type(self).__name__}: oob_score with warm_start is not supported by twinlearn "
                              "yet (the earlier trees' bootstrap is not kept); refit from scratch")
-        n_new, first = self._tl_trees_to_grow(classes, d)
+        n_new, first = self._tl_trees_to_grow(classes, d, n_outputs)
         if n_new == 0:
             return self
 
@@ -417,15 +436,15 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             max_features=_resolve_max_features(self.max_features, d),
             bootstrap=bool(self.bootstrap),
             n_samples_bootstrap=int(n_boot),
-            balanced_subsample=bool(self._tl_classifier and self.class_weight == "balanced_subsample"
-                                    and self.bootstrap),
+            balanced_subsample=bool(self._tl_classifier and isinstance(self.class_weight, str)
+                                    and self.class_weight == "balanced_subsample" and self.bootstrap),
             seed=int(self._tl_seed),
             keep_in_bag=want_oob,
         )
         fit = mod.forest_fit(ctx, X, y_cls, y_reg, sw, n_classes, p)
         identity.record(f"{type(self).__name__}.threshold", np.asarray(fit.threshold))
         identity.record(f"{type(self).__name__}.value", np.asarray(fit.value))
-        self._tl_add_trees(fit, d, n_classes)
+        self._tl_add_trees(fit, d, n_classes, n_outputs)
         if want_oob:
             self._tl_set_oob(X, y, y_cls, fit)
         elif hasattr(self, "oob_score_") and first == 0:
@@ -435,13 +454,17 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         self._tl_record_fit(device, "identical")
         return self
 
-    def _tl_trees_to_grow(self, classes, d):
+    def _tl_trees_to_grow(self, classes, d, n_outputs):
         """(new trees, global index of the first); resets the forest unless warm starting."""
         fitted = self.warm_start and hasattr(self, "estimators_") and len(self.estimators_) > 0
         if fitted and (classes is not None) != hasattr(self, "classes_"):
             fitted = False
-        if fitted and classes is not None and not np.array_equal(classes, self.classes_):
-            raise ValueError("warm_start: the classes of y differ from those of the previous fit")
+        if fitted and n_outputs != self.n_outputs_:
+            raise ValueError(f"warm_start: y has {n_outputs} outputs, the previous fit {self.n_outputs_}")
+        if fitted and classes is not None:
+            before = [self.classes_] if n_outputs == 1 else self.classes_
+            if any(not np.array_equal(a, b) for a, b in zip(classes, before)):
+                raise ValueError("warm_start: the classes of y differ from those of the previous fit")
         if fitted and d != self._tl_forest["n_features"]:
             raise ValueError(f"X has {d} features, but the forest was fitted with {self._tl_forest['n_features']}")
         if not fitted:
@@ -452,10 +475,10 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             for key in ("children_left", "children_right", "feature", "threshold"):
                 self._tl_forest[key] = np.zeros(0, dtype=np.float64 if key == "threshold" else np.int64)
             self._tl_forest["value"] = None
-            if classes is not None:
-                self.classes_ = classes
-                self.n_classes_ = len(classes)
-            self.n_outputs_ = 1
+            if classes is not None:  # scikit-learn's: lists with several outputs
+                self.classes_ = classes[0] if n_outputs == 1 else classes
+                self.n_classes_ = len(classes[0]) if n_outputs == 1 else [len(c) for c in classes]
+            self.n_outputs_ = n_outputs
         n_more = self.n_estimators - len(self.estimators_)
         if n_more < 0:
             raise ValueError(f"n_estimators={self.n_estimators} must be larger or equal to "
@@ -464,20 +487,20 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             warnings.warn("Warm-start fitting without increasing n_estimators does not fit new trees.", UserWarning)
         return n_more, len(self.estimators_)
 
-    def _tl_add_trees(self, fit, d, n_classes):
+    def _tl_add_trees(self, fit, d, n_classes, n_outputs):
         off = np.asarray(fit.offsets)
         value = np.asarray(fit.value, dtype=np.float64)
-        if n_classes:  # class fractions per node, as scikit-learn's tree_.value
-            wsum = value.sum(axis=1, keepdims=True)
+        value = value.reshape(value.shape[0], n_outputs, -1)  # (nodes, outputs, classes or 1)
+        if n_classes:  # class fractions per node and output, as scikit-learn's tree_.value
+            wsum = value.sum(axis=2, keepdims=True)
             value = np.divide(value, wsum, out=np.zeros_like(value), where=wsum > 0)
         arrays = {k: np.asarray(getattr(fit, k)) for k in ("children_left", "children_right", "feature",
                                                            "threshold", "impurity", "n_node_samples",
                                                            "weighted_n_node_samples")}
         for t in range(off.shape[0] - 1):
             s = slice(off[t], off[t + 1])
-            tree = ForestTreeArrays(**{k: a[s].copy() for k, a in arrays.items()},
-                                    value=value[s].reshape(-1, 1, value.shape[1]).copy(),
-                                    n_features=d, n_classes=n_classes)
+            tree = ForestTreeArrays(**{k: a[s].copy() for k, a in arrays.items()}, value=value[s].copy(),
+                                    n_features=d, n_classes=n_classes, n_outputs=n_outputs)
             self.estimators_.append(ForestTree(tree, getattr(self, "classes_", None) if n_classes else None, d))
         F = self._tl_forest
         base = F["offsets"][-1]
@@ -499,10 +522,11 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         return leaves
 
     def _tl_mean_value(self, leaves):
-        """Mean over the trees of the leaf values, summed in tree order (float64)."""
+        """Mean over the trees of the leaf values (n, n_outputs, classes or 1),
+        summed in tree order (float64)."""
         F = self._tl_forest
         off, value = F["offsets"], F["value"]
-        acc = np.zeros((leaves.shape[0], value.shape[1]), dtype=np.float64)
+        acc = np.zeros((leaves.shape[0],) + value.shape[1:], dtype=np.float64)
         for t in range(leaves.shape[1]):
             acc += value[off[t] + leaves[:, t]]
         return acc / leaves.shape[1]
@@ -564,6 +588,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.target_tags.multi_output = True  # 2-D y: multi-output trees
         return tags
 
     def _tl_set_oob(self, X, y, y_cls, fit):
@@ -573,7 +598,7 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
         F = self._tl_forest
         first = len(self.estimators_) - in_bag.shape[0]  # 0: oob_score refuses warm starts
         n = X.shape[0]
-        acc = np.zeros((n, F["value"].shape[1]), dtype=np.float64)
+        acc = np.zeros((n,) + F["value"].shape[1:], dtype=np.float64)  # (n, outputs, classes or 1)
         n_oob = np.zeros(n, dtype=np.float64)
         for t in range(in_bag.shape[0]):
             oob = in_bag[t] == 0
@@ -583,19 +608,23 @@ class _BaseForest(TwinlearnEstimatorMixin, BaseEstimator):
             warnings.warn("Some inputs do not have OOB scores. This probably means too few trees were used to "
                           "compute any reliable OOB estimates.", UserWarning)
             n_oob[n_oob == 0] = 1
-        pred = acc / n_oob[:, None]
+        pred = acc / n_oob[:, None, None]
         scorer = self.oob_score if callable(self.oob_score) else None
+        single = self.n_outputs_ == 1
         if self._tl_classifier:
-            self.oob_decision_function_ = pred
-            labels = self.classes_[np.argmax(pred, axis=1)]
+            # scikit-learn's layouts: (n, n_classes), or (n, n_classes, n_outputs)
+            self.oob_decision_function_ = pred[:, 0, :] if single else np.ascontiguousarray(pred.transpose(0, 2, 1))
             if scorer is None:
                 from sklearn.metrics import accuracy_score as scorer
-            self.oob_score_ = scorer(y, labels)
+            if single:
+                self.oob_score_ = scorer(y, self.classes_[np.argmax(pred[:, 0, :], axis=1)])
+            else:  # as scikit-learn: the encoded labels against the argmax per output
+                self.oob_score_ = scorer(y_cls, np.argmax(self.oob_decision_function_, axis=1))
         else:
-            self.oob_prediction_ = pred[:, 0]
+            self.oob_prediction_ = pred[:, 0, 0] if single else pred[:, :, 0]
             if scorer is None:
                 from sklearn.metrics import r2_score as scorer
-            self.oob_score_ = scorer(y, pred[:, 0])
+            self.oob_score_ = scorer(y, self.oob_prediction_)
 
 
 class _ForestClassifier(DeviceScoreMixin, ClassifierMixin, _BaseForest):
@@ -610,20 +639,30 @@ class _ForestClassifier(DeviceScoreMixin, ClassifierMixin, _BaseForest):
 
         Returns
         -------
-        p : ndarray of shape (n_samples, n_classes)
-            In the order of ``classes_``.
+        p : ndarray of shape (n_samples, n_classes), or a list of n_outputs such arrays
+            In the order of ``classes_`` (of ``classes_[k]`` for output k).
         """
-        return self._tl_mean_value(self._tl_apply(X))
+        mean = self._tl_mean_value(self._tl_apply(X))
+        if self.n_outputs_ == 1:
+            return mean[:, 0, :]
+        return [mean[:, k, :len(c)] for k, c in enumerate(self.classes_)]
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba` (-inf where a probability is 0)."""
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return np.log(proba) if self.n_outputs_ == 1 else [np.log(p) for p in proba]
 
     def predict(self, X):
-        """The class of highest mean probability (lowest index on ties)."""
+        """The class of highest mean probability (lowest index on ties), per
+        output: (n_samples,) or (n_samples, n_outputs)."""
         proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        if self.n_outputs_ == 1:
+            return self.classes_[np.argmax(proba, axis=1)]
+        out = np.empty((proba[0].shape[0], self.n_outputs_), dtype=self.classes_[0].dtype)
+        for k, (c, p) in enumerate(zip(self.classes_, proba)):
+            out[:, k] = c[np.argmax(p, axis=1)]
+        return out
 
 
 def _regression_criterion(criterion):
@@ -656,9 +695,10 @@ class _ForestRegressor(DeviceScoreMixin, RegressorMixin, _BaseForest):
 
         Returns
         -------
-        y : ndarray of shape (n_samples,)
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        return self._tl_mean_value(self._tl_apply(X))[:, 0]
+        mean = self._tl_mean_value(self._tl_apply(X))
+        return mean[:, 0, 0] if self.n_outputs_ == 1 else mean[:, :, 0]
 
 
 _COMMON_PARAMS = """
@@ -715,22 +755,29 @@ _COMMON_PARAMS = """
     {class_attrs}n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     n_outputs_ : int
-        Always 1 (multi-output y raises ValueError).
+        The columns of y (1 for a 1-D y).
     feature_importances_ : ndarray of shape (n_features,)
     oob_score_ : float
     {oob_attr} : ndarray
+        {oob_shape}
 """
 
 _CLS_FMT = dict(criteria="'gini', 'entropy', 'log_loss' (= 'entropy')", criterion_default="gini",
                 unsupported="none", max_features_default="sqrt", oob_attr="oob_decision_function_",
                 class_weight_doc=("class_weight : {'balanced', 'balanced_subsample'}, dict or None, default=None\n"
-                                  "        scikit-learn's; a list (multi-output) raises.\n    "),
+                                  "        scikit-learn's; a list of dicts (one per output) for multi-output y.\n    "),
                 tree_proba=" and predict_proba",
-                class_attrs="classes_ : ndarray of shape (n_classes,)\n    n_classes_ : int\n    ")
-_REG_FMT = dict(criteria=("'squared_error', 'poisson' (y >= 0 with a positive sum); 'friedman_mse' is, as in\n"
+                class_attrs=("classes_ : ndarray of shape (n_classes,) or list of such arrays (multi-output)\n"
+                             "    n_classes_ : int or list of int (multi-output)\n    "),
+                oob_shape="(n_samples, n_classes), or (n_samples, n_classes, n_outputs) with several outputs.")
+_REG_FMT = dict(criteria=("'squared_error', 'poisson' (y >= 0 with a positive sum), 'absolute_error'\n"
+                          "        (scikit-learn's MAE: weighted-median leaves, impurity the mean absolute\n"
+                          "        deviation from the median; O(n log n) per candidate feature and node, several\n"
+                          "        times squared_error's cost); 'friedman_mse' is, as in\n"
                           "        scikit-learn >= 1.9, 'squared_error' with a FutureWarning"),
-                criterion_default="squared_error", unsupported="'absolute_error'", max_features_default=1.0,
-                oob_attr="oob_prediction_", class_weight_doc="", tree_proba="", class_attrs="")
+                criterion_default="squared_error", unsupported="none", max_features_default=1.0,
+                oob_attr="oob_prediction_", class_weight_doc="", tree_proba="", class_attrs="",
+                oob_shape="(n_samples,), or (n_samples, n_outputs) with several outputs.")
 
 
 def _doc(head, fmt, bootstrap):
@@ -803,8 +850,8 @@ class RandomForestRegressor(_ForestRegressor):
     __doc__ = _doc("""A random forest regressor.
 
     scikit-learn's :class:`sklearn.ensemble.RandomForestRegressor` on the
-    CPU backend or a GPU (squared error or Poisson deviance; see
-    RandomForestClassifier for the splits).
+    CPU backend or a GPU (squared error, Poisson deviance or absolute
+    error; see RandomForestClassifier for the splits).
 """, _REG_FMT, True)
     _parameter_constraints: dict = {**_SkRFR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "best"
@@ -829,8 +876,8 @@ class ExtraTreesRegressor(_ForestRegressor):
     __doc__ = _doc("""An extra-trees regressor.
 
     scikit-learn's :class:`sklearn.ensemble.ExtraTreesRegressor` on the CPU
-    backend or a GPU (squared error or Poisson deviance; random thresholds
-    as ExtraTreesClassifier).
+    backend or a GPU (squared error, Poisson deviance or absolute error;
+    random thresholds as ExtraTreesClassifier).
 """, _REG_FMT, False)
     _parameter_constraints: dict = {**_SkETR._parameter_constraints, **TL_PARAMETER_CONSTRAINTS}
     _tl_splitter = "random"

@@ -21,8 +21,9 @@
 namespace tl {
 
 // Regression criteria: SquaredError, Poisson (half Poisson deviance; y >= 0
-// with a positive sum).
-enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2, Poisson = 3 };
+// with a positive sum), AbsoluteError (mean absolute deviation from the
+// weighted median; leaf values are weighted medians).
+enum class ForestCriterion : int { Gini = 0, Entropy = 1, SquaredError = 2, Poisson = 3, AbsoluteError = 4 };
 enum class ForestSplitter : int { Best = 0, Random = 1 };
 
 struct ForestParams {
@@ -53,7 +54,7 @@ struct ForestParams {
 // -2 and threshold -2.0 at a leaf, as scikit-learn's tree_).
 // value: n_values doubles per node: the weighted class counts
 // (classification, n_values = n_classes) or the weighted mean of y
-// (regression, n_values = 1).
+// (regression, n_values = 1; the weighted median with AbsoluteError).
 struct ForestTrees {
   std::int64_t n_values = 1;
   std::vector<std::int64_t> offsets;
@@ -72,6 +73,19 @@ struct ForestTrees {
 template <class T>
 ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
                        const double* weight, std::int64_t n_classes, const ForestParams& p);
+
+// Multi-output y: y_class / y_reg hold rows x n_outputs values (row-major);
+// n_classes: each output's class count (classification) or null
+// (regression). Impurities, proxies and improvements are scikit-learn's
+// multi-output ones (impurity averaged over the outputs; squared error's
+// proxy sums the outputs' S^2 / w). value then holds, per node, n_outputs x
+// max(n_classes) class weights (an output's row zero past its own count) or
+// n_outputs means (medians with AbsoluteError). n_outputs = 1 with
+// n_classes = &C is the single-output forest_fit above, bit for bit.
+template <class T>
+ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
+                       const double* weight, std::int64_t n_outputs, const std::int64_t* n_classes,
+                       const ForestParams& p);
 
 // The leaf of every row in every tree: out[i * n_trees + t] (tree-local node
 // index). Rows go left where double(x) <= threshold. The tree arrays as

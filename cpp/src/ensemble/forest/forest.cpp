@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -8,13 +9,28 @@ namespace tl {
 template <class T>
 ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
                        const double* weight, std::int64_t n_classes, const ForestParams& p) {
+  TL_REQUIRE(n_classes >= 0, ValueError, "forest_fit: n_classes must be >= 0");
+  return forest_fit(ctx, X, y_class, y_reg, weight, 1, n_classes > 0 ? &n_classes : nullptr, p);
+}
+
+template <class T>
+ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int32_t* y_class, const double* y_reg,
+                       const double* weight, std::int64_t n_outputs, const std::int64_t* n_classes,
+                       const ForestParams& p) {
   TL_REQUIRE(X.rows >= 1 && X.cols >= 1, ValueError, "forest_fit: X must have at least one row and one column, got ",
              X.rows, " x ", X.cols);
   TL_REQUIRE(X.rows < std::numeric_limits<std::int32_t>::max() / 2, ValueError, "forest_fit: at most 2^30 rows, got ",
              X.rows);
-  TL_REQUIRE(n_classes >= 0, ValueError, "forest_fit: n_classes must be >= 0");
+  TL_REQUIRE(n_outputs >= 1, ValueError, "forest_fit: n_outputs must be >= 1, got ", n_outputs);
   const bool cls = p.criterion == ForestCriterion::Gini || p.criterion == ForestCriterion::Entropy;
-  TL_REQUIRE(cls == (n_classes > 0), ValueError, "forest_fit: criterion and task (n_classes) disagree");
+  TL_REQUIRE(cls == (n_classes != nullptr), ValueError, "forest_fit: criterion and task (n_classes) disagree");
+  std::int64_t max_classes = 0, class_sum = 0;
+  if (cls)
+    for (std::int64_t k = 0; k < n_outputs; ++k) {
+      TL_REQUIRE(n_classes[k] >= 1, ValueError, "forest_fit: output ", k, " has ", n_classes[k], " classes");
+      max_classes = std::max(max_classes, n_classes[k]);
+      class_sum += n_classes[k];
+    }
   TL_REQUIRE(cls ? y_class != nullptr : y_reg != nullptr, ValueError, "forest_fit: no targets");
   TL_REQUIRE(p.n_trees >= 0 && p.first_tree >= 0 && p.first_tree + p.n_trees < (std::int64_t(1) << 30), ValueError,
              "forest_fit: tree indices must lie in [0, 2^30)");
@@ -26,14 +42,17 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
              X.cols, "], got ", p.max_features);
   TL_REQUIRE(!p.bootstrap || p.n_samples_bootstrap >= 1, ValueError, "forest_fit: n_samples_bootstrap must be >= 1");
   check_placement(ctx, X, "X");
+  const std::int64_t ny = X.rows * n_outputs;
   if (cls)
-    for (std::int64_t i = 0; i < X.rows; ++i)
-      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes, ValueError, "forest_fit: label ", y_class[i], " of row ", i,
-                 " is outside [0, ", n_classes, ")");
+    for (std::int64_t i = 0; i < ny; ++i)
+      TL_REQUIRE(y_class[i] >= 0 && y_class[i] < n_classes[i % n_outputs], ValueError, "forest_fit: label ", y_class[i],
+                 " of row ", i / n_outputs, ", output ", i % n_outputs, " is outside [0, ", n_classes[i % n_outputs],
+                 ")");
   if (p.criterion == ForestCriterion::Poisson) {
     double sum = 0.0;
-    for (std::int64_t i = 0; i < X.rows; ++i) {
-      TL_REQUIRE(y_reg[i] >= 0.0, ValueError, "forest_fit: poisson needs y >= 0, got ", y_reg[i], " in row ", i);
+    for (std::int64_t i = 0; i < ny; ++i) {
+      TL_REQUIRE(y_reg[i] >= 0.0, ValueError, "forest_fit: poisson needs y >= 0, got ", y_reg[i], " in row ",
+                 i / n_outputs);
       sum += y_reg[i];
     }
     TL_REQUIRE(sum > 0.0, ValueError, "forest_fit: poisson needs a positive sum of y");
@@ -50,7 +69,10 @@ ForestTrees forest_fit(const Context& ctx, MatrixView<const T> X, const std::int
   in.y_class = cls ? y_class : nullptr;
   in.y_reg = cls ? nullptr : y_reg;
   in.weight = weight;
-  in.n_classes = n_classes;
+  in.n_classes = max_classes;
+  in.n_outputs = n_outputs;
+  in.out_classes = cls ? n_classes : nullptr;
+  in.class_sum = class_sum;
   // Running sums of the weights for the weighted bootstrap, in row order
   // (one sequence for both backends).
   std::vector<double> cum;
@@ -113,6 +135,8 @@ void append_tree(ForestTrees& f, const TreeOut& o, std::int64_t n, std::int64_t 
 #define TL_FOREST_INST(T)                                                                                     \
   template ForestTrees forest_fit<T>(const Context&, MatrixView<const T>, const std::int32_t*, const double*, \
                                      const double*, std::int64_t, const ForestParams&);                       \
+  template ForestTrees forest_fit<T>(const Context&, MatrixView<const T>, const std::int32_t*, const double*, \
+                                     const double*, std::int64_t, const std::int64_t*, const ForestParams&);  \
   template void forest_apply<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,       \
                                 const std::int64_t*, const std::int64_t*, const std::int64_t*, const double*, \
                                 std::int64_t*);

@@ -8,7 +8,14 @@
 namespace tl::forest_detail {
 
 // Scratch sizes of one tree, in elements.
-TL_HD std::int64_t stats_size(std::int64_t n_classes) { return 4 * stat_width(n_classes) + n_classes; }
+TL_HD std::int64_t stats_size(std::int64_t class_sum, std::int64_t n_outputs) {
+  return 4 * stat_width(class_sum, n_outputs) + class_sum;
+}
+// Values per node: n_outputs x n_classes (classification), n_outputs (regression).
+template <class T>
+TL_HD std::int64_t values_per_node(const TreeInput<T>& in) {
+  return in.n_classes > 0 ? in.n_outputs * in.n_classes : in.n_outputs;
+}
 TL_HD std::int64_t node_capacity(std::int64_t rows) { return rows > 0 ? 2 * rows : 1; }
 
 template <class T>

@@ -25,25 +25,40 @@ struct HostTree {
   }
 
   TreeOut view() {
-    return TreeOut{left.data(),     right.data(),    feature.data(), n_node.data(), threshold.data(),
-                   impurity.data(), wn.data(),       value.data(),   static_cast<std::int64_t>(left.size())};
+    return TreeOut{left.data(),   right.data(),     feature.data(),
+                   n_node.data(), threshold.data(), impurity.data(),
+                   wn.data(),     value.data(),     static_cast<std::int64_t>(left.size())};
   }
 };
 }  // namespace
 
 template <class T>
 ForestTrees fit_cpu(const Context& ctx, const TreeInput<T>& in, const ForestParams& p) {
-  const std::int64_t rows = in.rows, cols = in.cols, V = in.n_classes > 0 ? in.n_classes : 1;
+  const std::int64_t rows = in.rows, cols = in.cols, V = values_per_node(in);
   const std::size_t ur = static_cast<std::size_t>(rows);
   std::vector<HostTree> trees(static_cast<std::size_t>(p.n_trees));
   // Trees in parallel: each is a pure function of its global index.
   parallel_for(ctx, p.n_trees, [&](std::int64_t t) {
     std::vector<std::int32_t> count(ur), idx(ur), idx_tmp(ur), sidx(ur), sidx_tmp(ur), feats(cols);
-    std::vector<double> w(ur), stats(static_cast<std::size_t>(stats_size(in.n_classes)));
+    std::vector<double> w(ur), stats(static_cast<std::size_t>(stats_size(in.class_sum, in.n_outputs)));
     std::vector<T> keys(ur), keys_tmp(ur);
     std::vector<StackRec> stack(ur + 1);
-    TreeWork<T> wk{count.data(), w.data(),    idx.data(),      idx_tmp.data(), sidx.data(),  sidx_tmp.data(),
-                   keys.data(),  keys_tmp.data(), feats.data(), stats.data(),   stack.data()};
+    const bool mae = p.criterion == ForestCriterion::AbsoluteError;
+    std::vector<std::int32_t> rank(mae ? ur * static_cast<std::size_t>(in.n_outputs) : 0);
+    std::vector<double> mae_buf(mae ? static_cast<std::size_t>(mae_doubles(rows, in.n_outputs)) : 0);
+    TreeWork<T> wk{count.data(),
+                   w.data(),
+                   idx.data(),
+                   idx_tmp.data(),
+                   sidx.data(),
+                   sidx_tmp.data(),
+                   keys.data(),
+                   keys_tmp.data(),
+                   feats.data(),
+                   stats.data(),
+                   stack.data(),
+                   mae ? rank.data() : nullptr,
+                   mae ? mae_buf.data() : nullptr};
     const std::size_t cap = static_cast<std::size_t>(node_capacity(rows));
     HostTree& h = trees[static_cast<std::size_t>(t)];
     h.resize(cap, static_cast<std::size_t>(V), false);
@@ -77,9 +92,9 @@ void apply_cpu(const Context& ctx, MatrixView<const T> X, std::int64_t n_trees, 
   });
 }
 
-#define TL_FOREST_CPU_INST(T)                                                                                    \
-  template ForestTrees fit_cpu<T>(const Context&, const TreeInput<T>&, const ForestParams&);                     \
-  template void apply_cpu<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,            \
+#define TL_FOREST_CPU_INST(T)                                                                              \
+  template ForestTrees fit_cpu<T>(const Context&, const TreeInput<T>&, const ForestParams&);               \
+  template void apply_cpu<T>(const Context&, MatrixView<const T>, std::int64_t, const std::int64_t*,       \
                              const std::int64_t*, const std::int64_t*, const std::int64_t*, const double*, \
                              std::int64_t*);
 TL_FOREST_CPU_INST(float)
