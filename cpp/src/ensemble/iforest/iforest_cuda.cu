@@ -6,18 +6,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/cuda/check.cuh"
-#include "core/cuda/launch.cuh"
-#include "core/cuda/memory.cuh"
+#include "core/cuda/kit.cuh"
 #include "ensemble/iforest/iforest_common.hpp"
 
 namespace tl::iforest_detail {
-using tl::detail::blocks_for;
-using tl::detail::DeviceBuffer;
-using tl::detail::DeviceGuard;
-using tl::detail::download_async;
-using tl::detail::stage_to_device;
-using tl::detail::upload_async;
+using namespace tl::cuda_kit;
 
 namespace {
 

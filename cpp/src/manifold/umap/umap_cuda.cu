@@ -4,17 +4,11 @@
 // embedding is the CPU's bits.
 #include <vector>
 
-#include "core/cuda/check.cuh"
-#include "core/cuda/launch.cuh"
-#include "core/cuda/memory.cuh"
+#include "core/cuda/kit.cuh"
 #include "manifold/umap/umap_common.hpp"
 
 namespace tl::umap_detail {
-using tl::detail::blocks_for;
-using tl::detail::DeviceBuffer;
-using tl::detail::DeviceGuard;
-using tl::detail::download_async;
-using tl::detail::upload_async;
+using namespace tl::cuda_kit;
 
 namespace {
 

@@ -1,18 +1,11 @@
 // ARIMA on the GPU: one thread per series runs the same per-series functions
 // as the CPU backend (arima_common.hpp), reading only its own row, so each
 // series gets the CPU's bits whatever else shares the batch.
-#include "core/cuda/check.cuh"
-#include "core/cuda/launch.cuh"
-#include "core/cuda/memory.cuh"
+#include "core/cuda/kit.cuh"
 #include "tsa/arima/arima_common.hpp"
 
 namespace tl::arima_detail {
-using tl::detail::blocks_for;
-using tl::detail::DeviceBuffer;
-using tl::detail::DeviceGuard;
-using tl::detail::download_async;
-using tl::detail::stage_to_device;
-using tl::detail::upload_async;
+using namespace tl::cuda_kit;
 
 namespace {
 
