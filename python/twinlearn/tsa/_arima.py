@@ -333,7 +333,7 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
 
     def simulate(self, steps, repetitions=1, random_state=None):
         """Simulated future paths of each fitted series from its end: the
-        forecast plus Gaussian innovations N(0, sigma2_) of the series,
+        forecast plus Gaussian innovations N(0, ``sigma2_``) of the series,
         propagated through the model (:meth:`psi_weights`).
 
         Parameters
