@@ -52,12 +52,11 @@ def _check_steps(value, method, name="steps"):
     return int(value)
 
 
-def _seasonal(coef, s):
-    """A polynomial in B^s (ascending coefficients) as one in B."""
-    if coef.size == 1:
-        return coef
-    out = np.zeros((coef.size - 1) * s + 1)
-    out[::s] = coef
+def _batch_convolve(a, b):
+    """Row-wise products of polynomials (ascending coefficients): a (n, la), b (n, lb)."""
+    out = np.zeros((a.shape[0], a.shape[1] + b.shape[1] - 1))
+    for j in range(b.shape[1]):
+        out[:, j:j + a.shape[1]] += a * b[:, j:j + 1]
     return out
 
 
@@ -308,27 +307,34 @@ class ARIMA(TwinlearnEstimatorMixin, BaseEstimator):
         steps = _check_steps(steps, "psi_weights")
         p, d, q = _order(self.order, 3, "order")
         P, D, Q, s = _order(self.seasonal_order, 4, "seasonal_order")
-        names = self.param_names_
-        out = np.empty((steps, self.params_.shape[0]))
-        for j, row in enumerate(self.params_):
-            coef = dict(zip(names, row))
-            # AR side phi(B) Phi(B^s) (1 - B)^d (1 - B^s)^D, MA side theta(B) Theta(B^s):
-            # ascending coefficients in powers of B (statsmodels' signs: 1 - phi B, 1 + theta B)
-            ar = np.convolve(np.r_[1.0, [-coef[f"ar.L{i}"] for i in range(1, p + 1)]],
-                             _seasonal(np.r_[1.0, [-coef[f"ar.S.L{s * i}"] for i in range(1, P + 1)]], s))
-            for _ in range(d):
-                ar = np.convolve(ar, [1.0, -1.0])
-            for _ in range(D):
-                ar = np.convolve(ar, _seasonal(np.array([1.0, -1.0]), s))
-            ma = np.convolve(np.r_[1.0, [coef[f"ma.L{i}"] for i in range(1, q + 1)]],
-                             _seasonal(np.r_[1.0, [coef[f"ma.S.L{s * i}"] for i in range(1, Q + 1)]], s))
-            psi = np.zeros(steps)
-            for k in range(steps):
-                acc = ma[k] if k < ma.size else 0.0
-                for i in range(1, min(k, ar.size - 1) + 1):
-                    acc -= ar[i] * psi[k - i]
-                psi[k] = acc
-            out[:, j] = psi
+        col = {name: i for i, name in enumerate(self.param_names_)}
+        C = self.params_  # one row per series: the polynomials are built for the whole batch at once
+        n = C.shape[0]
+
+        def poly(names, sign, lag):
+            # 1 + sign * c_1 B^lag + sign * c_2 B^(2 lag) + ..., ascending powers of B, one row per series
+            out = np.zeros((n, len(names) * lag + 1))
+            out[:, 0] = 1.0
+            for i, name in enumerate(names, start=1):
+                out[:, i * lag] = sign * C[:, col[name]]
+            return out
+
+        # AR side phi(B) Phi(B^s) (1 - B)^d (1 - B^s)^D, MA side theta(B) Theta(B^s)
+        # (statsmodels' signs: 1 - phi B, 1 + theta B)
+        ar = _batch_convolve(poly([f"ar.L{i}" for i in range(1, p + 1)], -1.0, 1),
+                             poly([f"ar.S.L{s * i}" for i in range(1, P + 1)], -1.0, s))
+        for lag in [1] * d + [s] * D:
+            diff = np.zeros((n, lag + 1))
+            diff[:, 0], diff[:, lag] = 1.0, -1.0
+            ar = _batch_convolve(ar, diff)
+        ma = _batch_convolve(poly([f"ma.L{i}" for i in range(1, q + 1)], 1.0, 1),
+                             poly([f"ma.S.L{s * i}" for i in range(1, Q + 1)], 1.0, s))
+        out = np.zeros((steps, n))
+        for k in range(steps):
+            acc = ma[:, k].copy() if k < ma.shape[1] else np.zeros(n)
+            for i in range(1, min(k, ar.shape[1] - 1) + 1):
+                acc -= ar[:, i] * out[k - i]
+            out[k] = acc
         return out
 
     def simulate(self, steps, repetitions=1, random_state=None):

@@ -35,6 +35,7 @@
 //     T operator()(const T* x, T* g)   // returns f(x), writes grad f(x) to g
 // Memory: 2 MaxN * MaxN + 10 MaxN scalars on the caller's stack.
 #pragma once
+#include "twinlearn/core/math_bits.hpp"
 #include "twinlearn/core/numerics.hpp"
 
 namespace tl::opt {
@@ -69,10 +70,6 @@ struct SmallMinimizeResult {
 namespace small_minimize_detail {
 
 template <class T>
-TL_HD T abs_(T a) {
-  return a < T(0) ? -a : a;
-}
-template <class T>
 TL_HD T max_(T a, T b) {
   return a < b ? b : a;
 }
@@ -97,7 +94,7 @@ TL_HD T projected_gradient_norm(const T* x, const T* g, const T* lb, const T* ub
   T m = T(0);
   for (int i = 0; i < n; ++i) {
     T p = num::sub(clamp_(num::sub(x[i], g[i]), lb[i], ub[i]), x[i]);
-    m = max_(m, abs_(p));
+    m = max_(m, num::math_detail::fabs(p));
   }
   return m;
 }
@@ -231,7 +228,7 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
     T a = T(1);
     if (fresh) {
       T dn = T(0);
-      for (int i = 0; i < n; ++i) dn = max_(dn, abs_(d[i]));
+      for (int i = 0; i < n; ++i) dn = max_(dn, num::math_detail::fabs(d[i]));
       if (dn > T(1)) a = num::div(T(1), dn);
     }
     bool accepted = false;
@@ -294,7 +291,7 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
           H[i * MaxN + j] = num::add(h, num::mul(c, num::mul(s[i], s[j])));
         }
     }
-    T scale = max_(max_(abs_(fprev), abs_(f)), T(1));
+    T scale = max_(max_(num::math_detail::fabs(fprev), num::math_detail::fabs(f)), T(1));
     if (num::sub(fprev, f) <= num::mul(opt.ftol, scale)) {
       res.status = SmallMinimizeStatus::kFunctionTolerance;
       res.converged = true;
@@ -307,7 +304,7 @@ TL_HD SmallMinimizeResult<T> small_minimize(F& fg, int n, T* x, const T* lb, con
     // A line search that cannot decrease f at a point where the projected
     // gradient is at rounding level relative to f is a converged minimum.
     T pg = projected_gradient_norm(x, g, lb, ub, n);
-    T scale = max_(abs_(f), T(1));
+    T scale = max_(num::math_detail::fabs(f), T(1));
     res.converged = pg <= num::mul(T(1e-5), scale);
   }
   res.f = f;
